@@ -1,0 +1,107 @@
+# Makefile - builds build/stsd, its tests and benchmarks. `make help` lists the targets.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+SANITIZER ?=
+
+CC      ?= cc
+PKGS    := libmicrohttpd libpcre2-8
+WARN    := -Wall -Wextra -Werror -Wformat=2 -Wstrict-prototypes -Wshadow -Wno-unused-parameter
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 $(WARN) -Iinclude -MMD -MP -pthread -D_GNU_SOURCE
+LDLIBS  += -pthread
+ifneq ($(SANITIZER),)
+CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZER)
+endif
+
+# Resolved only when a target that compiles runs, after deps.sh has had its say.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+SRCS    := $(filter-out src/main.c,$(wildcard src/*.c))
+OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
+PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
+TESTLIB := $(BUILD)/obj/tests/testlib.o
+
+.PHONY: all run test test-unit test-proto test-asan deps deps-test install clean help \
+        bench bench-store fuzz
+
+all: deps $(BUILD)/stsd
+
+help:
+	@echo "make            build $(BUILD)/stsd"
+	@echo "make run        build and serve datasets/ on port 9191 (conf/sts.properties)"
+	@echo "make test       build, run every unit and protocol test, then again under ASan+UBSan"
+	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
+	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
+	@echo "make fuzz       run the libFuzzer harnesses longer (FUZZ_SECONDS=60)"
+	@echo "make install    install to \$$DESTDIR\$$PREFIX (binary, config sample, systemd unit)"
+
+deps:
+	@scripts/deps.sh build
+
+deps-test:
+	@scripts/deps.sh test
+
+$(BUILD)/stsd: $(BUILD)/obj/main.o $(OBJS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(BUILD)/obj/%.o: src/%.c | $(BUILD)/obj
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/tests/%.o: tests/%.c | $(BUILD)/obj/tests
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
+
+$(BUILD)/tests/%: tests/proto/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
+
+$(BUILD)/obj $(BUILD)/obj/tests $(BUILD)/tests:
+	mkdir -p $@
+
+run: all
+	$(BUILD)/stsd --config conf/sts.properties --dataset-dir datasets --port 9191
+
+test: deps-test
+	$(MAKE) --no-print-directory test-unit test-proto
+	$(MAKE) --no-print-directory test-asan
+
+test-unit: $(UNIT)
+	@tests/run-tests.sh unit $(UNIT)
+
+test-proto: $(BUILD)/stsd $(PROTO)
+	@STSD=$(BUILD)/stsd tests/run-tests.sh protocol $(PROTO)
+
+test-asan:
+	$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
+		test-unit test-proto
+
+bench: all
+	scripts/bench.sh
+
+bench-store: deps
+	$(MAKE) --no-print-directory $(BUILD)/bench-store
+	$(BUILD)/bench-store
+
+$(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stsd \
+		$(DESTDIR)/etc/stsd $(DESTDIR)/lib/systemd/system
+	install -m 0755 $(BUILD)/stsd $(DESTDIR)$(PREFIX)/bin/stsd
+	install -m 0644 conf/sts.properties $(DESTDIR)$(PREFIX)/share/stsd/sts.properties.sample
+	[ -e $(DESTDIR)/etc/stsd/sts.properties ] || \
+		install -m 0644 conf/sts.properties $(DESTDIR)/etc/stsd/sts.properties
+	sed 's|@PREFIX@|$(PREFIX)|g' conf/stsd.service > $(DESTDIR)/lib/systemd/system/stsd.service
+	chmod 0644 $(DESTDIR)/lib/systemd/system/stsd.service
+
+clean:
+	rm -rf build
+
+-include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/tests/*.d $(BUILD)/tests/*.d)

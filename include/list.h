@@ -1,0 +1,63 @@
+/* list.h - one list of lines: packed blocks under a counted index, plus a lazy hash index.
+ *
+ * A list is a sequence of byte strings (lines may hold any byte, NUL included).
+ * It is not thread-safe: the store serializes access to each list with its own lock.
+ * Costs: length, push/pop at either end O(1); get/remove at any position O(log n);
+ * list_find_equal and list_contains O(1) expected once the content index exists
+ * (it is built on their first call and kept up to date by every change after that). */
+#ifndef STSD_LIST_H
+#define STSD_LIST_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct list list;
+
+/* Returns an empty list, or NULL on ENOMEM. The caller frees it with list_free. */
+list *list_create(void);
+/* Frees l and every line in it. NULL is allowed. */
+void list_free(list *l);
+
+/* Number of lines. */
+size_t list_length(const list *l);
+/* Bytes of line contents (sum of line lengths). */
+size_t list_bytes(const list *l);
+/* Approximate heap bytes used by l, index included (for STATUS-like reporting and limits). */
+size_t list_memory(const list *l);
+
+/* Insert a copy of s[0..len) at the head / tail. Returns 0, or -1 on ENOMEM (l unchanged). */
+int list_push_front(list *l, const char *s, size_t len);
+int list_push_back(list *l, const char *s, size_t len);
+
+/* The line at pos (0 = head). Returns a pointer into l, valid until l next changes, and
+ * sets *len; returns NULL if pos >= length. */
+const char *list_get(const list *l, size_t pos, size_t *len);
+
+/* Removes the line at pos. Returns 0, or -1 if pos >= length. */
+int list_remove(list *l, size_t pos);
+
+/* Moves the line at pos to the tail (what KEEP=TRUE does). Returns 0, or -1 if
+ * pos >= length or on ENOMEM (l unchanged). */
+int list_move_to_back(list *l, size_t pos);
+
+/* Called on each line by list_scan; returns nonzero to stop at this line. */
+typedef int (*list_match_fn)(const char *s, size_t len, void *ctx);
+
+/* Position of the first line from the head for which match returns > 0, -1 if none.
+ * A negative return from match stops the scan and is returned as is (e.g. a regex
+ * hitting its match limit). Walks blocks directly: no per-line position lookup. */
+ssize_t list_scan(const list *l, list_match_fn match, void *ctx);
+
+/* Calls fn on every line from head to tail; stops and returns fn's value when nonzero. */
+int list_foreach(const list *l, int (*fn)(const char *s, size_t len, void *ctx), void *ctx);
+
+/* Position of the first line equal to s[0..len), or -1 if none (or -2 on ENOMEM while
+ * building the index). */
+ssize_t list_find_equal(list *l, const char *s, size_t len);
+/* 1 if a line equal to s[0..len) exists, 0 if not, -1 on ENOMEM building the index. */
+int list_contains(list *l, const char *s, size_t len);
+
+/* A deep copy of l (without its content index), or NULL on ENOMEM. Fast: copies blocks. */
+list *list_clone(const list *l);
+
+#endif

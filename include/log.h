@@ -1,0 +1,15 @@
+/* log.h - one-line log messages to stderr, with a timestamp and a level. */
+#ifndef STSD_LOG_H
+#define STSD_LOG_H
+
+typedef enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR } log_level;
+
+/* Messages below this level are dropped (LOG_INFO by default; tests may raise it). */
+void log_set_level(log_level level);
+void log_msg(log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
+#define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,31 @@
+#!/bin/sh
+# deps.sh - makes sure the Debian packages stsd builds and tests with are installed.
+# Usage: scripts/deps.sh build|test|bench
+# As root it installs what is missing; otherwise it prints the apt-get line and fails.
+set -eu
+
+need="gcc make pkg-config libmicrohttpd-dev libpcre2-dev"
+case "${1:-build}" in
+    build) ;;
+    test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev" ;;
+    bench) need="$need wrk curl" ;;
+    *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $need; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+if [ "$(id -u)" -eq 0 ]; then
+    echo "deps: installing$missing" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q $missing >/dev/null 2>&1 ||
+        { apt-get update -q >/dev/null && apt-get install -y -q $missing >/dev/null; }
+    exit 0
+fi
+echo "deps: missing packages; run as root:" >&2
+echo "    apt-get install -y$missing" >&2
+exit 1

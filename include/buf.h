@@ -8,9 +8,10 @@ typedef struct buf {
     char *data;   /* owned; NUL-terminated after every append, so printable as a C string */
     size_t len;
     size_t cap;
+    int oom;      /* sticky: an append failed since the last buf_clear */
 } buf;
 
-#define BUF_INIT {NULL, 0, 0}
+#define BUF_INIT {NULL, 0, 0, 0}
 
 /* Makes room for extra more bytes (plus the NUL). Returns 0, or -1 on ENOMEM (b unchanged). */
 int buf_reserve(buf *b, size_t extra);
@@ -20,7 +21,7 @@ int buf_append(buf *b, const void *p, size_t n);
 int buf_puts(buf *b, const char *s);
 /* Appends printf-style text. Returns 0 or -1 as buf_append. */
 int buf_printf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Empties b but keeps its memory for reuse. */
+/* Empties b (and its oom flag) but keeps its memory for reuse. */
 void buf_clear(buf *b);
 /* Frees the memory and leaves b empty and reusable. */
 void buf_free(buf *b);

@@ -55,8 +55,7 @@ void store_free(store *st);
 store_rc store_replace(store *st, const char *name, list *l);
 
 /* READ / READMULTI: takes n lines from the chosen end (RANDOM: uniformly among those
- * left), appending each to out followed by a 0 byte so the caller can split them, and
- * sets *count. keep: move each read line to the tail (after all n are read) instead of
+ * left), appending each to out (read them back with store_next_line), and sets *count. keep: move each read line to the tail (after all n are read) instead of
  * removing it. n > length gives STORE_TOO_FEW and *count = length. */
 store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
                     buf *out, size_t *count);
@@ -66,9 +65,13 @@ store_rc store_read(store *st, const char *name, store_end end, int keep, size_t
 store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
                    int unique);
 
-/* FIND: the first line from the head that m accepts; appended to out; removed, and with
+/* FIND: the first line from the head that m accepts; appended to out as by store_read; removed, and with
  * keep moved to the tail. */
 store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out);
+
+/* The next line of a READ/FIND result, from offset *off (start at 0), which it advances.
+ * Returns the line and sets *len, or NULL after the last one. */
+const char *store_next_line(const buf *out, size_t *off, size_t *len);
 
 /* Number of lines, in *len. */
 store_rc store_length(store *st, const char *name, size_t *len);

@@ -8,8 +8,10 @@
 
 int buf_reserve(buf *b, size_t extra)
 {
-    if (extra > (size_t)-1 / 2 - b->len)
+    if (extra > (size_t)-1 / 2 - b->len) {
+        b->oom = 1;
         return -1;
+    }
     size_t need = b->len + extra + 1;
     if (need <= b->cap)
         return 0;
@@ -17,8 +19,10 @@ int buf_reserve(buf *b, size_t extra)
     while (cap < need)
         cap *= 2;
     char *p = realloc(b->data, cap);
-    if (!p)
+    if (!p) {
+        b->oom = 1;
         return -1;
+    }
     b->data = p;
     b->cap = cap;
     return 0;
@@ -63,6 +67,7 @@ int buf_printf(buf *b, const char *fmt, ...)
 void buf_clear(buf *b)
 {
     b->len = 0;
+    b->oom = 0;
     if (b->data)
         b->data[0] = '\0';
 }
@@ -72,4 +77,5 @@ void buf_free(buf *b)
     free(b->data);
     b->data = NULL;
     b->len = b->cap = 0;
+    b->oom = 0;
 }

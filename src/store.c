@@ -1,0 +1,405 @@
+/* store.c - named lists under a read-mostly table and per-list locks; the one place that
+ * changes lists. */
+#include "store.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+/* A name's entry lives as long as the store: RESET empties a list and INITFILE swaps its
+ * contents, but no command deletes a name. So a looked-up entry stays valid after the
+ * table lock is released, and only the entry's own mutex guards its list. */
+typedef struct entry {
+    struct entry *next;          /* hash chain */
+    pthread_mutex_t lock;
+    list *l;
+    char name[];
+} entry;
+
+struct store {
+    pthread_rwlock_t table_lock;
+    entry **buckets;
+    size_t nbuckets;             /* a power of two */
+    size_t count;
+    store_limits limits;
+    atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
+};
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+store *store_create(const store_limits *limits)
+{
+    store *st = calloc(1, sizeof *st);
+    if (!st)
+        return NULL;
+    st->nbuckets = 64;
+    st->buckets = calloc(st->nbuckets, sizeof *st->buckets);
+    if (!st->buckets || pthread_rwlock_init(&st->table_lock, NULL) != 0) {
+        free(st->buckets);
+        free(st);
+        return NULL;
+    }
+    if (limits)
+        st->limits = *limits;
+    atomic_init(&st->bytes, 0);
+    return st;
+}
+
+void store_free(store *st)
+{
+    if (!st)
+        return;
+    for (size_t i = 0; i < st->nbuckets; i++) {
+        entry *e = st->buckets[i];
+        while (e) {
+            entry *next = e->next;
+            list_free(e->l);
+            pthread_mutex_destroy(&e->lock);
+            free(e);
+            e = next;
+        }
+    }
+    pthread_rwlock_destroy(&st->table_lock);
+    free(st->buckets);
+    free(st);
+}
+
+static entry *table_find(const store *st, const char *name, uint64_t h)
+{
+    for (entry *e = st->buckets[h & (st->nbuckets - 1)]; e; e = e->next)
+        if (strcmp(e->name, name) == 0)
+            return e;
+    return NULL;
+}
+
+static entry *store_lookup(store *st, const char *name)
+{
+    pthread_rwlock_rdlock(&st->table_lock);
+    entry *e = table_find(st, name, name_hash(name));
+    pthread_rwlock_unlock(&st->table_lock);
+    return e;
+}
+
+static void table_grow(store *st)
+{
+    size_t n = st->nbuckets * 2;
+    entry **b = calloc(n, sizeof *b);
+    if (!b)
+        return;                  /* longer chains, still correct */
+    for (size_t i = 0; i < st->nbuckets; i++) {
+        entry *e = st->buckets[i];
+        while (e) {
+            entry *next = e->next;
+            size_t j = name_hash(e->name) & (n - 1);
+            e->next = b[j];
+            b[j] = e;
+            e = next;
+        }
+    }
+    free(st->buckets);
+    st->buckets = b;
+    st->nbuckets = n;
+}
+
+/* The entry for name, created with an empty list if absent. NULL with *rc set on error. */
+static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
+{
+    entry *e = store_lookup(st, name);
+    if (e)
+        return e;
+    uint64_t h = name_hash(name);
+    pthread_rwlock_wrlock(&st->table_lock);
+    e = table_find(st, name, h);       /* another thread may have won the race */
+    if (e)
+        goto done;
+    if (st->limits.max_lists && st->count >= st->limits.max_lists) {
+        *rc = STORE_FULL;
+        goto done;
+    }
+    size_t nlen = strlen(name);
+    e = malloc(sizeof *e + nlen + 1);
+    if (!e || !(e->l = list_create())) {
+        free(e);
+        e = NULL;
+        *rc = STORE_NOMEM;
+        goto done;
+    }
+    pthread_mutex_init(&e->lock, NULL);
+    memcpy(e->name, name, nlen + 1);
+    e->next = st->buckets[h & (st->nbuckets - 1)];
+    st->buckets[h & (st->nbuckets - 1)] = e;
+    if (++st->count > st->nbuckets)
+        table_grow(st);
+done:
+    pthread_rwlock_unlock(&st->table_lock);
+    return e;
+}
+
+/* Reserves n more stored bytes against limits.max_bytes. */
+static int bytes_reserve(store *st, size_t n)
+{
+    size_t now = atomic_fetch_add(&st->bytes, n);
+    if (st->limits.max_bytes && now + n > st->limits.max_bytes) {
+        atomic_fetch_sub(&st->bytes, n);
+        return -1;
+    }
+    return 0;
+}
+
+static void bytes_release(store *st, size_t n)
+{
+    atomic_fetch_sub(&st->bytes, n);
+}
+
+/* A uniform index in [0, n): xorshift64* per thread, seeded from the kernel. */
+static size_t random_below(size_t n)
+{
+    static __thread uint64_t s;
+    if (!s) {
+        if (getrandom(&s, sizeof s, 0) != sizeof s)
+            s = (uint64_t)(uintptr_t)&s ^ 0x9E3779B97F4A7C15ULL;
+        s |= 1;
+    }
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    uint64_t r = s * 0x2545F4914F6CDD1DULL;
+    return (size_t)(((unsigned __int128)r * n) >> 64);
+}
+
+store_rc store_replace(store *st, const char *name, list *l)
+{
+    store_rc rc = STORE_OK;
+    size_t add = list_bytes(l);
+    if (bytes_reserve(st, add) != 0) {
+        list_free(l);
+        return STORE_FULL;
+    }
+    entry *e = store_lookup_or_create(st, name, &rc);
+    if (!e) {
+        bytes_release(st, add);
+        list_free(l);
+        return rc;
+    }
+    pthread_mutex_lock(&e->lock);
+    list *old = e->l;
+    e->l = l;
+    pthread_mutex_unlock(&e->lock);
+    bytes_release(st, list_bytes(old));
+    list_free(old);
+    return STORE_OK;
+}
+
+/* Appends a line to a READ/FIND result: its length, then its bytes (lines may hold NUL). */
+static int out_line(buf *out, const char *s, size_t len)
+{
+    return buf_append(out, &len, sizeof len) == 0 && buf_append(out, s, len) == 0 ? 0 : -1;
+}
+
+const char *store_next_line(const buf *out, size_t *off, size_t *len)
+{
+    if (*off + sizeof *len > out->len)
+        return NULL;
+    memcpy(len, out->data + *off, sizeof *len);
+    const char *s = out->data + *off + sizeof *len;
+    *off += sizeof *len + *len;
+    return s;
+}
+
+/* Position of the next line to read from a list whose first `unread` lines are unread. */
+static size_t pick(store_end end, size_t unread)
+{
+    return end == STORE_FIRST ? 0 : end == STORE_LAST ? unread - 1 : random_below(unread);
+}
+
+store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
+                    buf *out, size_t *count)
+{
+    *count = 0;
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    store_rc rc = STORE_OK;
+    pthread_mutex_lock(&e->lock);
+    list *l = e->l;
+    size_t len = list_length(l);
+    if (len == 0) {
+        rc = STORE_EMPTY;
+    } else if (n > len) {
+        *count = len;
+        rc = STORE_TOO_FEW;
+    } else {
+        /* With keep, each line read goes to the tail at once: the unread lines stay in
+         * front in their order, and the read ones end up at the tail in read order,
+         * which is what "read n, then append them all" gives. */
+        for (size_t i = 0; i < n; i++) {
+            size_t pos = pick(end, len - i);
+            size_t llen;
+            const char *s = list_get(l, pos, &llen);
+            if (out_line(out, s, llen) != 0) {
+                rc = STORE_NOMEM;
+                break;
+            }
+            if (keep) {
+                if (list_move_to_back(l, pos) != 0) {
+                    rc = STORE_NOMEM;
+                    break;
+                }
+            } else {
+                list_remove(l, pos);
+                bytes_release(st, llen);
+            }
+            ++*count;
+        }
+    }
+    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
+store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
+                   int unique)
+{
+    store_rc rc = STORE_OK;
+    entry *e = store_lookup_or_create(st, name, &rc);
+    if (!e)
+        return rc;
+    pthread_mutex_lock(&e->lock);
+    int found = unique ? list_contains(e->l, line, len) : 0;
+    if (found < 0)
+        rc = STORE_NOMEM;
+    else if (found)
+        rc = STORE_EXISTS;
+    else if (bytes_reserve(st, len) != 0)
+        rc = STORE_FULL;
+    else if ((at_tail ? list_push_back(e->l, line, len) : list_push_front(e->l, line, len)) != 0) {
+        bytes_release(st, len);
+        rc = STORE_NOMEM;
+    }
+    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
+store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    store_rc rc = STORE_OK;
+    pthread_mutex_lock(&e->lock);
+    list *l = e->l;
+    ssize_t pos;
+    if (list_length(l) == 0) {
+        rc = STORE_EMPTY;
+        goto done;
+    }
+    pos = m->equal ? list_find_equal(l, m->equal, m->equal_len) : list_scan(l, m->match, m->ctx);
+    if (pos == -1) {
+        rc = STORE_NO_MATCH;
+        goto done;
+    }
+    if (pos < 0) {
+        rc = m->equal ? STORE_NOMEM : STORE_MATCH_LIMIT;
+        goto done;
+    }
+    size_t llen;
+    const char *s = list_get(l, (size_t)pos, &llen);
+    if (out_line(out, s, llen) != 0) {
+        rc = STORE_NOMEM;
+        goto done;
+    }
+    if (keep) {
+        if (list_move_to_back(l, (size_t)pos) != 0)
+            rc = STORE_NOMEM;
+    } else {
+        list_remove(l, (size_t)pos);
+        bytes_release(st, llen);
+    }
+done:
+    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
+store_rc store_length(store *st, const char *name, size_t *len)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    pthread_mutex_lock(&e->lock);
+    *len = list_length(e->l);
+    pthread_mutex_unlock(&e->lock);
+    return STORE_OK;
+}
+
+store_rc store_reset(store *st, const char *name)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_OK;
+    list *fresh = list_create();
+    if (!fresh)
+        return STORE_NOMEM;
+    pthread_mutex_lock(&e->lock);
+    list *old = e->l;
+    e->l = fresh;
+    pthread_mutex_unlock(&e->lock);
+    bytes_release(st, list_bytes(old));
+    list_free(old);
+    return STORE_OK;
+}
+
+store_rc store_snapshot(store *st, const char *name, list **copy)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    pthread_mutex_lock(&e->lock);
+    *copy = list_clone(e->l);
+    pthread_mutex_unlock(&e->lock);
+    return *copy ? STORE_OK : STORE_NOMEM;
+}
+
+static int cmp_entry_name(const void *a, const void *b)
+{
+    return strcmp((*(entry *const *)a)->name, (*(entry *const *)b)->name);
+}
+
+long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx), void *ctx)
+{
+    pthread_rwlock_rdlock(&st->table_lock);
+    size_t n = st->count;
+    entry **all = malloc((n ? n : 1) * sizeof *all);
+    if (!all) {
+        pthread_rwlock_unlock(&st->table_lock);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < st->nbuckets; i++)
+        for (entry *e = st->buckets[i]; e; e = e->next)
+            all[k++] = e;
+    pthread_rwlock_unlock(&st->table_lock);
+    qsort(all, n, sizeof *all, cmp_entry_name);
+    for (size_t i = 0; i < n; i++) {
+        pthread_mutex_lock(&all[i]->lock);
+        size_t len = list_length(all[i]->l);
+        pthread_mutex_unlock(&all[i]->lock);
+        fn(all[i]->name, len, ctx);
+    }
+    free(all);
+    return (long)n;
+}
+
+size_t store_count(store *st)
+{
+    pthread_rwlock_rdlock(&st->table_lock);
+    size_t n = st->count;
+    pthread_rwlock_unlock(&st->table_lock);
+    return n;
+}

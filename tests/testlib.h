@@ -1,0 +1,71 @@
+/* testlib.h - what protocol tests share: a real stsd on a free port in a fresh temp
+ * directory, and a small HTTP/1.1 client. */
+#ifndef STSD_TESTLIB_H
+#define STSD_TESTLIB_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct daemon_proc {
+    pid_t pid;
+    int port;
+    char dir[256];        /* temp directory: dataset files live in dir/data */
+    char data[300];
+} daemon_proc;
+
+/* Makes a fresh temp directory (dir, dir/data). Returns 0 or -1. */
+int td_mkdirs(daemon_proc *d);
+/* Writes a file of the dataset directory. Returns 0 or -1. */
+int td_write_file(const daemon_proc *d, const char *name, const char *content, size_t len);
+/* Reads a file of the dataset directory into a malloc'd NUL-terminated buffer. */
+char *td_read_file(const daemon_proc *d, const char *name, size_t *len);
+
+/* Starts $STSD (default build/stsd) on port 0 with the dataset dir d->data, daemon=true
+ * and extra arguments (NULL-terminated), waits for its port. Returns 0 or -1. */
+int td_start(daemon_proc *d, const char *const *extra);
+/* SIGTERM (or SIGKILL with kill9) then waits; returns the exit status (or 128+signal). */
+int td_stop(daemon_proc *d, int kill9);
+/* Waits for the process to exit by itself (after STOP) up to ms; exit status or -1. */
+int td_wait(daemon_proc *d, int ms);
+/* Removes the temp directory. */
+void td_cleanup(daemon_proc *d);
+
+typedef struct http_reply {
+    int status;
+    char headers[4096];
+    char *body;           /* malloc'd, NUL-terminated */
+    size_t body_len;
+} http_reply;
+
+/* Sends raw request bytes to port, reads one response (Content-Length framed). Returns 0,
+ * or -1 on a socket error / timeout. */
+int http_raw(int port, const char *req, size_t len, http_reply *r);
+/* GET target (path and query, already encoded). */
+int http_get(int port, const char *target, http_reply *r);
+/* POST an urlencoded body to path. */
+int http_post(int port, const char *path, const char *body, http_reply *r);
+/* The value of header name (case-insensitive) in r, copied into out; 0 or -1. */
+int http_header(const http_reply *r, const char *name, char *out, size_t outlen);
+void http_reply_free(http_reply *r);
+
+/* Percent-encodes s (every byte but unreserved ones) into out. */
+void url_encode(const char *s, size_t len, char *out, size_t outlen);
+
+/* The OK page with payload p, and the KO page with message m, as stsd must send them. */
+void page_ok(char *out, size_t outlen, const char *p);
+void page_ko(char *out, size_t outlen, const char *m);
+
+/* A persistent keep-alive connection for load tests. */
+typedef struct http_conn {
+    int fd;
+    int port;
+    char buf[65536];
+    size_t have;
+} http_conn;
+
+int http_conn_open(http_conn *c, int port);
+/* GET on c (reopened if an earlier call failed); never retried. Returns 0 or -1. */
+int http_conn_get(http_conn *c, const char *target, http_reply *r);
+void http_conn_close(http_conn *c);
+
+#endif

@@ -44,7 +44,7 @@ int list_move_to_back(list *l, size_t pos);
 typedef int (*list_match_fn)(const char *s, size_t len, void *ctx);
 
 /* Position of the first line from the head for which match returns > 0, -1 if none.
- * A negative return from match stops the scan and is returned as is (e.g. a regex
+ * A return below -1 from match stops the scan and is returned as is (e.g. a regex
  * hitting its match limit). Walks blocks directly: no per-line position lookup. */
 ssize_t list_scan(const list *l, list_match_fn match, void *ctx);
 

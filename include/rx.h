@@ -13,8 +13,10 @@ typedef struct rx rx;
 rx *rx_get(const char *p, size_t len, int whole);
 void rx_release(rx *r);
 
-/* 1 if r matches s[0..len), 0 if not, -1 if the match or depth limit was hit. Uses a
- * per-thread match data block: no allocation per call. Fits list_match_fn's contract. */
+/* 1 if r matches s[0..len), 0 if not, RX_LIMIT if the match or depth limit was hit (or
+ * another matching error). Uses a per-thread match data block: no allocation per call.
+ * Fits list_match_fn's contract: list_scan passes RX_LIMIT through, distinct from its -1. */
+#define RX_LIMIT (-2)
 int rx_match(const char *s, size_t len, void *r);
 
 /* Frees the cache (at exit). */

@@ -3,8 +3,10 @@
 #include "http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -233,13 +235,47 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_msg(LOG_WARN, "http: %s", msg);
 }
 
-http_server *http_start(const config *conf, const cmd_server *srv, void (*on_stop)(void),
-                        buf *err)
+int http_listen(const char *bind_addr, int port, int *bound, buf *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    memset(&ss, 0, sizeof ss);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, bind_addr, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        sslen = sizeof *a4;
+    } else if (inet_pton(AF_INET6, bind_addr, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        sslen = sizeof *a6;
+    } else {
+        buf_printf(err, "stsd.bind: \"%s\" is not an IPv4 or IPv6 address", bind_addr);
+        return -1;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&ss, sslen) != 0 || listen(fd, HTTP_LISTEN_BACKLOG) != 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0) {
+        buf_printf(err, "cannot listen on %s port %d: %s", bind_addr, port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *bound = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
+    return fd;
+}
+
+http_server *http_start(const config *conf, const cmd_server *srv, int fd,
+                        void (*on_stop)(void), buf *err)
 {
     pthread_once(&pool_once, pool_key_init);
     http_server *h = calloc(1, sizeof *h);
     if (!h) {
         buf_puts(err, "out of memory");
+        close(fd);
         return NULL;
     }
     h->srv = srv;
@@ -247,58 +283,31 @@ http_server *http_start(const config *conf, const cmd_server *srv, void (*on_sto
     h->on_stop = on_stop;
     atomic_init(&h->in_flight, 0);
 
-    struct sockaddr_in6 a6;
-    struct sockaddr_in a4;
-    struct sockaddr *addr;
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                     MHD_USE_ITC;
-    memset(&a4, 0, sizeof a4);
-    memset(&a6, 0, sizeof a6);
-    if (inet_pton(AF_INET, conf->bind, &a4.sin_addr) == 1) {
-        a4.sin_family = AF_INET;
-        a4.sin_port = htons((uint16_t)conf->port);
-        addr = (struct sockaddr *)&a4;
-    } else if (inet_pton(AF_INET6, conf->bind, &a6.sin6_addr) == 1) {
-        a6.sin6_family = AF_INET6;
-        a6.sin6_port = htons((uint16_t)conf->port);
-        addr = (struct sockaddr *)&a6;
-        flags |= MHD_USE_IPv6;
-    } else {
-        buf_printf(err, "stsd.bind: \"%s\" is not an IPv4 or IPv6 address", conf->bind);
-        free(h);
-        return NULL;
-    }
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = conf->threads > 0 ? (unsigned)conf->threads
                                          : (unsigned)(cores > 0 ? cores : 1);
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+                     MHD_USE_ITC;
     h->d = MHD_start_daemon(
-        flags, (uint16_t)conf->port, NULL, NULL, on_request, h,
-        MHD_OPTION_SOCK_ADDR, addr,
+        flags, 0, NULL, NULL, on_request, h,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,       /* first, or MHD logs the rest */
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
         MHD_OPTION_THREAD_POOL_SIZE, threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)conf->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)conf->max_connections_per_ip,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)conf->connection_timeout,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
-        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)HTTP_LISTEN_BACKLOG,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
         MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
         MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,
         MHD_OPTION_END);
     if (!h->d) {
-        buf_printf(err, "cannot listen on %s port %d (in use, or not allowed?)", conf->bind,
-                   conf->port);
+        buf_puts(err, "cannot start the HTTP server (see the messages above)");
+        close(fd);
         free(h);
         return NULL;
     }
     return h;
-}
-
-int http_port(const http_server *h)
-{
-    const union MHD_DaemonInfo *i = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
-    return i ? i->port : -1;
 }
 
 void http_stop(http_server *h, int timeout_ms)

@@ -134,14 +134,15 @@ int main(int argc, char **argv)
     if (command_init_at_startup(&srv) != 0)
         goto done;
 
-    http = http_start(&conf, &srv, request_stop, &err);
-    if (!http) {
+    /* Bind first, so that CONFIG shows the port really bound when 0 asked for any. */
+    int fd = http_listen(conf.bind, conf.port, &conf.port, &err);
+    if (fd < 0 || !(http = http_start(&conf, &srv, fd, request_stop, &err))) {
         log_error("%s", err.data);
         goto done;
     }
-    int port = http_port(http);
-    log_info("listening on %s port %d, dataset directory %s", conf.bind, port, dataset_path(ds));
-    if (conf.port_file && *conf.port_file && write_port_file(conf.port_file, port) != 0) {
+    log_info("listening on %s port %d, dataset directory %s", conf.bind, conf.port,
+             dataset_path(ds));
+    if (conf.port_file && *conf.port_file && write_port_file(conf.port_file, conf.port) != 0) {
         log_error("cannot write the port to %s: %s", conf.port_file, strerror(errno));
         goto done;
     }

@@ -143,7 +143,7 @@ int rx_match(const char *s, size_t len, void *arg)
         md = pcre2_match_data_create(1, NULL);
         if (!md || pthread_setspecific(match_data_key, md) != 0) {
             pcre2_match_data_free(md);
-            return -1;
+            return RX_LIMIT;
         }
     }
     int rc = r->jit ? pcre2_jit_match(r->code, (PCRE2_SPTR)s, len, 0, 0, md,
@@ -154,7 +154,7 @@ int rx_match(const char *s, size_t len, void *arg)
         return 1;
     if (rc == PCRE2_ERROR_NOMATCH)
         return 0;
-    return -1;
+    return RX_LIMIT;
 }
 
 void rx_shutdown(void)

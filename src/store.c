@@ -305,7 +305,7 @@ store_rc store_find(store *st, const char *name, const store_matcher *m, int kee
         rc = STORE_NO_MATCH;
         goto done;
     }
-    if (pos < 0) {
+    if (pos < 0) {          /* -2: the index could not be built, or the regex gave up */
         rc = m->equal ? STORE_NOMEM : STORE_MATCH_LIMIT;
         goto done;
     }

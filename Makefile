@@ -26,8 +26,8 @@ UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test
 PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
 TESTLIB := $(BUILD)/obj/tests/testlib.o
 
-.PHONY: all run test test-unit test-proto test-asan deps deps-test install clean help \
-        bench bench-store fuzz
+.PHONY: all run test test-unit test-proto test-asan test-fuzz deps deps-test install clean \
+        help bench bench-store fuzz
 
 all: deps $(BUILD)/stsd
 
@@ -70,6 +70,7 @@ run: all
 test: deps-test
 	$(MAKE) --no-print-directory test-unit test-proto
 	$(MAKE) --no-print-directory test-asan
+	$(MAKE) --no-print-directory test-fuzz
 
 test-unit: $(UNIT)
 	@tests/run-tests.sh unit $(UNIT)
@@ -81,7 +82,7 @@ test-asan:
 	$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
 		test-unit test-proto
 
-bench: all
+bench: all $(BUILD)/ceiling
 	scripts/bench.sh
 
 bench-store: deps
@@ -90,6 +91,33 @@ bench-store: deps
 
 $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+$(BUILD)/ceiling: scripts/ceiling.c | $(BUILD)/obj
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(PKG_LIBS) $(LDLIBS)
+
+# libFuzzer harnesses (clang): every src object but main, rebuilt with the fuzzer's
+# instrumentation. `make test` runs each for FUZZ_SECONDS (10); `make fuzz` for 60.
+FUZZ_SECONDS ?= 10
+FUZZ_DIR  := build/fuzz
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude -pthread -D_GNU_SOURCE \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZERS   := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_OBJS := $(SRCS:src/%.c=$(FUZZ_DIR)/obj/%.o)
+
+$(FUZZ_DIR)/obj/%.o: src/%.c | $(FUZZ_DIR)/obj
+	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -Itests -o $@ $^ $(PKG_LIBS) -lm
+
+$(FUZZ_DIR)/obj:
+	mkdir -p $@
+
+test-fuzz: $(FUZZERS)
+	@tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
+
+fuzz:
+	$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-60}
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stsd \

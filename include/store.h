@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "buf.h"
+#include "journal.h"
 #include "list.h"
 
 typedef enum store_rc {
@@ -88,5 +89,19 @@ long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx)
 
 /* Total number of lists. */
 size_t store_count(store *st);
+
+/* From now on, every change is recorded in j before it is applied, and answered only
+ * once j's fsync policy is met; with j unable to write, changes get STORE_JOURNAL. */
+void store_set_journal(store *st, journal *j);
+
+/* Recovery: installs l (owned by the store from then on) as list name without recording
+ * anything. */
+store_rc store_adopt(store *st, const char *name, list *l);
+
+/* Compaction: calls fn for every list while holding that list's lock (so fn sees it
+ * between two changes, and may record in the journal). Stops at and returns fn's first
+ * nonzero value; 0 otherwise. */
+int store_each_locked(store *st, int (*fn)(const char *name, const list *l, void *ctx),
+                      void *ctx);
 
 #endif

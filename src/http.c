@@ -21,7 +21,7 @@
 
 /* Room MHD gives one connection for its headers and the request line. A GET carries the
  * LINE in its URL, so this bounds a GET's LINE; POST bodies are bounded by maxBodySize. */
-#define HTTP_CONNECTION_MEMORY (256 * 1024)
+#define HTTP_CONNECTION_MEMORY (32 * 1024)
 #define HTTP_LISTEN_BACKLOG 4096
 
 /* One per connection, from its start to its close (MHD pairs those two notifications

@@ -25,6 +25,7 @@ struct store {
     size_t count;
     store_limits limits;
     atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
+    journal *j;                  /* NULL: changes live in memory only */
 };
 
 static uint64_t name_hash(const char *s)
@@ -175,9 +176,11 @@ static size_t random_below(size_t n)
     return (size_t)(((unsigned __int128)r * n) >> 64);
 }
 
-store_rc store_replace(store *st, const char *name, list *l)
+/* Swaps l in as list name; with log, records it (snapshot snap) in the journal first. */
+static store_rc install(store *st, const char *name, list *l, int log, uint64_t snap)
 {
     store_rc rc = STORE_OK;
+    uint64_t lsn = 0;
     size_t add = list_bytes(l);
     if (bytes_reserve(st, add) != 0) {
         list_free(l);
@@ -190,12 +193,42 @@ store_rc store_replace(store *st, const char *name, list *l)
         return rc;
     }
     pthread_mutex_lock(&e->lock);
+    if (log && journal_log_replace(st->j, name, snap, &lsn) != 0) {
+        pthread_mutex_unlock(&e->lock);
+        bytes_release(st, add);
+        list_free(l);
+        return STORE_JOURNAL;
+    }
     list *old = e->l;
     e->l = l;
     pthread_mutex_unlock(&e->lock);
+    /* Freed outside the lock: a big list takes a while, and readers need not wait. */
     bytes_release(st, list_bytes(old));
     list_free(old);
+    if (lsn)
+        journal_wait(st->j, lsn);
     return STORE_OK;
+}
+
+store_rc store_replace(store *st, const char *name, list *l)
+{
+    uint64_t snap = 0;
+    /* The slow part, writing the lines to disk, happens before any lock is taken. */
+    if (st->j && journal_write_snapshot(st->j, l, &snap) != 0) {
+        list_free(l);
+        return STORE_JOURNAL;
+    }
+    return install(st, name, l, st->j != NULL, snap);
+}
+
+store_rc store_adopt(store *st, const char *name, list *l)
+{
+    return install(st, name, l, 0, 0);
+}
+
+void store_set_journal(store *st, journal *j)
+{
+    st->j = j;
 }
 
 /* Appends a line to a READ/FIND result: its length, then its bytes (lines may hold NUL). */
@@ -228,39 +261,61 @@ store_rc store_read(store *st, const char *name, store_end end, int keep, size_t
     if (!e)
         return STORE_NOT_LOADED;
     store_rc rc = STORE_OK;
+    uint64_t lsn = 0;
+    size_t one, *pos = &one;
     pthread_mutex_lock(&e->lock);
     list *l = e->l;
     size_t len = list_length(l);
     if (len == 0) {
         rc = STORE_EMPTY;
-    } else if (n > len) {
+        goto done;
+    }
+    if (n > len) {
         *count = len;
         rc = STORE_TOO_FEW;
-    } else {
-        /* With keep, each line read goes to the tail at once: the unread lines stay in
-         * front in their order, and the read ones end up at the tail in read order,
-         * which is what "read n, then append them all" gives. */
-        for (size_t i = 0; i < n; i++) {
-            size_t pos = pick(end, len - i);
-            size_t llen;
-            const char *s = list_get(l, pos, &llen);
-            if (out_line(out, s, llen) != 0) {
-                rc = STORE_NOMEM;
-                break;
-            }
-            if (keep) {
-                if (list_move_to_back(l, pos) != 0) {
-                    rc = STORE_NOMEM;
-                    break;
-                }
-            } else {
-                list_remove(l, pos);
-                bytes_release(st, llen);
-            }
-            ++*count;
-        }
+        goto done;
     }
+    /* Positions are chosen before anything changes, so the journal can record them
+     * first. The i-th line is read among the len - i not read yet, which stay at the
+     * front: with keep each read line goes to the tail at once, so the read ones end up
+     * at the tail in read order, as "read n, then append them all" gives. */
+    if (n > 1 && !(pos = malloc(n * sizeof *pos))) {
+        pos = &one;
+        rc = STORE_NOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        pos[i] = pick(end, len - i);
+    if (st->j && journal_log_take(st->j, name, keep, pos, n, &lsn) != 0) {
+        rc = STORE_JOURNAL;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t llen;
+        const char *s = list_get(l, pos[i], &llen);
+        if (out_line(out, s, llen) != 0) {
+            rc = STORE_NOMEM;
+        } else if (keep) {
+            if (list_move_to_back(l, pos[i]) != 0)
+                rc = STORE_NOMEM;
+        } else {
+            list_remove(l, pos[i]);
+            bytes_release(st, llen);
+        }
+        if (rc != STORE_OK) {
+            /* The journal holds the whole change; memory has only part of it. */
+            if (st->j)
+                journal_mark_broken(st->j);
+            break;
+        }
+        ++*count;
+    }
+done:
     pthread_mutex_unlock(&e->lock);
+    if (pos != &one)
+        free(pos);
+    if (lsn)
+        journal_wait(st->j, lsn);
     return rc;
 }
 
@@ -271,19 +326,28 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
     entry *e = store_lookup_or_create(st, name, &rc);
     if (!e)
         return rc;
+    uint64_t lsn = 0;
     pthread_mutex_lock(&e->lock);
     int found = unique ? list_contains(e->l, line, len) : 0;
-    if (found < 0)
+    if (found < 0) {
         rc = STORE_NOMEM;
-    else if (found)
+    } else if (found) {
         rc = STORE_EXISTS;
-    else if (bytes_reserve(st, len) != 0)
+    } else if (bytes_reserve(st, len) != 0) {
         rc = STORE_FULL;
-    else if ((at_tail ? list_push_back(e->l, line, len) : list_push_front(e->l, line, len)) != 0) {
+    } else if (st->j && journal_log_push(st->j, name, at_tail, line, len, &lsn) != 0) {
+        bytes_release(st, len);
+        rc = STORE_JOURNAL;
+    } else if ((at_tail ? list_push_back(e->l, line, len)
+                        : list_push_front(e->l, line, len)) != 0) {
         bytes_release(st, len);
         rc = STORE_NOMEM;
+        if (st->j)
+            journal_mark_broken(st->j);
     }
     pthread_mutex_unlock(&e->lock);
+    if (lsn)
+        journal_wait(st->j, lsn);
     return rc;
 }
 
@@ -293,9 +357,11 @@ store_rc store_find(store *st, const char *name, const store_matcher *m, int kee
     if (!e)
         return STORE_NOT_LOADED;
     store_rc rc = STORE_OK;
+    uint64_t lsn = 0;
     pthread_mutex_lock(&e->lock);
     list *l = e->l;
     ssize_t pos;
+    size_t upos;
     if (list_length(l) == 0) {
         rc = STORE_EMPTY;
         goto done;
@@ -309,21 +375,31 @@ store_rc store_find(store *st, const char *name, const store_matcher *m, int kee
         rc = m->equal ? STORE_NOMEM : STORE_MATCH_LIMIT;
         goto done;
     }
+    upos = (size_t)pos;
     size_t llen;
-    const char *s = list_get(l, (size_t)pos, &llen);
+    const char *s = list_get(l, upos, &llen);
     if (out_line(out, s, llen) != 0) {
         rc = STORE_NOMEM;
         goto done;
     }
+    if (st->j && journal_log_take(st->j, name, keep, &upos, 1, &lsn) != 0) {
+        rc = STORE_JOURNAL;
+        goto done;
+    }
     if (keep) {
-        if (list_move_to_back(l, (size_t)pos) != 0)
+        if (list_move_to_back(l, upos) != 0) {
             rc = STORE_NOMEM;
+            if (st->j)
+                journal_mark_broken(st->j);
+        }
     } else {
-        list_remove(l, (size_t)pos);
+        list_remove(l, upos);
         bytes_release(st, llen);
     }
 done:
     pthread_mutex_unlock(&e->lock);
+    if (lsn)
+        journal_wait(st->j, lsn);
     return rc;
 }
 
@@ -346,12 +422,20 @@ store_rc store_reset(store *st, const char *name)
     list *fresh = list_create();
     if (!fresh)
         return STORE_NOMEM;
+    uint64_t lsn = 0;
     pthread_mutex_lock(&e->lock);
+    if (st->j && journal_log_reset(st->j, name, &lsn) != 0) {
+        pthread_mutex_unlock(&e->lock);
+        list_free(fresh);
+        return STORE_JOURNAL;
+    }
     list *old = e->l;
     e->l = fresh;
     pthread_mutex_unlock(&e->lock);
     bytes_release(st, list_bytes(old));
     list_free(old);
+    if (lsn)
+        journal_wait(st->j, lsn);
     return STORE_OK;
 }
 
@@ -366,26 +450,56 @@ store_rc store_snapshot(store *st, const char *name, list **copy)
     return *copy ? STORE_OK : STORE_NOMEM;
 }
 
+/* Every entry, sorted by name, in a malloc'd array (*n entries); NULL on ENOMEM. */
+static entry **entries_sorted(store *st, size_t *n);
+
+int store_each_locked(store *st, int (*fn)(const char *name, const list *l, void *ctx),
+                      void *ctx)
+{
+    size_t n;
+    entry **all = entries_sorted(st, &n);
+    if (!all)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        pthread_mutex_lock(&all[i]->lock);
+        rc = fn(all[i]->name, all[i]->l, ctx);
+        pthread_mutex_unlock(&all[i]->lock);
+    }
+    free(all);
+    return rc;
+}
+
 static int cmp_entry_name(const void *a, const void *b)
 {
     return strcmp((*(entry *const *)a)->name, (*(entry *const *)b)->name);
 }
 
-long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx), void *ctx)
+static entry **entries_sorted(store *st, size_t *count)
 {
     pthread_rwlock_rdlock(&st->table_lock);
     size_t n = st->count;
     entry **all = malloc((n ? n : 1) * sizeof *all);
-    if (!all) {
-        pthread_rwlock_unlock(&st->table_lock);
-        return -1;
+    if (all) {
+        size_t k = 0;
+        for (size_t i = 0; i < st->nbuckets; i++)
+            for (entry *e = st->buckets[i]; e; e = e->next)
+                all[k++] = e;
     }
-    size_t k = 0;
-    for (size_t i = 0; i < st->nbuckets; i++)
-        for (entry *e = st->buckets[i]; e; e = e->next)
-            all[k++] = e;
     pthread_rwlock_unlock(&st->table_lock);
+    if (!all)
+        return NULL;
     qsort(all, n, sizeof *all, cmp_entry_name);
+    *count = n;
+    return all;
+}
+
+long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx), void *ctx)
+{
+    size_t n;
+    entry **all = entries_sorted(st, &n);
+    if (!all)
+        return -1;
     for (size_t i = 0; i < n; i++) {
         pthread_mutex_lock(&all[i]->lock);
         size_t len = list_length(all[i]->l);

@@ -286,8 +286,10 @@ http_server *http_start(const config *conf, const cmd_server *srv, int fd,
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = conf->threads > 0 ? (unsigned)conf->threads
                                          : (unsigned)(cores > 0 ? cores : 1);
+    /* Suspend/resume is allowed so that a request waiting for a line (a long-poll READ)
+     * can park its connection without holding a worker thread. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                     MHD_USE_ITC;
+                     MHD_ALLOW_SUSPEND_RESUME;
     h->d = MHD_start_daemon(
         flags, 0, NULL, NULL, on_request, h,
         MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,       /* first, or MHD logs the rest */

@@ -132,4 +132,6 @@ install: all
 clean:
 	rm -rf build
 
+.SECONDARY: $(TESTLIB) $(FUZZ_OBJS)
+
 -include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/tests/*.d $(BUILD)/tests/*.d)

@@ -55,11 +55,14 @@ $(BUILD)/obj/%.o: src/%.c | $(BUILD)/obj
 $(BUILD)/obj/tests/%.o: tests/%.c | $(BUILD)/obj/tests
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests -c -o $@ $<
 
+# $^ also holds the headers the .d files name: only sources and objects go to the linker.
 $(BUILD)/tests/%: tests/unit/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+		$(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(BUILD)/tests/%: tests/proto/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests $(LDFLAGS) -o $@ $^ $(PKG_LIBS) -lcmocka $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+		$(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(BUILD)/obj $(BUILD)/obj/tests $(BUILD)/tests:
 	mkdir -p $@
@@ -90,7 +93,7 @@ bench-store: deps
 	$(BUILD)/bench-store
 
 $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
 $(BUILD)/ceiling: scripts/ceiling.c | $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(PKG_LIBS) $(LDLIBS)
@@ -108,7 +111,8 @@ $(FUZZ_DIR)/obj/%.o: src/%.c | $(FUZZ_DIR)/obj
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -Itests -o $@ $^ $(PKG_LIBS) -lm
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -Itests -o $@ $(filter %.c %.o,$^) \
+		$(PKG_LIBS) -lm
 
 $(FUZZ_DIR)/obj:
 	mkdir -p $@

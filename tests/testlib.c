@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -99,6 +100,8 @@ int td_start(daemon_proc *d, const char *const *extra)
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        /* A test that fails part way never leaves a daemon behind. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
         if (fd >= 0) {
             dup2(fd, 2);

@@ -8,12 +8,14 @@ SANITIZER ?=
 CC      ?= cc
 PKGS    := libmicrohttpd libpcre2-8
 WARN    := -Wall -Wextra -Werror -Wformat=2 -Wstrict-prototypes -Wshadow -Wno-unused-parameter
+# CFLAGS is the user's (optimisation, debug); what the build needs is added with
+# override so that `make CFLAGS=-O1` keeps the include paths and warnings.
 CFLAGS  ?= -O2 -g
-CFLAGS  += -std=gnu11 $(WARN) -Iinclude -MMD -MP -pthread -D_GNU_SOURCE
-LDLIBS  += -pthread
+override CFLAGS += -std=gnu11 $(WARN) -Iinclude -MMD -MP -pthread -D_GNU_SOURCE
+override LDLIBS += -pthread
 ifneq ($(SANITIZER),)
-CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS += -fsanitize=$(SANITIZER)
+override CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
+override LDFLAGS += -fsanitize=$(SANITIZER)
 endif
 
 # Resolved only when a target that compiles runs, after deps.sh has had its say.

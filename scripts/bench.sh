@@ -29,35 +29,45 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null || echo $((20000 + RANDOM % 20000)); }
 
 mkdir -p "$work/data"
-seq -f 'login%07g;password%07g' 1 1000 > "$work/data/logins.csv"
+lines() { awk -v n="$1" 'BEGIN { for (i = 1; i <= n; i++) printf "login%07d;password%07d\n", i, i }'; }
+lines 1000 > "$work/data/logins.csv"
 if [ "$big" = 1 ]; then
-    seq -f 'login%07g;password%07g' 1 1000000 > "$work/data/m1.csv"
-    seq -f 'login%07g;password%07g' 1 10000000 > "$work/data/m10.csv"
+    lines 1000000 > "$work/data/m1.csv"
+    lines 2000000 > "$work/data/m2.csv"
+    lines 10000000 > "$work/data/m10.csv"
 fi
 
-# wrk scripts
-cat > "$work/mix.lua" <<'LUA'
-counter = 0
-request = function()
-    counter = counter + 1
-    if math.random(100) <= 20 then
-        return wrk.format("GET", "/sts/ADD?FILENAME=mix.csv&ADD_MODE=LAST&LINE=added" .. counter)
+# wrk scripts: requests are built once in init() and cycled, so that wrk's Lua costs
+# little per request (the same script drives stsd and the ceiling).
+cat > "$work/cycle.lua" <<'LUA'
+-- args: kind list n
+local reqs, i = {}, 0
+init = function(args)
+    local kind, list, n = args[1], args[2], tonumber(args[3])
+    for k = 1, 10000 do
+        local path
+        local j = math.random(n)
+        local line = string.format("login%07d%%3Bpassword%07d", j, j)
+        if kind == "add" then
+            path = "/sts/ADD?FILENAME=" .. list .. "&ADD_MODE=LAST&LINE=added" .. k
+        elseif kind == "mix" then
+            if k % 5 == 0 then
+                path = "/sts/ADD?FILENAME=" .. list .. "&ADD_MODE=LAST&LINE=added" .. k
+            else
+                path = "/sts/READ?FILENAME=" .. list
+            end
+        elseif kind == "find" then
+            path = "/sts/FIND?FILENAME=" .. list .. "&FIND_MODE=EQUALS&LINE=" .. line
+        elseif kind == "unique" then
+            -- a line already there: the whole uniqueness check, list size steady
+            path = "/sts/ADD?FILENAME=" .. list .. "&UNIQUE=TRUE&ADD_MODE=LAST&LINE=" .. line
+        end
+        reqs[k] = wrk.format("GET", path)
     end
-    return wrk.format("GET", "/sts/READ?FILENAME=mix.csv")
 end
-LUA
-cat > "$work/find.lua" <<'LUA'
 request = function()
-    local n = math.random(1000000)
-    return wrk.format("GET", string.format(
-        "/sts/FIND?FILENAME=m1.csv&FIND_MODE=EQUALS&LINE=login%07d%%3Bpassword%07d", n, n))
-end
-LUA
-cat > "$work/add.lua" <<'LUA'
-counter = 0
-request = function()
-    counter = counter + 1
-    return wrk.format("GET", "/sts/ADD?FILENAME=added.csv&ADD_MODE=LAST&LINE=line" .. counter)
+    i = i % #reqs + 1
+    return reqs[i]
 end
 LUA
 
@@ -73,15 +83,16 @@ sleep 0.5
 
 sts() { curl -sf "http://127.0.0.1:$stsd_port/sts/$1" > /dev/null; }
 sts "INITFILE?FILENAME=logins.csv"
+cp "$work/data/logins.csv" "$work/data/k1.csv"
+sts "INITFILE?FILENAME=k1.csv"
 sts "ADD?FILENAME=mix.csv&LINE=seed"
 if [ "$big" = 1 ]; then
-    sts "INITFILE?FILENAME=m1.csv"
-    sts "INITFILE?FILENAME=m10.csv"
+    for f in m1 m2 m10; do sts "INITFILE?FILENAME=$f.csv"; done
 fi
 
-# run_wrk PORT CONNS EXTRA... -> "rps p50_ms p99_ms errors"
+# run_wrk CONNS WRK_ARGS... -> "rps p50_ms p99_ms errors"
 run_wrk() {
-    local port=$1 conns=$2; shift 2
+    local conns=$1; shift
     local threads=2
     [ "$conns" -lt 2 ] && threads=1
     local out
@@ -110,31 +121,58 @@ report() {   # name results-file ceiling-file
         "$(awk -v a="$rps" -v b="$crps" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" "$err"
 }
 
-# scenario NAME CONNS CEILING_EXTRA -- STSD_ARGS...
+# scenario NAME CONNS WRK_ARGS...: the same wrk arguments against the ceiling and stsd
+# (@PORT@ in them stands for the server's port), alternating, ROUNDS times.
 scenario() {
-    local name=$1 conns=$2 cextra=$3; shift 4
+    local name=$1 conns=$2; shift 2
     if [ -n "${BENCH_ONLY:-}" ] && ! grep -qw -- "$name" <<< "$BENCH_ONLY"; then return; fi
     : > "$work/s.txt"; : > "$work/c.txt"
     for _ in $(seq "$rounds"); do
-        # shellcheck disable=SC2086
-        run_wrk "$ceil_port" "$conns" $cextra "http://127.0.0.1:$ceil_port/sts/READ?FILENAME=logins.csv" >> "$work/c.txt"
-        run_wrk "$stsd_port" "$conns" "$@" >> "$work/s.txt"
+        run_wrk "$conns" "${@//@PORT@/$ceil_port}" >> "$work/c.txt"
+        run_wrk "$conns" "${@//@PORT@/$stsd_port}" >> "$work/s.txt"
     done
     report "$name" "$work/s.txt" "$work/c.txt"
 }
 
-base="http://127.0.0.1:$stsd_port/sts"
-scenario read-keepalive-50 50 "" -- "$base/READ?FILENAME=logins.csv"
-scenario read-newconn-50 50 "-H Connection:close" -- -H "Connection: close" "$base/READ?FILENAME=logins.csv"
-scenario add-last-50 50 "" -- -s "$work/add.lua" "$base/"
-scenario mix-80read-20add-50 50 "" -- -s "$work/mix.lua" "$base/"
-scenario closed-loop-8 8 "" -- "$base/READ?FILENAME=logins.csv"
+# pair NAME CONNS SMALL -- BIG: stsd alone, the same command on a 1k-line list (SMALL,
+# one string) and on a big list (BIG...), alternating; ratio = big / small.
+pair() {
+    local name=$1 conns=$2 small=$3; shift 4
+    if [ -n "${BENCH_ONLY:-}" ] && ! grep -qw -- "$name" <<< "$BENCH_ONLY"; then return; fi
+    : > "$work/s.txt"; : > "$work/c.txt"
+    for _ in $(seq "$rounds"); do
+        # shellcheck disable=SC2086
+        run_wrk "$conns" ${small//@PORT@/$stsd_port} >> "$work/c.txt"
+        run_wrk "$conns" "${@//@PORT@/$stsd_port}" >> "$work/s.txt"
+    done
+    report "$name" "$work/s.txt" "$work/c.txt"
+}
+
+base="http://127.0.0.1:@PORT@/sts"
+close=(-H "Connection: close")
+cyc="$work/cycle.lua"
+scenario read-keepalive-50 50 "$base/READ?FILENAME=logins.csv"
+scenario read-newconn-50 50 "${close[@]}" "$base/READ?FILENAME=logins.csv"
+scenario add-last-50 50 -s "$cyc" "$base/" -- add added.csv 1
+scenario mix-80read-20add-50 50 -s "$cyc" "$base/" -- mix mix.csv 1
+scenario closed-loop-8 8 "$base/READ?FILENAME=logins.csv"
 if [ "$big" = 1 ]; then
-    scenario drain-10M-keepfalse 50 "" -- "$base/READ?FILENAME=m10.csv&KEEP=FALSE"
-    scenario random-1M 50 "" -- "$base/READ?FILENAME=m1.csv&READ_MODE=RANDOM"
-    scenario find-equals-1M 50 "" -- -s "$work/find.lua" "$base/"
+    scenario drain-10M-keepfalse 50 "$base/READ?FILENAME=m10.csv&KEEP=FALSE"
+    scenario random-1M 50 "$base/READ?FILENAME=m1.csv&READ_MODE=RANDOM"
+    scenario find-equals-1M 50 -s "$cyc" "$base/" -- find m1.csv 1000000
 fi
-scenario keepalive-2000-conns 2000 "" -- "$base/READ?FILENAME=logins.csv"
+scenario keepalive-2000-conns 2000 "$base/READ?FILENAME=logins.csv"
+if [ "$big" = 1 ]; then
+    echo
+    echo "stsd alone: the same command on a 1k-line list ('ceiling' column) and a 2M-line list; ratio = 2M / 1k"
+    pair random-2M-vs-1k 50 "$base/READ?FILENAME=k1.csv&READ_MODE=RANDOM" -- \
+        "$base/READ?FILENAME=m2.csv&READ_MODE=RANDOM"
+    last1k="login0001000%3Bpassword0001000"; last2m="login2000000%3Bpassword2000000"
+    pair find-equals-end-2M-vs-1k 50 "$base/FIND?FILENAME=k1.csv&FIND_MODE=EQUALS&LINE=$last1k" -- \
+        "$base/FIND?FILENAME=m2.csv&FIND_MODE=EQUALS&LINE=$last2m"
+    pair add-unique-2M-vs-1k 50 "-s $cyc $base/ -- unique k1.csv 1000" -- \
+        -s "$cyc" "$base/" -- unique m2.csv 2000000
+fi
 
 echo
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -sr); wrk and both servers share the cores"

@@ -26,10 +26,14 @@ typedef struct store store;
  * warning; any other damage fails with a message in err pointing to
  * `stsd --check-journal DIR`. fresh: set the old state aside (renamed, not deleted) and
  * start empty. Returns NULL with a message in err. The store must then be given the
- * journal with store_set_journal, and journal_start_compaction called once serving. */
+ * journal with store_set_journal, and journal_start called once serving. (Lists are
+ * logged by name up to 100, then counted.) The directory is locked against a second
+ * stsd; a log is kept open for appending (the newest one, or a new one). */
 journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, buf *err);
 
-/* Flushes and fsyncs the log, stops the background thread and frees j. */
+/* Stops the background threads, flushes and fsyncs the log and frees j. If changes are
+ * still refused after a write error, first tries once more to rewrite the log from the
+ * store given to journal_start. */
 void journal_close(journal *j);
 
 /* Starts the background thread: fsync every second (everysec), retries after a write
@@ -68,6 +72,17 @@ void journal_mark_broken(journal *j);
 
 /* Whether changes are refused because the log cannot be written. */
 int journal_broken(const journal *j);
+
+/* Compaction starts once the log is bigger than bytes (default 64 MiB) and its growth
+ * since the last compaction outweighs what that compaction wrote. */
+void journal_set_compact_threshold(journal *j, uint64_t bytes);
+
+/* Runs one compaction now in the caller's thread (what the background thread does):
+ * a new log generation, a SNAPSHOT record per list of st, the snapshot files, then
+ * COMPACT_DONE and fsync, then older logs and unreferenced snapshot files are removed.
+ * Clears the refusal of changes if it predates the compaction. Returns 0, or -1 (the
+ * reason logged; the journal stays valid and the attempt is ignored by recovery). */
+int journal_compact(journal *j, store *st);
 
 /* Checks every file of a state directory and prints what it finds (records, lists,
  * damage and where). Returns 0 if recovery would succeed, 1 if not. With repair, cuts a

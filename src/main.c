@@ -12,6 +12,7 @@
 #include "config.h"
 #include "dataset.h"
 #include "http.h"
+#include "journal.h"
 #include "log.h"
 #include "reply.h"
 #include "rx.h"
@@ -81,15 +82,68 @@ static int write_port_file(const char *path, int port)
     return 0;
 }
 
+/* --repair only goes with --check-journal; it is taken out of argv here until config's
+ * option table knows it. Returns whether it was there. */
+static int take_repair_flag(int *argc, char **argv)
+{
+    int found = 0, k = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--repair") == 0)
+            found = 1;
+        else
+            argv[k++] = argv[i];
+    }
+    argv[k] = NULL;
+    *argc = k;
+    return found;
+}
+
+/* Opens the journal (recovering the lists into st) when stsd.journal is on; the state
+ * directory defaults to <canonical datasetDirectory>/.stsd. Returns 0 (with *out NULL
+ * when the journal is off) or -1 with the reason logged. */
+static int open_journal(const config *conf, const config_cli *cli, const dataset *ds,
+                        store *st, journal **out)
+{
+    buf err = BUF_INIT, dir = BUF_INIT;
+    int rc = -1;
+    *out = NULL;
+    if (!conf->journal) {
+        if (cli->fresh)
+            log_warn("--fresh has no effect: the journal is off (stsd.journal)");
+        return 0;
+    }
+    if (conf->state_dir && *conf->state_dir)
+        buf_puts(&dir, conf->state_dir);
+    else
+        buf_printf(&dir, "%s/.stsd", dataset_path(ds));
+    if (dir.oom) {
+        log_error("out of memory");
+        goto cleanup;
+    }
+    *out = journal_open(dir.data, conf->journal_fsync, st, cli->fresh, &err);
+    if (!*out) {
+        log_error("%s", err.data ? err.data : "out of memory");
+        goto cleanup;
+    }
+    store_set_journal(st, *out);
+    rc = 0;
+cleanup:
+    buf_free(&err);
+    buf_free(&dir);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     config conf;
-    config_cli cli;
+    config_cli cli = {CONFIG_RUN, 0, NULL};
     buf err = BUF_INIT;
     int status = 1;
     dataset *ds = NULL;
     store *st = NULL;
     http_server *http = NULL;
+    journal *j = NULL;
+    int repair = take_repair_flag(&argc, argv);
 
     if (config_defaults(&conf) != 0) {
         fprintf(stderr, "stsd: out of memory\n");
@@ -107,6 +161,14 @@ int main(int argc, char **argv)
     if (cli.action == CONFIG_VERSION) {
         printf("stsd %s\n", STSD_VERSION);
         status = 0;
+        goto done;
+    }
+    if (cli.action == CONFIG_CHECK_JOURNAL) {
+        status = journal_check(cli.check_dir, repair);
+        goto done;
+    }
+    if (repair) {
+        fprintf(stderr, "stsd: --repair goes with --check-journal DIR\n");
         goto done;
     }
     if (config_validate(&conf, &err) != 0 || reply_set_charset(conf.charset_response) != 0) {
@@ -130,14 +192,25 @@ int main(int argc, char **argv)
         log_error("out of memory");
         goto done;
     }
+    if (open_journal(&conf, &cli, ds, st, &j) != 0)
+        goto done;
     cmd_server srv = {st, ds, &conf};
-    if (command_init_at_startup(&srv) != 0)
+    /* The recovered state wins over the files: they were loaded (and journaled) by an
+     * earlier start, and the lists have changed since. */
+    if (store_count(st) > 0 && conf.init_file_at_startup && *conf.init_file_at_startup)
+        log_info("initFileAtStartup skipped: %zu lists were recovered from the journal "
+                 "(start with --fresh to load the files again)", store_count(st));
+    else if (command_init_at_startup(&srv) != 0)
         goto done;
 
     /* Bind first, so that CONFIG shows the port really bound when 0 asked for any. */
     int fd = http_listen(conf.bind, conf.port, &conf.port, &err);
     if (fd < 0 || !(http = http_start(&conf, &srv, fd, request_stop, &err))) {
         log_error("%s", err.data);
+        goto done;
+    }
+    if (j && journal_start(j, st) != 0) {
+        log_error("cannot start the journal's threads");
         goto done;
     }
     log_info("listening on %s port %d, dataset directory %s", conf.bind, conf.port,
@@ -153,10 +226,16 @@ int main(int argc, char **argv)
     log_info("stopping: finishing requests in flight");
     http_stop(http, 5000);
     http = NULL;
-    log_info("stopped");
     status = 0;
 done:
     http_stop(http, 0);
+    /* No request is running any more: the last records get flushed and fsynced. */
+    if (j) {
+        store_set_journal(st, NULL);
+        journal_close(j);
+    }
+    if (status == 0 && cli.action == CONFIG_RUN)
+        log_info("stopped");
     store_free(st);
     dataset_close(ds);
     rx_shutdown();

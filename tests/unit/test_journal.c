@@ -1,0 +1,316 @@
+/* test_journal.c - the journal through a real temp state directory: every record type
+ * round trip, torn tails, damage and repair, compaction and a crash at each of its steps. */
+#include "journal_fixture.h"
+
+/* ---- round trips --------------------------------------------------------------------------- */
+
+static void round_trip(conf_fsync policy)
+{
+    store *st;
+    journal *j = jopen(policy, 0, &st);
+    workload(st);
+    buf want = dump(st);
+    jclose(j, st);
+    reopen_same(&want, policy);
+    /* Again, appending to the same log after a restart. */
+    j = jopen(policy, 0, &st);
+    workload(st);
+    buf want2 = dump(st);
+    jclose(j, st);
+    reopen_same(&want2, policy);
+    buf_free(&want);
+    buf_free(&want2);
+}
+
+static void test_round_trip_always(void **s) { round_trip(CONF_FSYNC_ALWAYS); }
+static void test_round_trip_everysec(void **s) { round_trip(CONF_FSYNC_EVERYSEC); }
+static void test_round_trip_no(void **s) { round_trip(CONF_FSYNC_NO); }
+
+/* INITFILE writes its lines to a snapshot file, not to the log. */
+static void test_initfile_not_in_log(void **s)
+{
+    store *st;
+    journal *j = jopen(CONF_FSYNC_EVERYSEC, 0, &st);
+    assert_int_equal(store_replace(st, "huge", lines("line", 100000)), STORE_OK);
+    buf want = dump(st);
+    jclose(j, st);
+    assert_true(size_of(path_of("journal.0000000001.log")) < 200);
+    assert_true(size_of(path_of("snap-0000000001-0000000001.dat")) > 800000);
+    reopen_same(&want, CONF_FSYNC_EVERYSEC);
+    buf_free(&want);
+}
+
+/* ---- torn tails and damage -------------------------------------------------------------- */
+
+#define STEPS 24
+
+/* Builds a log of STEPS changes to list t; sizes[k] and states[k] after k of them. */
+static void stepped_log(long sizes[STEPS + 1], buf states[STEPS + 1])
+{
+    store *st;
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    sizes[0] = size_of(path_of("journal.0000000001.log"));
+    states[0] = dump(st);
+    for (int k = 1; k <= STEPS; k++) {
+        char line[64];
+        snprintf(line, sizeof line, "line number %d", k);
+        if (k % 5 == 0)
+            take(st, "t", STORE_FIRST, 0, 1);
+        else
+            add(st, "t", line, 1);
+        sizes[k] = size_of(path_of("journal.0000000001.log"));
+        states[k] = dump(st);
+    }
+    jclose(j, st);
+}
+
+static void test_torn_tail(void **s)
+{
+    long sizes[STEPS + 1];
+    buf states[STEPS + 1];
+    size_t len;
+    stepped_log(sizes, states);
+    char *log = read_all(path_of("journal.0000000001.log"), &len);
+    assert_int_equal((long)len, sizes[STEPS]);
+    for (int k = 1; k <= STEPS; k++) {
+        long cuts[] = {1, 5, 11, 12, 13, sizes[k] - sizes[k - 1] - 1};
+        for (size_t c = 0; c < sizeof cuts / sizeof cuts[0]; c++) {
+            write_all(path_of("journal.0000000001.log"), log, (size_t)(sizes[k - 1] + cuts[c]));
+            reopen_same(&states[k - 1], CONF_FSYNC_NO);
+            assert_int_equal(size_of(path_of("journal.0000000001.log")), sizes[k - 1]);
+        }
+    }
+    /* The last record whole in length but failing its checksum: half-written. */
+    log[len - 2] ^= 0x40;
+    write_all(path_of("journal.0000000001.log"), log, len);
+    reopen_same(&states[STEPS - 1], CONF_FSYNC_NO);
+    assert_int_equal(size_of(path_of("journal.0000000001.log")), sizes[STEPS - 1]);
+    log[len - 2] ^= 0x40;
+    /* A tail of zeros (a file system that extended the file but lost the data). */
+    char *z = calloc(1, len + 4096);
+    memcpy(z, log, len);
+    write_all(path_of("journal.0000000001.log"), z, len + 4096);
+    reopen_same(&states[STEPS], CONF_FSYNC_NO);
+    assert_int_equal(size_of(path_of("journal.0000000001.log")), sizes[STEPS]);
+    free(z);
+    free(log);
+    for (int k = 0; k <= STEPS; k++)
+        buf_free(&states[k]);
+}
+
+static void expect_open_fails(const char *want1, const char *want2)
+{
+    buf err = BUF_INIT;
+    store *st = store_create(NULL);
+    assert_null(journal_open(state, CONF_FSYNC_NO, st, 0, &err));
+    fprintf(stderr, "expected failure: %s\n", err.data);
+    assert_non_null(strstr(err.data, "--check-journal"));
+    assert_non_null(strstr(err.data, want1));
+    assert_non_null(strstr(err.data, want2));
+    assert_int_equal(store_count(st), 0);
+    store_free(st);
+    buf_free(&err);
+}
+
+static void test_damage_and_repair(void **s)
+{
+    long sizes[STEPS + 1];
+    buf states[STEPS + 1];
+    size_t len;
+    stepped_log(sizes, states);
+    char *log = read_all(path_of("journal.0000000001.log"), &len);
+    /* A flipped byte in the body of record 7 (of 24): damage, not a tail. */
+    log[sizes[6] + 16] ^= 0x20;
+    write_all(path_of("journal.0000000001.log"), log, len);
+    char at[64];
+    snprintf(at, sizeof at, "offset %ld", sizes[6]);
+    expect_open_fails("journal.0000000001.log", at);
+    assert_int_equal(journal_check(state, 0), 1);
+    assert_int_equal(size_of(path_of("journal.0000000001.log")), (long)len);  /* untouched */
+    assert_int_equal(journal_check(state, 1), 0);
+    assert_int_equal(journal_check(state, 0), 0);
+    reopen_same(&states[6], CONF_FSYNC_NO);
+    sh("ls %s | grep -q 'journal.0000000001.log.damaged-'", state);
+    /* Flipped in a record header, then in the file's magic bytes. */
+    log[sizes[6] + 16] ^= 0x20;
+    log[sizes[10] + 2] ^= 0x01;
+    write_all(path_of("journal.0000000001.log"), log, len);
+    expect_open_fails("journal.0000000001.log", "header checksum");
+    log[sizes[10] + 2] ^= 0x01;
+    log[1] = 'X';
+    write_all(path_of("journal.0000000001.log"), log, len);
+    expect_open_fails("journal.0000000001.log", "magic");
+    free(log);
+    for (int k = 0; k <= STEPS; k++)
+        buf_free(&states[k]);
+}
+
+static void test_missing_snapshot(void **s)
+{
+    store *st;
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    add(st, "a", "1", 1);
+    assert_int_equal(store_replace(st, "b", lines("b", 10)), STORE_OK);
+    add(st, "a", "2", 1);
+    buf want = dump(st);
+    jclose(j, st);
+    assert_int_equal(unlink(path_of("snap-0000000001-0000000001.dat")), 0);
+    expect_open_fails("snap-0000000001-0000000001.dat", "journal.0000000001.log");
+    /* The repair cuts the history at the REPLACE record: list a keeps its first line. */
+    assert_int_equal(journal_check(state, 1), 0);
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    buf got = dump(st);
+    assert_string_equal(got.data, "a (1)\n  1:1\n");
+    buf_free(&got);
+    buf_free(&want);
+    jclose(j, st);
+}
+
+/* ---- compaction ---------------------------------------------------------------------------- */
+
+static void test_compaction(void **s)
+{
+    store *st;
+    journal *j = jopen(CONF_FSYNC_EVERYSEC, 0, &st);
+    workload(st);
+    assert_int_equal(store_replace(st, "large", lines("large", 20000)), STORE_OK);
+    assert_int_equal(journal_compact(j, st), 0);
+    assert_int_equal(size_of(path_of("journal.0000000001.log")), -1);
+    assert_int_equal(size_of(path_of("snap-0000000001-0000000001.dat")), -1);
+    assert_true(size_of(path_of("journal.0000000002.log")) > 0);
+    take(st, "large", STORE_RANDOM, 0, 5);
+    add(st, "q", "after", 1);
+    assert_int_equal(journal_compact(j, st), 0);
+    add(st, "q", "after2", 0);
+    buf want = dump(st);
+    jclose(j, st);
+    assert_int_equal(size_of(path_of("journal.0000000002.log")), -1);
+    reopen_same(&want, CONF_FSYNC_EVERYSEC);
+    buf_free(&want);
+}
+
+/* Offset of the first record of type t in a log, and the one after it. */
+static size_t find_record(const char *name, int t, size_t *after)
+{
+    size_t len, off = WAL_HEADER_SIZE, next, blen;
+    char *p = read_all(path_of(name), &len);
+    const uint8_t *body;
+    const char *why;
+    while (wal_next((uint8_t *)p, len, off, &body, &blen, &next, &why) == WAL_OK) {
+        if (body[0] == t) {
+            free(p);
+            *after = next;
+            return off;
+        }
+        off = next;
+    }
+    fail_msg("no record of type %d in %s", t, name);
+    return 0;
+}
+
+static void *churn(void *arg)
+{
+    store *st = arg;
+    for (int i = 0; i < 3000; i++) {
+        char s[32];
+        snprintf(s, sizeof s, "churn%d", i);
+        add(st, i % 2 ? "q" : "large", s, i % 3 != 0);
+        if (i % 4 == 3)
+            take(st, i % 2 ? "q" : "large", STORE_RANDOM, i % 8 == 3, 1);
+    }
+    return NULL;
+}
+
+/* A crash at each step of a compaction recovers the same lists. */
+static void test_compaction_crash_points(void **s)
+{
+    store *st;
+    size_t done_end, snap_end;
+    char saved[128];
+    snprintf(saved, sizeof saved, "%s/saved", tmp);
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    workload(st);
+    assert_int_equal(store_replace(st, "large", lines("large", 20000)), STORE_OK);
+    /* Hard links keep generation 1 as the compaction leaves it (appended, then removed). */
+    sh("mkdir %s && ln %s/journal.* %s/snap-* %s/", saved, state, state, saved);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, churn, st), 0);
+    assert_int_equal(journal_compact(j, st), 0);
+    pthread_join(t, NULL);
+    jclose(j, st);
+    size_t done = find_record("journal.0000000002.log", WAL_COMPACT_DONE, &done_end);
+    size_t len;
+    char *log2 = read_all(path_of("journal.0000000002.log"), &len);
+    sh("cp %s/snap-0000000002-* %s/", state, saved);
+
+    /* Before COMPACT_DONE, with none of the new snapshot files: the old log is replayed
+     * and the SNAPSHOT records are ignored. */
+    sh("rm -f %s/snap-* && ln %s/journal.0000000001.log %s/snap-0000000001-* %s/", state,
+       saved, saved, state);
+    write_all(path_of("journal.0000000002.log"), log2, done);
+    store *a;
+    journal *ja = jopen(CONF_FSYNC_NO, 0, &a);
+    buf sa = dump(a);
+    jclose(ja, a);
+    /* Just after it, before the old files went: they are ignored. */
+    sh("rm -f %s/* && ln %s/journal.0000000001.log %s/snap-* %s/", state, saved, saved, state);
+    write_all(path_of("journal.0000000002.log"), log2, done_end);
+    reopen_same(&sa, CONF_FSYNC_NO);
+    assert_int_equal(size_of(path_of("journal.0000000001.log")), -1);   /* tidied */
+    /* And after they went. */
+    sh("rm -f %s/* && cp %s/snap-0000000002-* %s/", state, saved, state);
+    write_all(path_of("journal.0000000002.log"), log2, done_end);
+    reopen_same(&sa, CONF_FSYNC_NO);
+    /* In the middle of the SNAPSHOT records. */
+    find_record("journal.0000000002.log", WAL_SNAPSHOT, &snap_end);
+    sh("rm -f %s/* && ln %s/journal.0000000001.log %s/snap-0000000001-* %s/", state, saved,
+       saved, state);
+    write_all(path_of("journal.0000000002.log"), log2, snap_end);
+    assert_int_equal(journal_check(state, 0), 0);
+    free(log2);
+    buf_free(&sa);
+}
+
+/* The background thread compacts when the log outgrows the threshold. */
+static void test_compaction_by_threshold(void **s)
+{
+    store *st;
+    journal *j = jopen(CONF_FSYNC_EVERYSEC, 0, &st);
+    journal_set_compact_threshold(j, 4096);
+    assert_int_equal(journal_start(j, st), 0);
+    for (int i = 0; i < 400; i++)
+        add(st, "q", "some line to fill the log up", 1);
+    for (int i = 0; i < 50 && size_of(path_of("journal.0000000001.log")) >= 0; i++)
+        usleep(100000);
+    assert_int_equal(size_of(path_of("journal.0000000001.log")), -1);
+    buf want = dump(st);
+    jclose(j, st);
+    reopen_same(&want, CONF_FSYNC_EVERYSEC);
+    buf_free(&want);
+}
+
+static void test_crc32c(void **s)
+{
+    assert_int_equal(wal_crc32c(0, "123456789", 9), 0xE3069283u);
+    assert_int_equal(wal_crc32c(wal_crc32c(0, "1234", 4), "56789", 5), 0xE3069283u);
+}
+
+
+int main(void)
+{
+    log_set_level(LOG_WARN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc32c),
+        cmocka_unit_test_setup_teardown(test_round_trip_always, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip_everysec, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_round_trip_no, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_initfile_not_in_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_damage_and_repair, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_snapshot, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_crash_points, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_compaction_by_threshold, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

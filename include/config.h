@@ -66,12 +66,13 @@ typedef enum config_action {
 typedef struct config_cli {
     config_action action;
     int fresh;                /* --fresh: ignore a saved state and start empty */
+    int repair;               /* --repair, with --check-journal: cut a damaged log */
     const char *check_dir;    /* --check-journal DIR */
 } config_cli;
 
 /* Applies argv: --config FILE first (wherever it stands), then -Dkey=value, --port N,
  * --dataset-dir DIR, --bind ADDR, --threads N, --state-dir DIR, --journal on|off,
- * --port-file FILE, --fresh, --check-journal DIR, --help, --version, in order.
+ * --port-file FILE, --fresh, --check-journal DIR [--repair], --help, --version, in order.
  * Returns 0, or -1 with a message in err. */
 int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err);
 

@@ -74,7 +74,7 @@ static const conf_key conf_keys[] = {
     {"stsd.portFile", "stsd.portFile", CT_STRING, F(port_file), 0, 0, "",
      "if set, the bound port is written to this file once listening"},
     {"stsd.threads", "stsd.threads", CT_INT, F(threads), 0, 1024, "0",
-     "HTTP worker threads; 0 = one per CPU core"},
+     "HTTP worker threads; 0 = one per CPU core (32 with journal fsync=always)"},
     {"stsd.maxConnections", "stsd.maxConnections", CT_INT, F(max_connections), 1, 1000000,
      "4096", "open connections at most"},
     {"stsd.maxConnectionsPerIp", "stsd.maxConnectionsPerIp", CT_INT,
@@ -422,7 +422,9 @@ cleanup:
 
 /* ---- command line ---- */
 
-typedef enum opt_kind { OPT_SET, OPT_CONFIG, OPT_FRESH, OPT_CHECK, OPT_HELP, OPT_VERSION } opt_kind;
+typedef enum opt_kind {
+    OPT_SET, OPT_CONFIG, OPT_FRESH, OPT_CHECK, OPT_REPAIR, OPT_HELP, OPT_VERSION
+} opt_kind;
 
 typedef struct conf_opt {
     const char *name;
@@ -444,6 +446,7 @@ static const conf_opt conf_opts[] = {
     {"--port-file", NULL, OPT_SET, "stsd.portFile", "FILE", "write the bound port there"},
     {"--fresh", NULL, OPT_FRESH, NULL, NULL, "ignore a saved state and start empty"},
     {"--check-journal", NULL, OPT_CHECK, NULL, "DIR", "check the journal in DIR and exit"},
+    {"--repair", NULL, OPT_REPAIR, NULL, NULL, "with --check-journal: cut a damaged log"},
     {"--help", "-h", OPT_HELP, NULL, NULL, "print this help and exit"},
     {"--version", "-v", OPT_VERSION, NULL, NULL, "print the version and exit"},
 };
@@ -521,6 +524,7 @@ int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err
     buf ignored = BUF_INIT;
     cli->action = CONFIG_RUN;
     cli->fresh = 0;
+    cli->repair = 0;
     cli->check_dir = NULL;
     /* --help and --version win over everything, even a broken config file. */
     for (int i = 1; i < argc;) {
@@ -550,10 +554,16 @@ int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err
                 return -1;
         } else if (o->kind == OPT_FRESH) {
             cli->fresh = 1;
+        } else if (o->kind == OPT_REPAIR) {
+            cli->repair = 1;
         } else if (o->kind == OPT_CHECK) {
             cli->action = CONFIG_CHECK_JOURNAL;
             cli->check_dir = val;
         }
+    }
+    if (cli->repair && cli->action != CONFIG_CHECK_JOURNAL) {
+        buf_puts(err, "--repair goes with --check-journal DIR");
+        return -1;
     }
     return 0;
 }

@@ -23,6 +23,7 @@
  * LINE in its URL, so this bounds a GET's LINE; POST bodies are bounded by maxBodySize. */
 #define HTTP_CONNECTION_MEMORY (32 * 1024)
 #define HTTP_LISTEN_BACKLOG 4096
+#define HTTP_THREADS_FSYNC_ALWAYS 32
 
 /* One per connection, from its start to its close (MHD pairs those two notifications
  * even when a request fails to parse); it holds the connection's current request. */
@@ -286,6 +287,11 @@ http_server *http_start(const config *conf, const cmd_server *srv, int fd,
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = conf->threads > 0 ? (unsigned)conf->threads
                                          : (unsigned)(cores > 0 ? cores : 1);
+    /* With fsync=always a change waits for its fsync on its worker thread: more threads
+     * let more changes share each fsync (group commit). */
+    if (conf->threads == 0 && conf->journal && conf->journal_fsync == CONF_FSYNC_ALWAYS &&
+        threads < HTTP_THREADS_FSYNC_ALWAYS)
+        threads = HTTP_THREADS_FSYNC_ALWAYS;
     /* Suspend/resume is allowed so that a request waiting for a line (a long-poll READ)
      * can park its connection without holding a worker thread. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |

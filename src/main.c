@@ -82,22 +82,6 @@ static int write_port_file(const char *path, int port)
     return 0;
 }
 
-/* --repair only goes with --check-journal; it is taken out of argv here until config's
- * option table knows it. Returns whether it was there. */
-static int take_repair_flag(int *argc, char **argv)
-{
-    int found = 0, k = 1;
-    for (int i = 1; i < *argc; i++) {
-        if (strcmp(argv[i], "--repair") == 0)
-            found = 1;
-        else
-            argv[k++] = argv[i];
-    }
-    argv[k] = NULL;
-    *argc = k;
-    return found;
-}
-
 /* Opens the journal (recovering the lists into st) when stsd.journal is on; the state
  * directory defaults to <canonical datasetDirectory>/.stsd. Returns 0 (with *out NULL
  * when the journal is off) or -1 with the reason logged. */
@@ -136,14 +120,13 @@ cleanup:
 int main(int argc, char **argv)
 {
     config conf;
-    config_cli cli = {CONFIG_RUN, 0, NULL};
+    config_cli cli = {CONFIG_RUN, 0, 0, NULL};
     buf err = BUF_INIT;
     int status = 1;
     dataset *ds = NULL;
     store *st = NULL;
     http_server *http = NULL;
     journal *j = NULL;
-    int repair = take_repair_flag(&argc, argv);
 
     if (config_defaults(&conf) != 0) {
         fprintf(stderr, "stsd: out of memory\n");
@@ -164,11 +147,7 @@ int main(int argc, char **argv)
         goto done;
     }
     if (cli.action == CONFIG_CHECK_JOURNAL) {
-        status = journal_check(cli.check_dir, repair);
-        goto done;
-    }
-    if (repair) {
-        fprintf(stderr, "stsd: --repair goes with --check-journal DIR\n");
+        status = journal_check(cli.check_dir, cli.repair);
         goto done;
     }
     if (config_validate(&conf, &err) != 0 || reply_set_charset(conf.charset_response) != 0) {

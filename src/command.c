@@ -167,6 +167,16 @@ static int parse_int32(const char *s, size_t len, long *out)
     return 0;
 }
 
+/* READ and FIND answer the bare line: drop the length header the store wrote. */
+static void ok_single_line(cmd_result *r)
+{
+    size_t off = 0, len;
+    const char *line = store_next_line(&r->text, &off, &len);
+    memmove(r->text.data, line, len);
+    r->text.len = len;
+    r->kind = REPLY_OK;
+}
+
 static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int multi)
 {
     size_t nlen, vlen = 0;
@@ -211,16 +221,10 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
     }
     if (rc != STORE_OK)
         return ko_store(r, rc, name, nlen);
-    if (multi) {
+    if (multi)
         r->kind = REPLY_LINES;
-        return;
-    }
-    /* A single READ answers the bare line: drop the length header store_read wrote. */
-    size_t off = 0, len;
-    const char *line = store_next_line(&r->text, &off, &len);
-    memmove(r->text.data, line, len);
-    r->text.len = len;
-    r->kind = REPLY_OK;
+    else
+        ok_single_line(r);
 }
 
 static void cmd_read(const cmd_server *srv, const params *p, cmd_result *r)
@@ -305,11 +309,7 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
     rx_release(re);
     if (rc != STORE_OK)
         return ko_store(r, rc, name, nlen);
-    size_t off = 0, len;
-    const char *found = store_next_line(&r->text, &off, &len);
-    memmove(r->text.data, found, len);
-    r->text.len = len;
-    r->kind = REPLY_OK;
+    ok_single_line(r);
 }
 
 static void cmd_length(const cmd_server *srv, const params *p, cmd_result *r)

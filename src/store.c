@@ -176,38 +176,52 @@ static size_t random_below(size_t n)
     return (size_t)(((unsigned __int128)r * n) >> 64);
 }
 
-/* Swaps l in as list name; with log, records it (snapshot snap) in the journal first. */
-static store_rc install(store *st, const char *name, list *l, int log, uint64_t snap)
+/* How a swap of a whole list is recorded in the journal. */
+typedef enum swap_log { SWAP_UNLOGGED, SWAP_REPLACE, SWAP_RESET } swap_log;
+
+/* Puts l (owned from now on, freed on error) in place of e's list, recorded first as how
+ * says; the old list is freed after the swap, outside the lock: a big list takes a
+ * while, and readers need not wait. */
+static store_rc swap_list(store *st, entry *e, const char *name, list *l, swap_log how,
+                          uint64_t snap)
 {
-    store_rc rc = STORE_OK;
     uint64_t lsn = 0;
-    size_t add = list_bytes(l);
-    if (bytes_reserve(st, add) != 0) {
-        list_free(l);
-        return STORE_FULL;
-    }
-    entry *e = store_lookup_or_create(st, name, &rc);
-    if (!e) {
-        bytes_release(st, add);
-        list_free(l);
-        return rc;
-    }
     pthread_mutex_lock(&e->lock);
-    if (log && journal_log_replace(st->j, name, snap, &lsn) != 0) {
+    int failed = how == SWAP_REPLACE ? journal_log_replace(st->j, name, snap, &lsn)
+               : how == SWAP_RESET   ? journal_log_reset(st->j, name, &lsn)
+                                     : 0;
+    if (failed) {
         pthread_mutex_unlock(&e->lock);
-        bytes_release(st, add);
         list_free(l);
         return STORE_JOURNAL;
     }
     list *old = e->l;
     e->l = l;
     pthread_mutex_unlock(&e->lock);
-    /* Freed outside the lock: a big list takes a while, and readers need not wait. */
     bytes_release(st, list_bytes(old));
     list_free(old);
     if (lsn)
         journal_wait(st->j, lsn);
     return STORE_OK;
+}
+
+/* Installs l as list name, creating the name if needed. */
+static store_rc install(store *st, const char *name, list *l, swap_log how, uint64_t snap)
+{
+    store_rc rc = STORE_OK;
+    size_t add = list_bytes(l);
+    if (bytes_reserve(st, add) != 0) {
+        list_free(l);
+        return STORE_FULL;
+    }
+    entry *e = store_lookup_or_create(st, name, &rc);
+    if (e)
+        rc = swap_list(st, e, name, l, how, snap);
+    else
+        list_free(l);
+    if (rc != STORE_OK)
+        bytes_release(st, add);
+    return rc;
 }
 
 store_rc store_replace(store *st, const char *name, list *l)
@@ -218,12 +232,12 @@ store_rc store_replace(store *st, const char *name, list *l)
         list_free(l);
         return STORE_JOURNAL;
     }
-    return install(st, name, l, st->j != NULL, snap);
+    return install(st, name, l, st->j ? SWAP_REPLACE : SWAP_UNLOGGED, snap);
 }
 
 store_rc store_adopt(store *st, const char *name, list *l)
 {
-    return install(st, name, l, 0, 0);
+    return install(st, name, l, SWAP_UNLOGGED, 0);
 }
 
 void store_set_journal(store *st, journal *j)
@@ -422,21 +436,7 @@ store_rc store_reset(store *st, const char *name)
     list *fresh = list_create();
     if (!fresh)
         return STORE_NOMEM;
-    uint64_t lsn = 0;
-    pthread_mutex_lock(&e->lock);
-    if (st->j && journal_log_reset(st->j, name, &lsn) != 0) {
-        pthread_mutex_unlock(&e->lock);
-        list_free(fresh);
-        return STORE_JOURNAL;
-    }
-    list *old = e->l;
-    e->l = fresh;
-    pthread_mutex_unlock(&e->lock);
-    bytes_release(st, list_bytes(old));
-    list_free(old);
-    if (lsn)
-        journal_wait(st->j, lsn);
-    return STORE_OK;
+    return swap_list(st, e, name, fresh, st->j ? SWAP_RESET : SWAP_UNLOGGED, 0);
 }
 
 store_rc store_snapshot(store *st, const char *name, list **copy)

@@ -1,5 +1,5 @@
-/* store.c - named lists under a read-mostly table and per-list locks; the one place that
- * changes lists. */
+/* store.c - named lists under a lock-free table of names and per-list locks; the one place
+ * that changes lists. */
 #include "store.h"
 
 #include <pthread.h>
@@ -9,20 +9,29 @@
 #include <sys/random.h>
 
 /* A name's entry lives as long as the store: RESET empties a list and INITFILE swaps its
- * contents, but no command deletes a name. So a looked-up entry stays valid after the
- * table lock is released, and only the entry's own mutex guards its list. */
+ * contents, but no command deletes a name. So a looked-up entry stays valid for good,
+ * and only the entry's own mutex guards its list. */
 typedef struct entry {
-    struct entry *next;          /* hash chain */
     pthread_mutex_t lock;
     list *l;
+    uint64_t hash;
     char name[];
 } entry;
 
+/* The names: open addressing over entry pointers. Since entries are only ever added,
+ * readers need no lock: they probe with acquire loads, and a writer (under add_lock)
+ * fills an empty slot with a release store, or builds a bigger table and publishes it
+ * whole. Replaced tables are kept (readers may still be probing them) until the end. */
+typedef struct table {
+    struct table *older;
+    size_t mask;                 /* slots - 1; slots is a power of two */
+    _Atomic(entry *) slots[];
+} table;
+
 struct store {
-    pthread_rwlock_t table_lock;
-    entry **buckets;
-    size_t nbuckets;             /* a power of two */
-    size_t count;
+    _Atomic(table *) names;
+    pthread_mutex_t add_lock;    /* serializes writers of names */
+    size_t count;                /* under add_lock */
     store_limits limits;
     atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
     journal *j;                  /* NULL: changes live in memory only */
@@ -36,18 +45,35 @@ static uint64_t name_hash(const char *s)
     return h;
 }
 
+static table *table_new(size_t slots, table *older)
+{
+    table *t = calloc(1, sizeof *t + slots * sizeof t->slots[0]);
+    if (t) {
+        t->older = older;
+        t->mask = slots - 1;
+    }
+    return t;
+}
+
+/* Puts e in t's first free slot from its hash (t has room: load is kept under 1/2). */
+static void table_put(table *t, entry *e)
+{
+    size_t i = e->hash & t->mask;
+    while (atomic_load_explicit(&t->slots[i], memory_order_relaxed))
+        i = (i + 1) & t->mask;
+    atomic_store_explicit(&t->slots[i], e, memory_order_release);
+}
+
 store *store_create(const store_limits *limits)
 {
     store *st = calloc(1, sizeof *st);
-    if (!st)
-        return NULL;
-    st->nbuckets = 64;
-    st->buckets = calloc(st->nbuckets, sizeof *st->buckets);
-    if (!st->buckets || pthread_rwlock_init(&st->table_lock, NULL) != 0) {
-        free(st->buckets);
+    table *t = table_new(64, NULL);
+    if (!st || !t || pthread_mutex_init(&st->add_lock, NULL) != 0) {
+        free(t);
         free(st);
         return NULL;
     }
+    atomic_init(&st->names, t);
     if (limits)
         st->limits = *limits;
     atomic_init(&st->bytes, 0);
@@ -58,56 +84,39 @@ void store_free(store *st)
 {
     if (!st)
         return;
-    for (size_t i = 0; i < st->nbuckets; i++) {
-        entry *e = st->buckets[i];
-        while (e) {
-            entry *next = e->next;
+    table *t = atomic_load(&st->names);
+    for (size_t i = 0; i <= t->mask; i++) {
+        entry *e = atomic_load(&t->slots[i]);
+        if (e) {
             list_free(e->l);
             pthread_mutex_destroy(&e->lock);
             free(e);
-            e = next;
         }
     }
-    pthread_rwlock_destroy(&st->table_lock);
-    free(st->buckets);
+    while (t) {
+        table *older = t->older;
+        free(t);
+        t = older;
+    }
+    pthread_mutex_destroy(&st->add_lock);
     free(st);
 }
 
-static entry *table_find(const store *st, const char *name, uint64_t h)
+static entry *table_find(const table *t, const char *name, uint64_t h)
 {
-    for (entry *e = st->buckets[h & (st->nbuckets - 1)]; e; e = e->next)
-        if (strcmp(e->name, name) == 0)
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+        entry *e = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!e)
+            return NULL;
+        if (e->hash == h && strcmp(e->name, name) == 0)
             return e;
-    return NULL;
+    }
 }
 
 static entry *store_lookup(store *st, const char *name)
 {
-    pthread_rwlock_rdlock(&st->table_lock);
-    entry *e = table_find(st, name, name_hash(name));
-    pthread_rwlock_unlock(&st->table_lock);
-    return e;
-}
-
-static void table_grow(store *st)
-{
-    size_t n = st->nbuckets * 2;
-    entry **b = calloc(n, sizeof *b);
-    if (!b)
-        return;                  /* longer chains, still correct */
-    for (size_t i = 0; i < st->nbuckets; i++) {
-        entry *e = st->buckets[i];
-        while (e) {
-            entry *next = e->next;
-            size_t j = name_hash(e->name) & (n - 1);
-            e->next = b[j];
-            b[j] = e;
-            e = next;
-        }
-    }
-    free(st->buckets);
-    st->buckets = b;
-    st->nbuckets = n;
+    return table_find(atomic_load_explicit(&st->names, memory_order_acquire), name,
+                      name_hash(name));
 }
 
 /* The entry for name, created with an empty list if absent. NULL with *rc set on error. */
@@ -117,13 +126,28 @@ static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
     if (e)
         return e;
     uint64_t h = name_hash(name);
-    pthread_rwlock_wrlock(&st->table_lock);
-    e = table_find(st, name, h);       /* another thread may have won the race */
+    pthread_mutex_lock(&st->add_lock);
+    table *t = atomic_load_explicit(&st->names, memory_order_relaxed);
+    e = table_find(t, name, h);        /* another thread may have won the race */
     if (e)
         goto done;
     if (st->limits.max_lists && st->count >= st->limits.max_lists) {
         *rc = STORE_FULL;
         goto done;
+    }
+    if ((st->count + 1) * 2 > t->mask + 1) {
+        table *bigger = table_new((t->mask + 1) * 2, t);
+        if (!bigger) {
+            *rc = STORE_NOMEM;
+            goto done;
+        }
+        for (size_t i = 0; i <= t->mask; i++) {
+            entry *old = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+            if (old)
+                table_put(bigger, old);
+        }
+        atomic_store_explicit(&st->names, bigger, memory_order_release);
+        t = bigger;
     }
     size_t nlen = strlen(name);
     e = malloc(sizeof *e + nlen + 1);
@@ -134,13 +158,12 @@ static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
         goto done;
     }
     pthread_mutex_init(&e->lock, NULL);
+    e->hash = h;
     memcpy(e->name, name, nlen + 1);
-    e->next = st->buckets[h & (st->nbuckets - 1)];
-    st->buckets[h & (st->nbuckets - 1)] = e;
-    if (++st->count > st->nbuckets)
-        table_grow(st);
+    table_put(t, e);
+    st->count++;
 done:
-    pthread_rwlock_unlock(&st->table_lock);
+    pthread_mutex_unlock(&st->add_lock);
     return e;
 }
 
@@ -477,16 +500,17 @@ static int cmp_entry_name(const void *a, const void *b)
 
 static entry **entries_sorted(store *st, size_t *count)
 {
-    pthread_rwlock_rdlock(&st->table_lock);
-    size_t n = st->count;
+    /* Taken under add_lock so that the count and the table agree. */
+    pthread_mutex_lock(&st->add_lock);
+    table *t = atomic_load_explicit(&st->names, memory_order_relaxed);
+    size_t n = st->count, k = 0;
     entry **all = malloc((n ? n : 1) * sizeof *all);
-    if (all) {
-        size_t k = 0;
-        for (size_t i = 0; i < st->nbuckets; i++)
-            for (entry *e = st->buckets[i]; e; e = e->next)
-                all[k++] = e;
+    for (size_t i = 0; all && i <= t->mask; i++) {
+        entry *e = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+        if (e)
+            all[k++] = e;
     }
-    pthread_rwlock_unlock(&st->table_lock);
+    pthread_mutex_unlock(&st->add_lock);
     if (!all)
         return NULL;
     qsort(all, n, sizeof *all, cmp_entry_name);
@@ -512,8 +536,8 @@ long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx)
 
 size_t store_count(store *st)
 {
-    pthread_rwlock_rdlock(&st->table_lock);
+    pthread_mutex_lock(&st->add_lock);
     size_t n = st->count;
-    pthread_rwlock_unlock(&st->table_lock);
+    pthread_mutex_unlock(&st->add_lock);
     return n;
 }

@@ -279,6 +279,47 @@ static void test_concurrent_ops_keep_count(void **state)
     assert_int_equal(len, WORKERS * PER_WORKER / 2);
 }
 
+#define NAMES_PER_THREAD 2500
+
+static void *create_names(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    char name[32];
+    size_t len;
+    for (int i = 0; i < NAMES_PER_THREAD; i++) {
+        snprintf(name, sizeof name, "t%d-%d", id, i);
+        if (store_add(st, name, "x", 1, 1, 0) != STORE_OK)
+            return (void *)1;
+        /* A name just created is found at once, while other threads grow the table. */
+        if (store_length(st, name, &len) != STORE_OK || len != 1)
+            return (void *)1;
+        snprintf(name, sizeof name, "t%d-%d", id, i / 2);
+        if (store_length(st, name, &len) != STORE_OK)
+            return (void *)1;
+    }
+    return NULL;
+}
+
+static void test_many_names_concurrently(void **state)
+{
+    store *keep = st;
+    st = store_create(NULL);
+    pthread_t t[WORKERS];
+    for (int i = 0; i < WORKERS; i++)
+        pthread_create(&t[i], NULL, create_names, (void *)(intptr_t)i);
+    for (int i = 0; i < WORKERS; i++) {
+        void *failed;
+        pthread_join(t[i], &failed);
+        assert_null(failed);
+    }
+    assert_int_equal(store_count(st), WORKERS * NAMES_PER_THREAD);
+    size_t len;
+    assert_int_equal(store_length(st, "t3-2499", &len), STORE_OK);
+    assert_int_equal(store_length(st, "t4-0", &len), STORE_NOT_LOADED);
+    store_free(st);
+    st = keep;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -290,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_status_sorted_and_snapshot),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_concurrent_ops_keep_count),
+        cmocka_unit_test(test_many_names_concurrently),
     };
     int rc = cmocka_run_group_tests(tests, setup, teardown);
     rx_shutdown();

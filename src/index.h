@@ -1,4 +1,4 @@
-/* index.h - store engine internals shared by list.c and index.c: leaves, lists, index. */
+/* index.h - store engine internals shared by list.c, leaf.c, index.c: leaves, lists, index. */
 #ifndef STSD_INDEX_H
 #define STSD_INDEX_H
 
@@ -25,9 +25,12 @@ struct leaf {
 
 typedef struct index_tab index_tab;
 
+/* Free pool slots a list keeps at hand, so it meets the pool's lock once per batch. */
+#define LIST_STASH 32
+
 struct list {
     size_t count, bytes;
-    size_t leaf_mem;       /* bytes allocated for leaves, for list_memory */
+    size_t leaf_mem;       /* bytes of leaves, malloc headers included, for list_memory */
     struct leaf **slot;    /* the deque; NULL marks a dead slot (a freed middle leaf) */
     size_t *fen;           /* Fenwick tree over slot counts, 1-based, scap entries */
     uint32_t scap, lo, hi; /* live slots are in [lo, hi); slot[lo], slot[hi-1] are live */
@@ -38,6 +41,8 @@ struct list {
     unsigned char *slab;   /* one block holding a clone's leaves, freed with its last one */
     size_t slab_size, slab_live;
     index_tab *ix;         /* NULL until the first list_find_equal / list_contains */
+    void *stash[LIST_STASH]; /* free standard-leaf slots from the pool (leaf.c) */
+    uint32_t nstash;
 };
 
 /* The line of the record at off; sets *len and, if end is not NULL, the next record. */

@@ -1,94 +1,10 @@
 /* list.c - one list of lines: packed leaves in a slot deque under a Fenwick tree of counts. */
 #include "list.h"
 #include "index.h"
+#include "leaf.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-/* Capping lines per leaf bounds the in-leaf walk of get and remove. */
-#define LEAF_MAX_LINES 256u
-/* 4080 bytes is a 4 KiB chunk with glibc's 16-byte malloc header. */
-#define LEAF_BYTES 4080u
-#define LEAF_CAP ((uint32_t)(LEAF_BYTES - sizeof(struct leaf)))
-#define LEAF_MIN_CAP ((uint32_t)(128u - sizeof(struct leaf)))
-#define MALLOC_OVERHEAD 16u
-#define LINE_MAX_LEN ((size_t)UINT32_MAX - 2 * LEAF_BYTES)
-
-/* ---- leaves ---------------------------------------------------------------------- */
-
-static inline uint32_t leaf_used(const struct leaf *L)
-{
-    return L->tail - L->head;
-}
-
-/* Offset of record k (< n): the one O(lines per leaf) walk of the engine. */
-static uint32_t leaf_seek(const struct leaf *L, uint32_t k)
-{
-    if (k == 0 || k == L->n - 1u)
-        return k ? L->last : L->head;
-    uint32_t off = L->head;
-    size_t len;
-    /* Each hop waits for the last one's length byte: fetch the lines it will cross first,
-     * all at once, so a cold leaf costs about one memory latency, not one per line. With
-     * k > 0 this is a standard leaf, so the estimate fits 32 bits. */
-    uint32_t est = leaf_used(L) * (k + 1) / L->n + 64;
-    const unsigned char *p = L->data + off;
-    for (const unsigned char *e = est < leaf_used(L) ? p + est : L->data + L->tail; p < e;
-         p += 64)
-        __builtin_prefetch(p);
-    while (k--)
-        rec_line(L, off, &len, &off);
-    return off;
-}
-
-/* Moves the records so they start at newhead. */
-static void leaf_place(struct leaf *L, uint32_t newhead)
-{
-    uint32_t used = leaf_used(L);
-    memmove(L->data + newhead, L->data + L->head, used);
-    L->last = L->last - L->head + newhead;
-    L->head = newhead;
-    L->tail = newhead + used;
-}
-
-static int in_slab(const list *l, const struct leaf *L)
-{
-    uintptr_t p = (uintptr_t)L, s = (uintptr_t)l->slab;
-    return s && p >= s && p < s + l->slab_size;
-}
-
-/* Gives back a leaf's memory (a clone's leaves share one slab, freed with the last). */
-static void leaf_release(list *l, struct leaf *L)
-{
-    l->leaf_mem -= sizeof *L + L->cap;
-    if (!in_slab(l, L)) {
-        free(L);
-    } else if (--l->slab_live == 0) {
-        free(l->slab);
-        l->slab = NULL;
-    }
-}
-
-/* Grows L to cap data bytes, records at the same offsets. Returns the leaf, maybe moved,
- * or NULL on ENOMEM (L unchanged). */
-static struct leaf *leaf_resize(list *l, struct leaf *L, uint32_t cap)
-{
-    struct leaf *M;
-    if (in_slab(l, L)) {
-        if (!(M = index_malloc_fn(sizeof *L + cap)))
-            return NULL;
-        memcpy(M, L, sizeof *L);
-        memcpy(M->data + L->head, L->data + L->head, leaf_used(L));
-        leaf_release(l, L);
-        l->leaf_mem += sizeof *M + M->cap;
-    } else if (!(M = index_realloc_fn(L, sizeof *L + cap))) {
-        return NULL;
-    }
-    l->leaf_mem += cap - M->cap;
-    M->cap = cap;
-    l->blk[M->id] = l->slot[M->slot] = M;
-    return M;
-}
 
 /* ---- Fenwick tree over slots ------------------------------------------------------ */
 
@@ -152,6 +68,12 @@ static struct leaf *locate(const list *l, size_t pos, uint32_t *k)
     /* A middle position: the tree's view differs from the truth only by the head. */
     uint32_t s = fen_find(l, pos - h->n + h->fw, &rem);
     *k = (uint32_t)rem;
+    /* A middle leaf of a big list is likely cold, and the walk needs its header, then
+     * its lines up to k: fetching the whole leaf at once (harmless past a smaller one)
+     * makes it wait about one memory latency, not two. */
+    const char *L = (const char *)l->slot[s];
+    for (size_t off = 0; off < LEAF_BYTES; off += 64)
+        __builtin_prefetch(L + off);
     return l->slot[s];
 }
 
@@ -236,11 +158,9 @@ static struct leaf *leaf_attach(list *l, uint32_t cap, int front)
     int full = l->nlive == 0 ? l->scap < 2 : front ? l->lo == 0 : l->hi == l->scap;
     if ((full && slots_rebuild(l) < 0) || blk_reserve(l) < 0)
         return NULL;
-    struct leaf *L = index_malloc_fn(sizeof *L + cap);
+    struct leaf *L = leaf_alloc(l, cap);
     if (!L)
         return NULL;
-    l->leaf_mem += sizeof *L + cap;
-    L->cap = cap;
     L->head = L->tail = L->last = front ? cap : 0;
     L->n = 0;
     L->fw = 0;
@@ -294,20 +214,6 @@ static void leaf_detach(list *l, struct leaf *L)
 }
 
 /* ---- pushes --------------------------------------------------------------------- */
-
-/* Capacity for a new end leaf next to prev: a leaf that filled up on lines, not bytes,
- * says the lines are short, so its successor is sized to what it actually used. */
-static uint32_t leaf_new_cap(const struct leaf *prev, size_t need)
-{
-    size_t c = LEAF_CAP;
-    if (!prev) {
-        c = LEAF_MIN_CAP;
-    } else if (prev->cap <= LEAF_CAP && prev->n >= LEAF_MAX_LINES) {
-        c = leaf_used(prev) + leaf_used(prev) / 8;
-        c = c < LEAF_MIN_CAP ? LEAF_MIN_CAP : c > LEAF_CAP ? LEAF_CAP : c;
-    }
-    return (uint32_t)(need > c ? need : c);
-}
 
 /* Makes need bytes of room at one end of the end leaf L, by moving its records (when it
  * is at most half full) or growing it (while smaller than a standard leaf). Returns L,
@@ -383,6 +289,20 @@ int list_push_front(list *l, const char *s, size_t len)
 
 int list_push_back(list *l, const char *s, size_t len)
 {
+    /* INITFILE's path, taken for most lines: a short line into room left in the tail
+     * leaf, which as an end leaf keeps its count out of the tree. */
+    struct leaf *L = l->nlive ? l->slot[l->hi - 1] : NULL;
+    if (L && len < 0x80 && !l->ix && L->n < LEAF_MAX_LINES && L->cap - L->tail > len) {
+        unsigned char *p = L->data + L->tail;
+        *p = (unsigned char)len;
+        memcpy(p + 1, s, len);
+        L->last = L->tail;
+        L->tail += (uint32_t)len + 1;
+        L->n++;
+        l->count++;
+        l->bytes += len;
+        return 0;
+    }
     return push(l, s, len, 0, l->ix ? index_hash(s, len) : 0);
 }
 
@@ -436,12 +356,13 @@ static int fits(const struct leaf *A, const struct leaf *B)
     return A && B && leaf_used(A) + leaf_used(B) <= LEAF_CAP && A->n + B->n <= LEAF_MAX_LINES;
 }
 
-/* Removes line k of L; tag is its index tag when the index exists. Never fails. A pop
- * at either end of the list skips the merge check: that leaf is on its way out. */
-static void remove_at(list *l, struct leaf *L, uint32_t k, uint32_t tag, int pop)
+/* Removes line k of L, which starts at off; tag is its index tag when the index exists.
+ * Never fails. A pop at either end of the list skips the merge check: that leaf is on
+ * its way out. */
+static void remove_at(list *l, struct leaf *L, uint32_t k, uint32_t off, uint32_t tag, int pop)
 {
     size_t len;
-    uint32_t off = leaf_seek(L, k), end;
+    uint32_t end;
     rec_line(L, off, &len, &end);
     uint32_t rs = end - off;
 
@@ -485,12 +406,13 @@ int list_remove(list *l, size_t pos)
         return -1;
     uint32_t k, tag = 0;
     struct leaf *L = locate(l, pos, &k);
+    uint32_t off = leaf_seek(L, k);
     if (l->ix) {
         size_t len;
-        const char *p = rec_line(L, leaf_seek(L, k), &len, NULL);
+        const char *p = rec_line(L, off, &len, NULL);
         tag = index_hash(p, len);
     }
-    remove_at(l, L, k, tag, pos == 0 || pos == l->count - 1);
+    remove_at(l, L, k, off, tag, pos == 0 || pos == l->count - 1);
     return 0;
 }
 
@@ -522,7 +444,7 @@ int list_move_to_back(list *l, size_t pos)
     uint32_t tag = l->ix ? index_hash(p, len) : 0;
     if (push(l, p, len, 0, tag) < 0)
         return -1;
-    remove_at(l, L, k, tag, pos == 0);
+    remove_at(l, L, k, off, tag, pos == 0);
     return 0;
 }
 
@@ -540,10 +462,7 @@ void list_free(list *l)
 {
     if (!l)
         return;
-    for (uint32_t i = 0; i < l->nblk; i++)
-        if (!in_slab(l, l->blk[i]))
-            free(l->blk[i]);
-    free(l->slab);
+    leaf_free_all(l);
     free(l->blk);
     free(l->free_ids);
     free(l->slot);
@@ -564,7 +483,7 @@ size_t list_bytes(const list *l)
 
 size_t list_memory(const list *l)
 {
-    return sizeof *l + l->leaf_mem + (size_t)l->nlive * MALLOC_OVERHEAD +
+    return sizeof *l + l->leaf_mem + (size_t)l->nstash * LEAF_BYTES +
            (size_t)l->scap * (sizeof *l->slot + sizeof *l->fen) +
            (size_t)l->blkcap * (sizeof *l->blk + sizeof *l->free_ids) + index_memory(l->ix);
 }
@@ -623,6 +542,7 @@ list *list_clone(const list *l)
         return NULL;
     *c = *l;
     c->ix = NULL;
+    c->nstash = 0; /* the stash stays with l */
     c->slab = NULL;
     c->slab_size = c->leaf_mem = 0;
     for (uint32_t id = 0; id < l->nblk; id++)

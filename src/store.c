@@ -45,6 +45,17 @@ static uint64_t name_hash(const char *s)
     return h;
 }
 
+/* A list's critical sections are short: spin a little before sleeping in the kernel, so
+ * that two workers taking turns on one hot list don't pay a futex call each time. */
+static pthread_mutexattr_t entry_lock_attr;
+static pthread_once_t entry_lock_once = PTHREAD_ONCE_INIT;
+
+static void entry_lock_attr_init(void)
+{
+    pthread_mutexattr_init(&entry_lock_attr);
+    pthread_mutexattr_settype(&entry_lock_attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+}
+
 static table *table_new(size_t slots, table *older)
 {
     table *t = calloc(1, sizeof *t + slots * sizeof t->slots[0]);
@@ -66,6 +77,7 @@ static void table_put(table *t, entry *e)
 
 store *store_create(const store_limits *limits)
 {
+    pthread_once(&entry_lock_once, entry_lock_attr_init);
     store *st = calloc(1, sizeof *st);
     table *t = table_new(64, NULL);
     if (!st || !t || pthread_mutex_init(&st->add_lock, NULL) != 0) {
@@ -157,7 +169,7 @@ static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
         *rc = STORE_NOMEM;
         goto done;
     }
-    pthread_mutex_init(&e->lock, NULL);
+    pthread_mutex_init(&e->lock, &entry_lock_attr);
     e->hash = h;
     memcpy(e->name, name, nlen + 1);
     table_put(t, e);

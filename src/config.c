@@ -84,7 +84,7 @@ static const conf_key conf_keys[] = {
     {"stsd.maxBodySize", "stsd.maxBodySize", CT_SIZE, F(max_body), KIB, GIB, "16M",
      "largest request body (POST) accepted"},
     {"stsd.maxLineSize", "stsd.maxLineSize", CT_SIZE, F(max_line), 1, GIB, "1M",
-     "longest line accepted by ADD and INITFILE"},
+     "longest LINE that ADD accepts (files loaded by INITFILE are not limited)"},
     {"stsd.maxLists", "stsd.maxLists", CT_COUNT, F(max_lists), 1, 100000000, "100000",
      "number of lists at most"},
     {"stsd.maxBytes", "stsd.maxBytes", CT_SIZE, F(max_bytes), 0, 1024 * 1024 * GIB, "0",

@@ -1,6 +1,10 @@
 /* test_protocol.c - every command, check order and KO message on a real stsd, beyond the
  * reference transcript: methods, binary values, limits, files, charsets, STOP. */
 #include <dirent.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <regex.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -386,6 +390,80 @@ static void test_init_at_startup(void **state)
     td_cleanup(&c);
 }
 
+/* Starts stsd on a pseudo-terminal, as a user at a shell does; returns its pid and sets
+ * *master, or -1. */
+static pid_t start_on_terminal(daemon_proc *c, int *master, const char *daemon_flag)
+{
+    const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
+    char ds[700], pf[700], port_file[600];
+    snprintf(port_file, sizeof port_file, "%s/port", c->dir);
+    snprintf(ds, sizeof ds, "--dataset-dir=%s", c->data);
+    snprintf(pf, sizeof pf, "--port-file=%s", port_file);
+    unlink(port_file);
+    pid_t pid = forkpty(master, NULL, NULL, NULL);
+    if (pid == 0) {
+        execl(bin, bin, "--port=0", "--bind=127.0.0.1", ds, pf, daemon_flag, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; pid > 0 && i < 500; i++) {
+        FILE *f = fopen(port_file, "r");
+        if (f) {
+            int ok = fscanf(f, "%d", &c->port) == 1;
+            fclose(f);
+            if (ok)
+                return pid;
+        }
+        usleep(10000);
+    }
+    return -1;
+}
+
+/* Waits up to 5 s for pid; its exit status, or -1. */
+static int wait_exit(pid_t pid, int master)
+{
+    char drain[4096];
+    for (int i = 0; i < 500; i++) {
+        int st;
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        /* Keep the terminal's buffer from filling with the log. */
+        struct pollfd p = {master, POLLIN, 0};
+        if (poll(&p, 1, 10) > 0 && read(master, drain, sizeof drain) < 0)
+            usleep(10000);
+    }
+    kill(pid, SIGKILL);
+    return -1;
+}
+
+static void test_enter_and_signals(void **state)
+{
+    daemon_proc c;
+    assert_int_equal(td_mkdirs(&c), 0);
+    int master;
+    /* daemon=false on a terminal: ENTER stops it, with status 0. */
+    pid_t pid = start_on_terminal(&c, &master, "-DjmeterPlugin.sts.daemon=false");
+    assert_true(pid > 0);
+    http_reply r;
+    assert_int_equal(http_get(c.port, "/sts/ADD?FILENAME=a&LINE=x", &r), 0);
+    http_reply_free(&r);
+    assert_int_equal(write(master, "\n", 1), 1);
+    assert_int_equal(wait_exit(pid, master), 0);
+    close(master);
+    /* daemon=true on a terminal: ENTER is ignored; SIGINT stops it, with status 0. */
+    pid = start_on_terminal(&c, &master, "-DjmeterPlugin.sts.daemon=true");
+    assert_true(pid > 0);
+    assert_int_equal(write(master, "\n", 1), 1);
+    usleep(200000);
+    assert_int_equal(http_get(c.port, "/sts/STATUS", &r), 0);
+    assert_string_equal(r.body, "<html><title>KO</title>\n<body>Error : Database was empty !"
+                                "</body>\n</html>");
+    http_reply_free(&r);
+    kill(pid, SIGINT);
+    assert_int_equal(wait_exit(pid, master), 0);
+    close(master);
+    td_cleanup(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +484,7 @@ int main(void)
         cmocka_unit_test(test_charsets),
         cmocka_unit_test(test_startup_errors),
         cmocka_unit_test(test_init_at_startup),
+        cmocka_unit_test(test_enter_and_signals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1,4 +1,4 @@
-/* dataset.c - the dataset directory: name rules, INITFILE loading, atomic SAVE, charsets. */
+/* dataset.c - the dataset directory: name rules, charsets, INITFILE loading, listing. */
 #include "dataset.h"
 
 #include <dirent.h>
@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <iconv.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,26 +14,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "dataset_int.h"
 #include "log.h"
 
-/* Big enough that a SAVE of millions of lines costs a few hundred write calls. */
-#define SAVE_BUF_SIZE (1u << 20)
 /* Reads of this size keep the buffer in cache while it is split into lines. */
 #define LOAD_CHUNK (1u << 20)
 
-struct dataset {
-    int dirfd;       /* kept open so every name is resolved against this very directory */
-    char *path;      /* canonical, for the "does this symlink stay inside" test */
-    size_t path_len;
-    char *read_cs;   /* NULL when files are read as UTF-8 (no conversion) */
-    char *write_cs;  /* NULL when files are written as UTF-8 */
-    int read_ascii;  /* read_cs/write_cs encode ASCII as itself: ASCII text skips iconv */
-    int write_ascii;
-};
 
 static _Thread_local int last_errno;
-/* Makes temp names unique between threads of this process; the pid covers other processes. */
-static atomic_ulong tmp_counter;
 
 dataset_rc dataset_check_name(const char *name, size_t len)
 {
@@ -59,6 +46,11 @@ dataset_rc dataset_check_name(const char *name, size_t len)
 int dataset_errno(void)
 {
     return last_errno;
+}
+
+void dataset_set_errno(int err)
+{
+    last_errno = err;
 }
 
 static int is_utf8(const char *cs)
@@ -114,7 +106,7 @@ static int charset_usable(const char *to, const char *from)
 }
 
 /* 1 if p[0..n) has no byte >= 0x80; a word at a time, as this runs over whole files. */
-static int ascii_only(const char *p, size_t n)
+int dataset_ascii_only(const char *p, size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
@@ -361,7 +353,7 @@ static dataset_rc loader_fill(loader *ld, int *final)
     }
     char *in = ld->raw, *out = ld->text + ld->len;
     size_t inleft = ld->raw_len, outleft = ld->cap - ld->len;
-    if (ld->ascii && ascii_only(in, inleft)) {
+    if (ld->ascii && dataset_ascii_only(in, inleft)) {
         size_t n = inleft < outleft ? inleft : outleft;
         memcpy(out, in, n);
         in += n;
@@ -428,7 +420,7 @@ cleanup:
 /* Checked again here though callers check first: this is the last gate before a path
  * reaches the filesystem. A timestamped SAVE name may exceed 128 bytes, so only
  * illegal characters are refused. */
-static int name_unsafe(const char *name)
+int dataset_name_unsafe(const char *name)
 {
     return dataset_check_name(name, strlen(name)) == DATASET_ILLEGAL;
 }
@@ -442,7 +434,7 @@ dataset_rc dataset_load(dataset *d, const char *name, list **out)
     list *l = NULL;
     dataset_rc rc;
     *out = NULL;
-    if (name_unsafe(name))
+    if (dataset_name_unsafe(name))
         return DATASET_ILLEGAL;
     fd = openat(d->dirfd, name, flags);
     if (fd < 0 && errno == ELOOP) {
@@ -482,185 +474,6 @@ cleanup:
     list_free(l);
     free(resolved);
     return rc;
-}
-
-/* Streams lines to a file through one large buffer, converting when needed. */
-typedef struct writer {
-    int fd;
-    char *buf;
-    size_t used;
-    iconv_t cd;     /* (iconv_t)-1 when writing UTF-8 as is */
-    int ascii;      /* the charset keeps ASCII as is */
-    dataset_rc rc;  /* the first failure; writing stops there */
-    int err;        /* errno of that failure when it is DATASET_IO */
-} writer;
-
-static int write_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
-
-/* Returns 0, or -1 with w->rc set. */
-static int writer_flush(writer *w)
-{
-    if (w->used && write_all(w->fd, w->buf, w->used) != 0) {
-        w->rc = DATASET_IO;
-        w->err = errno;
-        return -1;
-    }
-    w->used = 0;
-    return 0;
-}
-
-/* Appends s[0..len) converted to the write charset. Returns 0, or -1 with w->rc set. */
-static int writer_convert(writer *w, const char *s, size_t len)
-{
-    char *inp = (char *)s;
-    size_t inleft = len;
-    for (;;) {
-        char *outp = w->buf + w->used;
-        size_t outleft = SAVE_BUF_SIZE - w->used;
-        size_t r = s ? iconv(w->cd, &inp, &inleft, &outp, &outleft)
-                     : iconv(w->cd, NULL, NULL, &outp, &outleft);
-        int e = errno;
-        w->used = SAVE_BUF_SIZE - outleft;
-        if (r != (size_t)-1)
-            return 0;
-        if (e == EILSEQ || e == EINVAL) {
-            w->rc = DATASET_CHARSET;
-            return -1;
-        }
-        /* E2BIG with an empty buffer would never make progress. */
-        if (e != E2BIG || w->used == 0) {
-            w->rc = DATASET_IO;
-            w->err = e == E2BIG ? EIO : e;
-            return -1;
-        }
-        if (writer_flush(w) != 0)
-            return -1;
-    }
-}
-
-/* Appends s[0..len) as is. Returns 0, or -1 with w->rc set. */
-static int writer_raw(writer *w, const char *s, size_t len)
-{
-    if (len > SAVE_BUF_SIZE - w->used) {
-        if (writer_flush(w) != 0)
-            return -1;
-        if (len >= SAVE_BUF_SIZE) { /* a huge line goes straight out, uncopied */
-            if (write_all(w->fd, s, len) != 0) {
-                w->rc = DATASET_IO;
-                w->err = errno;
-                return -1;
-            }
-            return 0;
-        }
-    }
-    memcpy(w->buf + w->used, s, len);
-    w->used += len;
-    return 0;
-}
-
-/* list_foreach callback: one line and its '\n'. */
-static int save_line(const char *s, size_t len, void *ctx)
-{
-    writer *w = ctx;
-    int as_is = w->cd == (iconv_t)-1 || w->ascii;
-    int rc = as_is && (w->cd == (iconv_t)-1 || ascii_only(s, len)) ? writer_raw(w, s, len)
-                                                                     : writer_convert(w, s, len);
-    /* Otherwise '\n' goes through iconv too: it is not one 0x0a byte in UTF-16. */
-    if (rc == 0)
-        rc = as_is ? writer_raw(w, "\n", 1) : writer_convert(w, "\n", 1);
-    return rc != 0;
-}
-
-dataset_rc dataset_save(dataset *d, const char *name, const list *l)
-{
-    writer w = {.fd = -1, .cd = (iconv_t)-1, .ascii = d->write_ascii, .rc = DATASET_OK};
-    char tmp[NAME_MAX + 1];
-    int tmp_exists = 0;
-    if (name_unsafe(name))
-        return DATASET_ILLEGAL;
-    /* Starts with '.', so dataset_list_files never offers a half-written file. */
-    int n = snprintf(tmp, sizeof tmp, ".%s.tmp.%ld.%lu", name, (long)getpid(),
-                     atomic_fetch_add(&tmp_counter, 1));
-    if (n < 0 || (size_t)n >= sizeof tmp) {
-        w.rc = DATASET_IO;
-        w.err = ENAMETOOLONG;
-        goto cleanup;
-    }
-    if (d->write_cs) {
-        w.cd = iconv_open(d->write_cs, "UTF-8");
-        if (w.cd == (iconv_t)-1) {
-            w.rc = DATASET_IO;
-            w.err = errno;
-            goto cleanup;
-        }
-    }
-    w.buf = malloc(SAVE_BUF_SIZE);
-    if (!w.buf) {
-        w.rc = DATASET_NOMEM;
-        goto cleanup;
-    }
-    w.fd = openat(d->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (w.fd < 0) {
-        w.rc = DATASET_IO;
-        w.err = errno;
-        goto cleanup;
-    }
-    tmp_exists = 1;
-    if (list_foreach(l, save_line, &w) != 0)
-        goto cleanup;
-    if (w.cd != (iconv_t)-1 && writer_convert(&w, NULL, 0) != 0)
-        goto cleanup;
-    if (writer_flush(&w) != 0)
-        goto cleanup;
-    /* The data must be on disk before the rename makes it the file of record. */
-    if (fsync(w.fd) != 0) {
-        w.rc = DATASET_IO;
-        w.err = errno;
-        goto cleanup;
-    }
-    int closed = close(w.fd);
-    w.fd = -1; /* not retried: the descriptor is gone even when close fails */
-    if (closed != 0) {
-        w.rc = DATASET_IO;
-        w.err = errno;
-        goto cleanup;
-    }
-    /* rename replaces a symlink at name itself, never the file it points to. */
-    if (renameat(d->dirfd, tmp, d->dirfd, name) != 0) {
-        w.rc = DATASET_IO;
-        w.err = errno;
-        goto cleanup;
-    }
-    tmp_exists = 0;
-    if (fsync(d->dirfd) != 0) {
-        w.rc = DATASET_IO;
-        w.err = errno;
-        goto cleanup;
-    }
-cleanup:
-    if (w.fd >= 0)
-        close(w.fd);
-    if (tmp_exists && unlinkat(d->dirfd, tmp, 0) != 0)
-        log_warn("dataset: cannot remove temp file %s/%s: %s", d->path, tmp, strerror(errno));
-    if (w.cd != (iconv_t)-1)
-        iconv_close(w.cd);
-    free(w.buf);
-    if (w.rc == DATASET_IO)
-        last_errno = w.err;
-    return w.rc;
 }
 
 /* A name offered by dataset_list_files: a regular file, or a symlink to one inside. */

@@ -49,6 +49,7 @@ typedef struct replay {
     size_t nlogs;
     rent **b;              /* the lists, hashed by name */
     size_t nb, n;
+    size_t refs_cap;       /* room in rs->refs */
 } replay;
 
 /* ---- names to lists --------------------------------------------------------------------- */
@@ -250,10 +251,14 @@ static int add_ref(recover_state *rs, uint64_t id, size_t *cap)
     return 0;
 }
 
-/* Pass 1: where each list's state is last defined, and which snapshots are referenced. */
-static int find_definitions(replay *x)
+/* Called for each list record: log_no counts logs from 1, e is the record's list. */
+typedef int (*record_fn)(replay *x, size_t log_no, const rlog *g, size_t off,
+                         const wal_rec *r, rent *e);
+
+/* Calls fn for every record that concerns a list, in log order; stops at its first
+ * nonzero return and returns it. */
+static int each_record(replay *x, record_fn fn)
 {
-    size_t cap = 0;
     for (size_t i = 0; i < x->nlogs; i++) {
         const rlog *g = &x->logs[i];
         size_t pos = WAL_HEADER_SIZE, off;
@@ -264,15 +269,33 @@ static int find_definitions(replay *x)
             rent *e = rmap_get(x, r.name, r.name_len);
             if (!e)
                 return fail(x, g->name, off, "out of memory", 0, 0);
-            if (r.type == WAL_REPLACE || (r.type == WAL_SNAPSHOT && g->complete)) {
-                e->def_log = i + 1;
-                e->def_off = off;
-            }
-            if ((r.type == WAL_REPLACE || r.type == WAL_SNAPSHOT) && r.id &&
-                add_ref(x->rs, r.id, &cap) != 0)
-                return fail(x, g->name, off, "out of memory", 0, 0);
+            int rc = fn(x, i + 1, g, off, &r, e);
+            if (rc)
+                return rc;
         }
     }
+    return 0;
+}
+
+/* Pass 1, per record: where its list's state is last defined, and which snapshots are
+ * referenced. */
+static int note_definition(replay *x, size_t log_no, const rlog *g, size_t off,
+                           const wal_rec *r, rent *e)
+{
+    if (r->type == WAL_REPLACE || (r->type == WAL_SNAPSHOT && g->complete)) {
+        e->def_log = log_no;
+        e->def_off = off;
+    }
+    if ((r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) && r->id &&
+        add_ref(x->rs, r->id, &x->refs_cap) != 0)
+        return fail(x, g->name, off, "out of memory", 0, 0);
+    return 0;
+}
+
+static int find_definitions(replay *x)
+{
+    if (each_record(x, note_definition) != 0)
+        return -1;
     if (x->rs->nrefs)
         qsort(x->rs->refs, x->rs->nrefs, sizeof *x->rs->refs, cmp_u64);
     return 0;
@@ -332,44 +355,33 @@ static int apply_take(replay *x, const rlog *g, size_t off, const wal_rec *r, li
     return p == end ? 0 : fail(x, g->name, off, "malformed positions", g->gen, off);
 }
 
-/* Pass 2: every record after its list's defining one, in log order. */
-static int apply_all(replay *x)
+/* Pass 2, per record: applied if it comes at or after its list's defining record. */
+static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
+                        const wal_rec *r, rent *e)
 {
-    for (size_t i = 0; i < x->nlogs; i++) {
-        const rlog *g = &x->logs[i];
-        size_t pos = WAL_HEADER_SIZE, off;
-        wal_rec r;
-        while (log_next(g, &pos, &off, &r)) {
-            if (r.type == WAL_COMPACT_DONE)
-                continue;
-            rent *e = rmap_get(x, r.name, r.name_len);
-            if (!e)
-                return fail(x, g->name, off, "out of memory", 0, 0);
-            if (i + 1 < e->def_log || (i + 1 == e->def_log && off < e->def_off))
-                continue;           /* superseded by the list's defining record */
-            list *fresh = NULL;
-            if (i + 1 == e->def_log && off == e->def_off) {
-                if (load_definition(x, g, off, &r, &fresh) != 0)
-                    return -1;
-            } else if (r.type == WAL_REPLACE || r.type == WAL_SNAPSHOT) {
-                continue;           /* a SNAPSHOT of an unfinished compaction */
-            } else if (r.type == WAL_RESET || (r.type == WAL_PUSH && !e->l)) {
-                if (!(fresh = list_create()))
-                    return fail(x, g->name, off, "out of memory", 0, 0);
-            }
-            if (fresh) {
-                list_free(e->l);
-                e->l = fresh;
-            }
-            if (r.type == WAL_PUSH) {
-                const char *s = (const char *)r.data;
-                if ((r.flag ? list_push_back(e->l, s, r.data_len)
-                            : list_push_front(e->l, s, r.data_len)) != 0)
-                    return fail(x, g->name, off, "out of memory", 0, 0);
-            } else if (r.type == WAL_TAKE && apply_take(x, g, off, &r, e->l) != 0) {
-                return -1;
-            }
-        }
+    if (log_no < e->def_log || (log_no == e->def_log && off < e->def_off))
+        return 0;               /* superseded by the list's defining record */
+    list *fresh = NULL;
+    if (log_no == e->def_log && off == e->def_off) {
+        if (load_definition(x, g, off, r, &fresh) != 0)
+            return -1;
+    } else if (r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) {
+        return 0;               /* a SNAPSHOT of an unfinished compaction */
+    } else if (r->type == WAL_RESET || (r->type == WAL_PUSH && !e->l)) {
+        if (!(fresh = list_create()))
+            return fail(x, g->name, off, "out of memory", 0, 0);
+    }
+    if (fresh) {
+        list_free(e->l);
+        e->l = fresh;
+    }
+    if (r->type == WAL_PUSH) {
+        const char *s = (const char *)r->data;
+        if ((r->flag ? list_push_back(e->l, s, r->data_len)
+                     : list_push_front(e->l, s, r->data_len)) != 0)
+            return fail(x, g->name, off, "out of memory", 0, 0);
+    } else if (r->type == WAL_TAKE && apply_take(x, g, off, r, e->l) != 0) {
+        return -1;
     }
     return 0;
 }
@@ -495,7 +507,7 @@ int recover_run(int dirfd, recover_state *rs, FILE *report, buf *err)
     x.nlogs = top - base;
     if (report)
         report_logs(&x, base);
-    rc = find_definitions(&x) == 0 && apply_all(&x) == 0 ? 0 : -1;
+    rc = find_definitions(&x) == 0 && each_record(&x, apply_record) == 0 ? 0 : -1;
     x.logs -= base;
     if (rc == 0 && hand_over(&x) != 0) {
         buf_puts(err, "out of memory");

@@ -26,4 +26,9 @@ void buf_clear(buf *b);
 /* Frees the memory and leaves b empty and reusable. */
 void buf_free(buf *b);
 
+/* Makes room in an array for one more element: *items (a pointer to the array's first
+ * element, passed as &ptr) holding n elements of size bytes in *cap slots. Doubles the
+ * room (from 16) when full. Returns 0, or -1 on ENOMEM (the array is unchanged). */
+int array_grow(void *items, size_t *cap, size_t n, size_t size);
+
 #endif

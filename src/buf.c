@@ -72,6 +72,23 @@ void buf_clear(buf *b)
         b->data[0] = '\0';
 }
 
+int array_grow(void *items, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap)
+        return 0;
+    size_t want = *cap ? *cap * 2 : 16;
+    if (want > (size_t)-1 / size)
+        return -1;
+    void *old;
+    memcpy(&old, items, sizeof old);
+    void *p = realloc(old, want * size);
+    if (!p)
+        return -1;
+    memcpy(items, &p, sizeof p);
+    *cap = want;
+    return 0;
+}
+
 void buf_free(buf *b)
 {
     free(b->data);

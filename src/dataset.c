@@ -527,14 +527,8 @@ int dataset_list_files(dataset *d, int (*fn)(const char *name, void *ctx), void 
             break;
         if (e->d_name[0] == '.' || !listable(d, e->d_name))
             continue;
-        if (count == cap) {
-            size_t ncap = cap ? cap * 2 : 32;
-            char **bigger = realloc(names, ncap * sizeof *names);
-            if (!bigger)
-                break;
-            names = bigger;
-            cap = ncap;
-        }
+        if (array_grow(&names, &cap, count, sizeof *names) != 0)
+            break;
         names[count] = strdup(e->d_name);
         if (!names[count])
             break;

@@ -20,14 +20,8 @@
 
 int journal_idset_add(idset *s, uint64_t id)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? 2 * s->cap : 16;
-        uint64_t *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
+    if (array_grow(&s->v, &s->cap, s->n, sizeof *s->v) != 0)
+        return -1;
     s->v[s->n++] = id;
     return 0;
 }

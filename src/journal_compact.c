@@ -44,14 +44,8 @@ static int snap_one(const char *name, const list *l, void *ctx)
     uint64_t lsn, id = 0;
     int small = list_bytes(l) + 10 * list_length(l) <= SNAP_INLINE_MAX;
     if (!small) {
-        if (c->n == c->cap) {
-            size_t cap = c->cap ? 2 * c->cap : 64;
-            struct copy *v = realloc(c->v, cap * sizeof *v);
-            if (!v)
-                return -1;
-            c->v = v;
-            c->cap = cap;
-        }
+        if (array_grow(&c->v, &c->cap, c->n, sizeof *c->v) != 0)
+            return -1;
         if (!(copy = list_clone(l)))
             return -1;
     }
@@ -138,14 +132,8 @@ static int pick_obsolete(const char *name, int kind, uint64_t num, void *ctx)
     obsolete *o = ctx;
     if (!((kind == 1 && num < o->gen) || kind == 2))
         return 0;
-    if (o->n == o->cap) {
-        size_t cap = o->cap ? 2 * o->cap : 64;
-        struct name *v = realloc(o->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        o->v = v;
-        o->cap = cap;
-    }
+    if (array_grow(&o->v, &o->cap, o->n, sizeof *o->v) != 0)
+        return -1;
     snprintf(o->v[o->n].s, sizeof o->v[o->n].s, "%s", name);
     o->v[o->n].kind = kind;
     o->v[o->n++].num = num;

@@ -51,14 +51,8 @@ static int pick_state(const char *name, int kind, uint64_t num, void *ctx)
     state_files *f = ctx;
     if (kind == 0)
         return 0;
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? 2 * f->cap : 64;
-        char (*v)[32] = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        f->v = v;
-        f->cap = cap;
-    }
+    if (array_grow(&f->v, &f->cap, f->n, sizeof *f->v) != 0)
+        return -1;
     snprintf(f->v[f->n++], 32, "%s", name);
     return 0;
 }

@@ -136,24 +136,12 @@ static int collect(const char *name, int kind, uint64_t num, void *ctx)
 {
     replay *x = ctx;
     if (kind == 1) {
-        if (x->ngens == x->gcap) {
-            size_t cap = x->gcap ? 2 * x->gcap : 16;
-            uint32_t *g = realloc(x->gens, cap * sizeof *g);
-            if (!g)
-                return -1;
-            x->gens = g;
-            x->gcap = cap;
-        }
+        if (array_grow(&x->gens, &x->gcap, x->ngens, sizeof *x->gens) != 0)
+            return -1;
         x->gens[x->ngens++] = (uint32_t)num;
     } else if (kind == 2) {
-        if (x->nsnaps == x->scap) {
-            size_t cap = x->scap ? 2 * x->scap : 16;
-            uint64_t *s = realloc(x->snaps, cap * sizeof *s);
-            if (!s)
-                return -1;
-            x->snaps = s;
-            x->scap = cap;
-        }
+        if (array_grow(&x->snaps, &x->scap, x->nsnaps, sizeof *x->snaps) != 0)
+            return -1;
         x->snaps[x->nsnaps++] = num;
     }
     return 0;
@@ -239,14 +227,8 @@ static int log_next(const rlog *g, size_t *pos, size_t *off, wal_rec *r)
 
 static int add_ref(recover_state *rs, uint64_t id, size_t *cap)
 {
-    if (rs->nrefs == *cap) {
-        size_t c = *cap ? 2 * *cap : 64;
-        uint64_t *r = realloc(rs->refs, c * sizeof *r);
-        if (!r)
-            return -1;
-        rs->refs = r;
-        *cap = c;
-    }
+    if (array_grow(&rs->refs, cap, rs->nrefs, sizeof *rs->refs) != 0)
+        return -1;
     rs->refs[rs->nrefs++] = id;
     return 0;
 }

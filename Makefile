@@ -12,6 +12,8 @@ WARN    := -Wall -Wextra -Werror -Wformat=2 -Wstrict-prototypes -Wshadow -Wno-un
 # override so that `make CFLAGS=-O1` keeps the include paths and warnings.
 CFLAGS  ?= -O2 -g
 override CFLAGS += -std=gnu11 $(WARN) -Iinclude -MMD -MP -pthread -D_GNU_SOURCE
+# Tests, fuzzers and benchmarks may also reach a room's private headers (src/<room>/x.h).
+TEST_INC := -Isrc -Itests
 override LDLIBS += -pthread
 ifneq ($(SANITIZER),)
 override CFLAGS  += -fsanitize=$(SANITIZER) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -22,7 +24,8 @@ endif
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
-SRCS    := $(filter-out src/main.c,$(wildcard src/*.c))
+# Sources live in rooms (src/<room>/*.c, see src/README.md); objects mirror them.
+SRCS    := $(filter-out src/server/main.c,$(wildcard src/*/*.c))
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
@@ -48,22 +51,23 @@ deps:
 deps-test:
 	@scripts/deps.sh test
 
-$(BUILD)/stsd: $(BUILD)/obj/main.o $(OBJS)
+$(BUILD)/stsd: $(BUILD)/obj/server/main.o $(OBJS)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-$(BUILD)/obj/%.o: src/%.c | $(BUILD)/obj
+$(BUILD)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/tests/%.o: tests/%.c | $(BUILD)/obj/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests -c -o $@ $<
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) -c -o $@ $<
 
 # $^ also holds the headers the .d files name: only sources and objects go to the linker.
 $(BUILD)/tests/%: tests/unit/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(BUILD)/tests/%: tests/proto/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(BUILD)/obj $(BUILD)/obj/tests $(BUILD)/tests:
@@ -73,6 +77,7 @@ run: all
 	$(BUILD)/stsd --config conf/sts.properties --dataset-dir datasets --port 9191
 
 test: deps-test
+	@scripts/check-layers.sh
 	$(MAKE) --no-print-directory test-unit test-proto
 	$(MAKE) --no-print-directory test-asan
 	$(MAKE) --no-print-directory test-fuzz
@@ -95,7 +100,7 @@ bench-store: deps
 	$(BUILD)/bench-store
 
 $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
 $(BUILD)/ceiling: scripts/ceiling.c | $(BUILD)/obj
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(PKG_LIBS) $(LDLIBS)
@@ -109,11 +114,12 @@ FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude -pthread -D_GNU_SOURCE \
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_OBJS := $(SRCS:src/%.c=$(FUZZ_DIR)/obj/%.o)
 
-$(FUZZ_DIR)/obj/%.o: src/%.c | $(FUZZ_DIR)/obj
+$(FUZZ_DIR)/obj/%.o: src/%.c
+	@mkdir -p $(@D)
 	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) -Itests -o $@ $(filter %.c %.o,$^) \
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) -lm
 
 $(FUZZ_DIR)/obj:
@@ -140,4 +146,4 @@ clean:
 
 .SECONDARY: $(TESTLIB) $(FUZZ_OBJS)
 
--include $(wildcard $(BUILD)/obj/*.d $(BUILD)/obj/tests/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/tests/*.d $(BUILD)/tests/*.d)

@@ -16,12 +16,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "journal.h"
-#include "log.h"
-#include "store.h"
-#include "../../src/recover.h"
-#include "../../src/snapshot.h"
-#include "../../src/wal.h"
+#include "journal/journal.h"
+#include "base/log.h"
+#include "store/store.h"
+#include "journal/recover.h"
+#include "journal/snapshot.h"
+#include "journal/wal.h"
 
 static char dir[64];
 static int dirfd_ = -1;

@@ -9,12 +9,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "command.h"
-#include "config.h"
-#include "dataset.h"
-#include "params.h"
-#include "reply.h"
-#include "store.h"
+#include "server/command.h"
+#include "base/config.h"
+#include "store/dataset.h"
+#include "server/params.h"
+#include "server/reply.h"
+#include "store/store.h"
 
 static config conf;
 static cmd_server srv;

@@ -21,10 +21,10 @@
 
 #include <cmocka.h>
 
-#include "journal.h"
-#include "log.h"
-#include "store.h"
-#include "../../src/wal.h"
+#include "journal/journal.h"
+#include "base/log.h"
+#include "store/store.h"
+#include "journal/wal.h"
 
 static char tmp[64], state[96];
 
@@ -104,13 +104,13 @@ static inline journal *jopen(conf_fsync policy, int fresh, store **st)
         fprintf(stderr, "journal_open: %s\n", err.data);
     assert_non_null(j);
     buf_free(&err);
-    store_set_journal(*st, j);
+    journal_attach(j, *st);
     return j;
 }
 
 static inline void jclose(journal *j, store *st)
 {
-    store_set_journal(st, NULL);
+    journal_attach(NULL, st);
     journal_close(j);
     store_free(st);
 }

@@ -18,9 +18,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dataset.h"
-#include "list.h"
-#include "log.h"
+#include "store/dataset.h"
+#include "store/list.h"
+#include "base/log.h"
 
 /* ---- helpers ---- */
 

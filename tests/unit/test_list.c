@@ -9,10 +9,10 @@
 
 #include <cmocka.h>
 
-#include "list.h"
-#include "../../src/index.h"
-#include "../../src/leaf.h"
-#include "../../src/leafpool.h"
+#include "store/list.h"
+#include "store/list_int.h"
+#include "store/leaf.h"
+#include "store/leafpool.h"
 
 /* ---- the model: an array of owned strings, O(n) everything, obviously right ------------ */
 
@@ -757,15 +757,15 @@ static void fail_on(void)
 {
     if (!real_take)
         real_take = leaf_take_fn;
-    index_malloc_fn = failing_malloc;
-    index_realloc_fn = failing_realloc;
+    alloc_malloc_fn = failing_malloc;
+    alloc_realloc_fn = failing_realloc;
     leaf_take_fn = failing_take;
 }
 
 static void fail_off(void)
 {
-    index_malloc_fn = malloc;
-    index_realloc_fn = realloc;
+    alloc_malloc_fn = malloc;
+    alloc_realloc_fn = realloc;
     if (real_take)
         leaf_take_fn = real_take;
 }
@@ -849,9 +849,9 @@ static int op_contains(list *l, model *m, int commit)
 static void test_enomem(void **state)
 {
     fail_countdown = 0;
-    index_malloc_fn = failing_malloc;
+    alloc_malloc_fn = failing_malloc;
     assert_null(list_create());
-    index_malloc_fn = malloc;
+    alloc_malloc_fn = malloc;
     fail_countdown = -1;
 
     for (int round = 0; round < 2; round++) {
@@ -912,8 +912,8 @@ static void test_pool_lists(void **state)
     model m = {0};
     list *l = build(&m, 200000, 1);
     size_t during = pool_stats(sp).slots_used - before;
-    /* ~140 lines per leaf, and a list's stash of at most LIST_STASH free slots. */
-    assert_true(during >= 200000 / 150 && during <= 200000 / 120 + LIST_STASH);
+    /* ~140 lines per leaf, and a list's stash of at most LEAF_STASH free slots. */
+    assert_true(during >= 200000 / 150 && during <= 200000 / 120 + LEAF_STASH);
     list *c = list_clone(l);
     for (size_t i = 0; i < 150000; i++) {
         size_t pos = rnd_below(m.n);

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "reply.h"
+#include "server/reply.h"
 
 static void entry(buf *b, const char *s, size_t len)
 {

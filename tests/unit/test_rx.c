@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "rx.h"
+#include "store/rx.h"
 
 static int matches(const char *pattern, int whole, const char *subject)
 {

@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "rx.h"
-#include "store.h"
+#include "store/rx.h"
+#include "store/store.h"
 
 static store *st;
 

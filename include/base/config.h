@@ -1,0 +1,91 @@
+/* config.h - stsd's configuration: one table of keys, read from a Java-style properties
+ * file, -Dkey=value overrides and long options. */
+#ifndef STSD_CONFIG_H
+#define STSD_CONFIG_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+
+typedef enum conf_fsync { CONF_FSYNC_ALWAYS, CONF_FSYNC_EVERYSEC, CONF_FSYNC_NO } conf_fsync;
+
+typedef struct config {
+    /* The reference's keys (jmeterPlugin.sts.*). */
+    int port;                        /* port: 0..65535, 9191; 0 = any free port */
+    char *dataset_dir;               /* datasetDirectory: "." */
+    int add_timestamp;               /* addTimestamp: true */
+    int daemon;                      /* daemon: false */
+    char *init_file_at_startup;      /* initFileAtStartup: "" */
+    int init_file_at_startup_regex;  /* initFileAtStartupRegex: false */
+    char *charset_response;          /* charsetEncodingHttpResponse: UTF-8 */
+    char *charset_read;              /* charsetEncodingReadFile: UTF-8 */
+    char *charset_write;             /* charsetEncodingWriteFile: UTF-8 */
+    /* Our own keys (stsd.*). */
+    char *bind;                      /* stsd.bind: "0.0.0.0" (an IPv4 or IPv6 address) */
+    char *port_file;                 /* stsd.portFile: "" (write the bound port there) */
+    int threads;                     /* stsd.threads: 0 = number of cores */
+    int max_connections;             /* stsd.maxConnections: 4096 */
+    int max_connections_per_ip;      /* stsd.maxConnectionsPerIp: 0 = unlimited */
+    int connection_timeout;          /* stsd.connectionTimeout: seconds idle, 60 */
+    size_t max_body;                 /* stsd.maxBodySize: bytes, 16 MiB */
+    size_t max_line;                 /* stsd.maxLineSize: bytes, 1 MiB */
+    size_t max_lists;                /* stsd.maxLists: 100000 */
+    size_t max_bytes;                /* stsd.maxBytes: bytes of lines stored, 0 = unlimited */
+    int journal;                     /* stsd.journal: on|off, off */
+    conf_fsync journal_fsync;        /* stsd.journal.fsync: always|everysec|no, everysec */
+    char *state_dir;                 /* stsd.stateDirectory: "" = <datasetDirectory>/.stsd */
+} config;
+
+/* Fills c with every default. Returns 0, or -1 on ENOMEM. */
+int config_defaults(config *c);
+/* Frees the strings c owns. */
+void config_free(config *c);
+
+/* Sets one key (full name, e.g. "jmeterPlugin.sts.port" or "stsd.threads") from text.
+ * Returns 0; or -1 with a message in err (unknown key, bad value), c unchanged. */
+int config_set(config *c, const char *key, const char *value, buf *err);
+
+/* Reads a Java properties file (key=value, key: value, key value, # and ! comments,
+ * backslash continuations and escapes, \uXXXX) and sets each key. Unknown keys outside
+ * jmeterPlugin.sts. and stsd. are ignored (a shared JMeter file holds many). Returns 0,
+ * or -1 with a message naming the file and line in err. */
+int config_load_file(config *c, const char *path, buf *err);
+
+/* Parses a properties text (as config_load_file) and calls fn for every key/value pair
+ * in file order. Returns 0, or fn's nonzero value, or -1 on a syntax error/ENOMEM with
+ * a message in err. Exposed for tests. */
+int config_parse_properties(const char *text, size_t len,
+                            int (*fn)(const char *key, const char *value, void *ctx),
+                            void *ctx, buf *err);
+
+/* What the command line asked for besides settings. */
+typedef enum config_action {
+    CONFIG_RUN, CONFIG_HELP, CONFIG_VERSION, CONFIG_CHECK_JOURNAL
+} config_action;
+
+typedef struct config_cli {
+    config_action action;
+    int fresh;                /* --fresh: ignore a saved state and start empty */
+    int repair;               /* --repair, with --check-journal: cut a damaged log */
+    const char *check_dir;    /* --check-journal DIR */
+} config_cli;
+
+/* Applies argv: --config FILE first (wherever it stands), then -Dkey=value, --port N,
+ * --dataset-dir DIR, --bind ADDR, --threads N, --state-dir DIR, --journal on|off,
+ * --port-file FILE, --fresh, --check-journal DIR [--repair], --help, --version, in order.
+ * Returns 0, or -1 with a message in err. */
+int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err);
+
+/* Checks values that depend on each other or on the system (charsets iconv knows,
+ * dataset directory exists). Returns 0, or -1 with a message in err. */
+int config_validate(const config *c, buf *err);
+
+/* Calls fn(key, value) for each effective setting, in the order CONFIG shows them:
+ * the reference's short names first (port, datasetDirectory, ...), then stsd.* keys. */
+void config_each(const config *c, void (*fn)(const char *key, const char *value, void *ctx),
+                 void *ctx);
+
+/* The usage text for --help. */
+const char *config_usage(void);
+
+#endif

@@ -1,0 +1,97 @@
+/* journal.h - the write-ahead log that makes lists survive a crash: every change is
+ * recorded before it is answered; snapshots keep the log short; recovery at start.
+ *
+ * Files in the state directory: journal.<gen>.log (the change records of one
+ * generation) and snap-<gen>-<n>.dat (a list's lines, written once, never changed).
+ * A record carries a length and a checksum; each file starts with magic and a version.
+ * Locking: the store calls journal_log_* while holding the list's lock (so the log has
+ * each list's changes in the order they were applied); the journal never takes a list
+ * lock while holding its own. */
+#ifndef STSD_JOURNAL_H
+#define STSD_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "base/config.h"
+#include "store/list.h"
+#include "store/store.h"
+
+typedef struct journal journal;
+
+/* Opens the state directory dir (created if absent) with the given fsync policy. Unless
+ * fresh, restores every list recorded there into st (which must be empty) and logs each
+ * with its line count. A torn record at the tail of the last log is cut off with a
+ * warning; any other damage fails with a message in err pointing to
+ * `stsd --check-journal DIR`. fresh: set the old state aside (renamed, not deleted) and
+ * start empty. Returns NULL with a message in err. The store must then be given the
+ * journal with journal_attach, and journal_start called once serving. (Lists are
+ * logged by name up to 100, then counted.) The directory is locked against a second
+ * stsd; a log is kept open for appending (the newest one, or a new one). */
+journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, buf *err);
+
+/* Makes j the recorder of st's changes (store_set_recorder): from then on every change
+ * is recorded before it is applied and answered once j's fsync policy is met. j NULL:
+ * st records nothing any more. */
+void journal_attach(journal *j, store *st);
+
+/* Stops the background threads, flushes and fsyncs the log and frees j. If changes are
+ * still refused after a write error, first tries once more to rewrite the log from the
+ * store given to journal_start. */
+void journal_close(journal *j);
+
+/* Starts the background thread: fsync every second (everysec), retries after a write
+ * error, and compacts the log (snapshots of every list, then a new log) when it has
+ * grown past its threshold. st is the store to snapshot. Returns 0 or -1. */
+int journal_start(journal *j, store *st);
+
+/* Records of changes. Each returns 0 and sets *lsn (the record's place in the log, for
+ * journal_wait), or -1 if the record could not be written: the change must then not be
+ * applied (the caller answers KO), and the journal refuses every change until it has
+ * rewritten a healthy log from memory (the background thread retries each second). */
+int journal_log_push(journal *j, const char *name, int at_tail, const char *line,
+                     size_t len, uint64_t *lsn);
+/* READ/READMULTI/FIND: n lines taken at positions pos[0..n) one after the other (each
+ * relative to the list as left by the previous one); keep: moved to the tail rather
+ * than removed. */
+int journal_log_take(journal *j, const char *name, int keep, const size_t *pos, size_t n,
+                     uint64_t *lsn);
+int journal_log_reset(journal *j, const char *name, uint64_t *lsn);
+
+/* INITFILE: writes l to a new snapshot file durably (call without any lock: it is slow
+ * for big lists) and sets *snap to its id. Returns 0 or -1 (nothing recorded). */
+int journal_write_snapshot(journal *j, const list *l, uint64_t *snap);
+/* Then, under the list's lock: records that list name is now snapshot snap. If it fails
+ * the snapshot file is removed. */
+int journal_log_replace(journal *j, const char *name, uint64_t snap, uint64_t *lsn);
+
+/* Blocks until the record at lsn is on disk as the policy promises (fsync=always: after
+ * an fsync covering it, shared by concurrent callers; otherwise at once). Call it after
+ * releasing the list's lock, before answering. Returns 0, or -1 if the fsync failed. */
+int journal_wait(journal *j, uint64_t lsn);
+
+/* Memory and log may disagree (a change was logged, then could not be applied): refuse
+ * changes until a healthy log has been rewritten from memory. */
+void journal_mark_broken(journal *j);
+
+/* Whether changes are refused because the log cannot be written. */
+int journal_broken(const journal *j);
+
+/* Compaction starts once the log is bigger than bytes (default 64 MiB) and its growth
+ * since the last compaction outweighs what that compaction wrote. */
+void journal_set_compact_threshold(journal *j, uint64_t bytes);
+
+/* Runs one compaction now in the caller's thread (what the background thread does):
+ * a new log generation, a SNAPSHOT record per list of st, the snapshot files, then
+ * COMPACT_DONE and fsync, then older logs and unreferenced snapshot files are removed.
+ * Clears the refusal of changes if it predates the compaction. Returns 0, or -1 (the
+ * reason logged; the journal stays valid and the attempt is ignored by recovery). */
+int journal_compact(journal *j, store *st);
+
+/* Checks every file of a state directory and prints what it finds (records, lists,
+ * damage and where). Returns 0 if recovery would succeed, 1 if not. With repair, cuts a
+ * damaged log at its last good record (keeping a .damaged copy). */
+int journal_check(const char *dir, int repair);
+
+#endif

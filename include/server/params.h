@@ -1,0 +1,49 @@
+/* params.h - a request's parameters: decoding of query strings, urlencoded and multipart
+ * bodies into the values of the parameters STS commands know. */
+#ifndef STSD_PARAMS_H
+#define STSD_PARAMS_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+
+typedef enum param_id {
+    PARAM_FILENAME, PARAM_LINE, PARAM_READ_MODE, PARAM_KEEP, PARAM_NB_LINES,
+    PARAM_ADD_MODE, PARAM_UNIQUE, PARAM_FIND_MODE, PARAM_ADD_TIMESTAMP,
+    PARAM_COUNT
+} param_id;
+
+typedef struct params {
+    /* Decoded values live in store; offsets rather than pointers since it grows. */
+    size_t off[PARAM_COUNT];
+    size_t len[PARAM_COUNT];
+    unsigned char set[PARAM_COUNT];
+    buf store;
+} params;
+
+typedef enum params_rc { PARAMS_OK = 0, PARAMS_BAD_ESCAPE, PARAMS_BAD_BODY, PARAMS_NOMEM }
+    params_rc;
+
+/* Prepares p for a new request, keeping the memory of earlier ones. */
+void params_reset(params *p);
+void params_free(params *p);
+
+/* Value of id, and its length in *len (values may hold NUL). NULL when absent. */
+const char *params_get(const params *p, param_id id, size_t *len);
+
+/* Percent-decodes s[0..len) ('+' is a space) appending to out. Returns PARAMS_OK, or
+ * PARAMS_BAD_ESCAPE on a '%' not followed by two hex digits (out then holds a prefix). */
+params_rc params_decode(const char *s, size_t len, buf *out);
+
+/* Adds the pairs of an application/x-www-form-urlencoded text (a query string or a POST
+ * body). A name seen before keeps its first value; unknown names are skipped. */
+params_rc params_parse_urlencoded(params *p, const char *s, size_t len);
+
+/* Adds the fields of a multipart/form-data body whose Content-Type header is ctype. */
+params_rc params_parse_multipart(params *p, const char *ctype, const char *body, size_t len);
+
+/* Adds the fields of a POST body according to its Content-Type (urlencoded, multipart;
+ * anything else is ignored, as the reference does). */
+params_rc params_parse_body(params *p, const char *ctype, const char *body, size_t len);
+
+#endif

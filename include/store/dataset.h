@@ -1,0 +1,57 @@
+/* dataset.h - files in the dataset directory: name rules, INITFILE loading, SAVE writing,
+ * and charset conversion on the way in and out. */
+#ifndef STSD_DATASET_H
+#define STSD_DATASET_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+#include "store/list.h"
+
+typedef enum dataset_rc {
+    DATASET_OK = 0,
+    DATASET_ILLEGAL,      /* '/', '\\', ':', ".", "..", empty, or a control character */
+    DATASET_TOO_LONG,     /* more than 128 bytes */
+    DATASET_NOT_FOUND,    /* no such regular file */
+    DATASET_OUTSIDE,      /* a symlink that leads out of the dataset directory */
+    DATASET_IO,           /* read/write/fsync/rename failed (errno kept in dataset_errno) */
+    DATASET_CHARSET,      /* bytes not valid in the configured charset */
+    DATASET_NOMEM,
+} dataset_rc;
+
+#define DATASET_NAME_MAX 128
+
+/* The reference's FILENAME rules plus ours (no control characters, no empty name).
+ * name is len bytes and may hold NUL (which is illegal). */
+dataset_rc dataset_check_name(const char *name, size_t len);
+
+typedef struct dataset dataset;
+
+/* Opens the dataset directory dir (made canonical) with the charsets of files read and
+ * written ("UTF-8" means no conversion). Returns NULL with a message in err. */
+dataset *dataset_open(const char *dir, const char *read_charset, const char *write_charset,
+                      buf *err);
+void dataset_close(dataset *d);
+/* The canonical absolute path of the directory. */
+const char *dataset_path(const dataset *d);
+
+/* Splits text into lines (ends: \n, \r\n, \r; a last line without an end counts; empty
+ * lines in between count) and appends each to l. Returns 0, or -1 on ENOMEM. */
+int dataset_parse_lines(const char *text, size_t len, list *l);
+
+/* INITFILE: reads file name (already checked) into a new list, *out. Large reads, no
+ * per-line syscall, built without any store lock held. */
+dataset_rc dataset_load(dataset *d, const char *name, list **out);
+
+/* SAVE: writes every line of l followed by '\n' to name, atomically (temp file in the
+ * same directory, fsync, rename, fsync of the directory). */
+dataset_rc dataset_save(dataset *d, const char *name, const list *l);
+
+/* The file names of the directory (regular files and symlinks that stay inside), sorted,
+ * for initFileAtStartup with a regex. Calls fn per name; returns 0 or -1 on error. */
+int dataset_list_files(dataset *d, int (*fn)(const char *name, void *ctx), void *ctx);
+
+/* errno of the last DATASET_IO in this thread. */
+int dataset_errno(void);
+
+#endif

@@ -1,0 +1,129 @@
+/* store.h - the named lists, and the only API that reads or changes them.
+ *
+ * Every operation is atomic with respect to every other: the table of names is under a
+ * read-mostly lock and each list under its own mutex, so commands on different lists run
+ * in parallel. Every change goes through one of the store_* calls below, which is where a
+ * recorder (the journal, a room above) is told of it. The store knows nothing of HTTP,
+ * of page formats or of files. */
+#ifndef STSD_STORE_H
+#define STSD_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/buf.h"
+#include "store/list.h"
+
+typedef enum store_rc {
+    STORE_OK = 0,
+    STORE_NOT_LOADED,   /* no list of that name */
+    STORE_EMPTY,        /* the list has no line */
+    STORE_TOO_FEW,      /* READMULTI asked for more lines than the list holds */
+    STORE_EXISTS,       /* ADD UNIQUE=TRUE and the line is there already */
+    STORE_NO_MATCH,     /* FIND matched nothing */
+    STORE_MATCH_LIMIT,  /* FIND's regex hit its match limit */
+    STORE_FULL,         /* a configured limit (lists, bytes) would be exceeded */
+    STORE_NOMEM,        /* out of memory; nothing changed */
+    STORE_JOURNAL,      /* the recorder (journal) cannot record changes; nothing changed */
+} store_rc;
+
+typedef enum store_end { STORE_FIRST, STORE_LAST, STORE_RANDOM } store_end;
+
+/* How FIND tests a line; ctx is handed back to match (see list_match_fn). */
+typedef struct store_matcher {
+    list_match_fn match;
+    void *ctx;
+    const char *equal;     /* non-NULL: EQUALS on these bytes (uses the content index) */
+    size_t equal_len;
+} store_matcher;
+
+/* Limits the store enforces; 0 means unlimited. */
+typedef struct store_limits {
+    size_t max_lists;
+    size_t max_bytes;      /* total bytes of line contents across all lists */
+} store_limits;
+
+typedef struct store store;
+
+/* Returns an empty store, or NULL on ENOMEM. */
+store *store_create(const store_limits *limits);
+/* Frees the store and every list. */
+void store_free(store *st);
+
+/* Replaces (or creates) list name by l, which the store then owns (also on error:
+ * it frees l). The old list is freed after the swap, outside every lock. */
+store_rc store_replace(store *st, const char *name, list *l);
+
+/* READ / READMULTI: takes n lines from the chosen end (RANDOM: uniformly among those
+ * left), appending each to out (read them back with store_next_line), and sets *count. keep: move each read line to the tail (after all n are read) instead of
+ * removing it. n > length gives STORE_TOO_FEW and *count = length. */
+store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
+                    buf *out, size_t *count);
+
+/* ADD: inserts line at the head (at_tail = 0) or the tail; creates the list if absent.
+ * unique: refuse with STORE_EXISTS if an equal line is in the list. */
+store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
+                   int unique);
+
+/* FIND: the first line from the head that m accepts; appended to out as by store_read; removed, and with
+ * keep moved to the tail. */
+store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out);
+
+/* The next line of a READ/FIND result, from offset *off (start at 0), which it advances.
+ * Returns the line and sets *len, or NULL after the last one. */
+const char *store_next_line(const buf *out, size_t *off, size_t *len);
+
+/* Number of lines, in *len. */
+store_rc store_length(store *st, const char *name, size_t *len);
+
+/* RESET: empties list name if it exists (OK either way; nothing is created). */
+store_rc store_reset(store *st, const char *name);
+
+/* A private copy of list name for SAVE, taken atomically; the caller frees it. */
+store_rc store_snapshot(store *st, const char *name, list **copy);
+
+/* STATUS: calls fn(name, length) for every list, sorted by name. Returns the number of
+ * lists, or -1 on ENOMEM. */
+long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx), void *ctx);
+
+/* Total number of lists. */
+size_t store_count(store *st);
+
+/* What records the store's changes: the journal implements it (the store calls up only
+ * through this table). The record calls run under the list's lock, before the change is
+ * applied, and return 0 with *lsn set (the record's place, for wait) or -1: the change is
+ * then not applied and the caller gets STORE_JOURNAL. ctx is the recorder's own. */
+typedef struct store_recorder {
+    int (*push)(void *ctx, const char *name, int at_tail, const char *line, size_t len,
+                uint64_t *lsn);
+    /* n lines taken at pos[0..n), each relative to the list as left by the previous. */
+    int (*take)(void *ctx, const char *name, int keep, const size_t *pos, size_t n,
+                uint64_t *lsn);
+    int (*reset)(void *ctx, const char *name, uint64_t *lsn);
+    /* INITFILE, without any lock: saves l durably and sets *snap; then, under the lock,
+     * replace records that name is now snapshot snap. */
+    int (*write_snapshot)(void *ctx, const list *l, uint64_t *snap);
+    int (*replace)(void *ctx, const char *name, uint64_t snap, uint64_t *lsn);
+    /* After the lock is released, before answering: blocks until lsn is as durable as
+     * the recorder promises. */
+    int (*wait)(void *ctx, uint64_t lsn);
+    /* A recorded change could not be applied in memory: memory and record disagree. */
+    void (*mark_broken)(void *ctx);
+} store_recorder;
+
+/* From now on, every change is first given to r (with ctx), and answered only once r's
+ * wait returns. r must outlive the store's use; NULL: changes live in memory only. */
+void store_set_recorder(store *st, const store_recorder *r, void *ctx);
+
+/* Recovery: installs l (owned by the store from then on) as list name without recording
+ * anything. */
+store_rc store_adopt(store *st, const char *name, list *l);
+
+/* Compaction: calls fn for every list while holding that list's lock (so fn sees it
+ * between two changes, and may record in the journal). Stops at and returns fn's first
+ * nonzero value; 0 otherwise. */
+int store_each_locked(store *st, int (*fn)(const char *name, const list *l, void *ctx),
+                      void *ctx);
+
+#endif

@@ -1,0 +1,714 @@
+/* config.c - stsd's settings: one table of keys fed by properties files, -D and long options. */
+#include "base/config.h"
+#include "base/properties.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <iconv.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KIB 1024ULL
+#define MIB (1024ULL * KIB)
+#define GIB (1024ULL * MIB)
+
+/* A value's type decides its parser, its bounds' meaning and how CONFIG prints it. */
+typedef enum conf_type {
+    CT_INT,      /* int, plain decimal within [min, max] */
+    CT_COUNT,    /* size_t, plain decimal within [min, max] */
+    CT_SIZE,     /* size_t bytes, decimal with an optional K, M or G suffix */
+    CT_BOOL,     /* int 0/1 from true|false */
+    CT_ONOFF,    /* int 0/1 from on|off */
+    CT_FSYNC,    /* conf_fsync from always|everysec|no */
+    CT_STRING,   /* char *, any text */
+    CT_CHARSET,  /* char *, a charset name; iconv is asked in config_validate */
+    CT_ADDR,     /* char *, a numeric IPv4 or IPv6 address */
+    CT_IGNORED   /* no field: a reference key that means nothing to a standalone server */
+} conf_type;
+
+typedef struct conf_key {
+    const char *name;        /* full key, as in files and -D */
+    const char *show;        /* name CONFIG shows; NULL = not shown */
+    conf_type type;
+    size_t off;              /* offsetof(config, field) */
+    unsigned long long min, max;
+    const char *def;         /* default, parsed by the same code as user input */
+    const char *help;
+} conf_key;
+
+#define F(field) offsetof(config, field)
+#define JP "jmeterPlugin.sts."
+
+/* The rows are in the order CONFIG shows them. */
+static const conf_key conf_keys[] = {
+    {JP "port", "port", CT_INT, F(port), 0, 65535, "9191",
+     "TCP port to listen on; 0 = any free port (see stsd.portFile)"},
+    {JP "datasetDirectory", "datasetDirectory", CT_STRING, F(dataset_dir), 0, 0, ".",
+     "directory where INITFILE reads and SAVE writes"},
+    {JP "addTimestamp", "addTimestamp", CT_BOOL, F(add_timestamp), 0, 1, "true",
+     "SAVE prefixes the file name with a timestamp unless ADD_TIMESTAMP=false"},
+    {JP "daemon", "daemon", CT_BOOL, F(daemon), 0, 1, "false",
+     "false: ENTER on the terminal stops the server; true: run until STOP or a signal"},
+    {JP "charsetEncodingHttpResponse", "charsetEncodingHttpResponse", CT_CHARSET,
+     F(charset_response), 0, 0, "UTF-8", "charset of responses, named in Content-Type"},
+    {JP "charsetEncodingReadFile", "charsetEncodingReadFile", CT_CHARSET, F(charset_read),
+     0, 0, "UTF-8", "charset of the files INITFILE reads"},
+    {JP "charsetEncodingWriteFile", "charsetEncodingWriteFile", CT_CHARSET, F(charset_write),
+     0, 0, "UTF-8", "charset of the files SAVE writes"},
+    {JP "initFileAtStartup", "initFileAtStartup", CT_STRING, F(init_file_at_startup), 0, 0, "",
+     "files to load at start: a comma-separated list, or a regex (next key)"},
+    {JP "initFileAtStartupRegex", "initFileAtStartupRegex", CT_BOOL,
+     F(init_file_at_startup_regex), 0, 1, "false",
+     "true: initFileAtStartup is a regex matched against whole file names"},
+    {JP "loadAndRunOnStartup", NULL, CT_IGNORED, 0, 0, 0, "false",
+     "accepted and ignored: it tells JMeter whether to start the reference"},
+    {"stsd.bind", "stsd.bind", CT_ADDR, F(bind), 0, 0, "0.0.0.0",
+     "IPv4 or IPv6 address to listen on; 0.0.0.0 = every IPv4 address"},
+    {"stsd.portFile", "stsd.portFile", CT_STRING, F(port_file), 0, 0, "",
+     "if set, the bound port is written to this file once listening"},
+    {"stsd.threads", "stsd.threads", CT_INT, F(threads), 0, 1024, "0",
+     "HTTP worker threads; 0 = one per CPU core (32 with journal fsync=always)"},
+    {"stsd.maxConnections", "stsd.maxConnections", CT_INT, F(max_connections), 1, 1000000,
+     "4096", "open connections at most"},
+    {"stsd.maxConnectionsPerIp", "stsd.maxConnectionsPerIp", CT_INT,
+     F(max_connections_per_ip), 0, 1000000, "0", "open connections per client address; 0 = no limit"},
+    {"stsd.connectionTimeout", "stsd.connectionTimeout", CT_INT, F(connection_timeout), 0,
+     86400, "60", "seconds an idle connection is kept; 0 = forever"},
+    {"stsd.maxBodySize", "stsd.maxBodySize", CT_SIZE, F(max_body), KIB, GIB, "16M",
+     "largest request body (POST) accepted"},
+    {"stsd.maxLineSize", "stsd.maxLineSize", CT_SIZE, F(max_line), 1, GIB, "1M",
+     "longest LINE that ADD accepts (files loaded by INITFILE are not limited)"},
+    {"stsd.maxLists", "stsd.maxLists", CT_COUNT, F(max_lists), 1, 100000000, "100000",
+     "number of lists at most"},
+    {"stsd.maxBytes", "stsd.maxBytes", CT_SIZE, F(max_bytes), 0, 1024 * 1024 * GIB, "0",
+     "bytes of lines stored at most, over all lists; 0 = no limit"},
+    {"stsd.journal", "stsd.journal", CT_ONOFF, F(journal), 0, 1, "off",
+     "on: log every change to disk so a restart gets the lists back"},
+    {"stsd.journal.fsync", "stsd.journal.fsync", CT_FSYNC, F(journal_fsync), 0, 0, "everysec",
+     "when the journal is flushed to disk: always, everysec or no (left to the OS)"},
+    {"stsd.stateDirectory", "stsd.stateDirectory", CT_STRING, F(state_dir), 0, 0, "",
+     "where the journal lives; empty = <datasetDirectory>/.stsd"},
+};
+#define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
+
+static const char *const fsync_names[] = {"always", "everysec", "no"};
+
+static const conf_key *key_find(const char *name)
+{
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcmp(conf_keys[i].name, name) == 0)
+            return &conf_keys[i];
+    return NULL;
+}
+
+/* Case-insensitive, so that a wrongly cased key is an error rather than silently foreign. */
+static int key_is_ours(const char *name)
+{
+    return strncasecmp(name, JP, strlen(JP)) == 0 || strncasecmp(name, "stsd.", 5) == 0;
+}
+
+static void *field(config *c, const conf_key *k)
+{
+    return (char *)c + k->off;
+}
+
+static const void *cfield(const config *c, const conf_key *k)
+{
+    return (const char *)c + k->off;
+}
+
+/* Whitespace as Java's String.trim() sees it: JMeter trims every property it reads. */
+static int is_trim(unsigned char ch)
+{
+    return ch <= ' ';
+}
+
+/* Digits only, no sign, no blanks; *out saturates past the largest value we accept. */
+static int parse_digits(const char *s, size_t n, unsigned long long *out)
+{
+    unsigned long long v = 0;
+    if (n == 0)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        if (v <= ULLONG_MAX / 100)
+            v = v * 10 + (unsigned long long)(s[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_size(const char *s, size_t n, unsigned long long *out)
+{
+    unsigned long long mult = 1, v;
+    if (n > 0) {
+        switch (s[n - 1]) {
+        case 'k': case 'K': mult = KIB; n--; break;
+        case 'm': case 'M': mult = MIB; n--; break;
+        case 'g': case 'G': mult = GIB; n--; break;
+        default: break;
+        }
+    }
+    if (parse_digits(s, n, &v) != 0)
+        return -1;
+    *out = v > ULLONG_MAX / mult ? ULLONG_MAX : v * mult;
+    return 0;
+}
+
+/* Sizes in messages read better as "16M" than as 16777216. */
+static void size_text(char *out, size_t n, unsigned long long v)
+{
+    if (v >= GIB && v % GIB == 0)
+        snprintf(out, n, "%lluG", v / GIB);
+    else if (v >= MIB && v % MIB == 0)
+        snprintf(out, n, "%lluM", v / MIB);
+    else if (v >= KIB && v % KIB == 0)
+        snprintf(out, n, "%lluK", v / KIB);
+    else
+        snprintf(out, n, "%llu", v);
+}
+
+/* Java's legal charset names; also keeps CR/LF and "//" suffixes out of Content-Type. */
+static int charset_name_ok(const char *s)
+{
+    if (!*s)
+        return 0;
+    for (; *s; s++)
+        if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+              strchr("-+:_.", *s)))
+            return 0;
+    return 1;
+}
+
+static int addr_ok(const char *s)
+{
+    unsigned char a[sizeof(struct in6_addr)];
+    return inet_pton(AF_INET, s, a) == 1 || inet_pton(AF_INET6, s, a) == 1;
+}
+
+/* Parses text for k into *num or *str; shows `name` (a key or an option) in messages. */
+static int value_parse(const conf_key *k, const char *name, const char *text,
+                       unsigned long long *num, char **str, buf *err)
+{
+    const char *s = text;
+    size_t n = strlen(s);
+    while (n && is_trim((unsigned char)*s))
+        s++, n--;
+    while (n && is_trim((unsigned char)s[n - 1]))
+        n--;
+    char lo[32], hi[32];
+    switch (k->type) {
+    case CT_INT:
+    case CT_COUNT:
+        if (parse_digits(s, n, num) == 0 && *num >= k->min && *num <= k->max)
+            return 0;
+        buf_printf(err, "%s: \"%s\" is not an integer in %llu..%llu", name, text, k->min, k->max);
+        return -1;
+    case CT_SIZE:
+        if (parse_size(s, n, num) == 0 && *num >= k->min && *num <= k->max && *num <= SIZE_MAX)
+            return 0;
+        size_text(lo, sizeof lo, k->min);
+        size_text(hi, sizeof hi, k->max);
+        buf_printf(err, "%s: \"%s\" is not a size in %s..%s bytes (digits with an optional "
+                   "K, M or G suffix)", name, text, lo, hi);
+        return -1;
+    case CT_BOOL:
+    case CT_ONOFF: {
+        const char *yes = k->type == CT_BOOL ? "true" : "on";
+        const char *no = k->type == CT_BOOL ? "false" : "off";
+        if (n == strlen(yes) && strncasecmp(s, yes, n) == 0)
+            return *num = 1, 0;
+        if (n == strlen(no) && strncasecmp(s, no, n) == 0)
+            return *num = 0, 0;
+        buf_printf(err, "%s: \"%s\" is not %s or %s", name, text, yes, no);
+        return -1;
+    }
+    case CT_FSYNC:
+        for (size_t i = 0; i < 3; i++)
+            if (n == strlen(fsync_names[i]) && strncasecmp(s, fsync_names[i], n) == 0)
+                return *num = i, 0;
+        buf_printf(err, "%s: \"%s\" is not always, everysec or no", name, text);
+        return -1;
+    case CT_STRING:
+    case CT_CHARSET:
+    case CT_ADDR:
+        *str = strndup(s, n);
+        if (!*str) {
+            buf_printf(err, "%s: out of memory", name);
+            return -1;
+        }
+        if (k->type == CT_CHARSET && !charset_name_ok(*str)) {
+            buf_printf(err, "%s: \"%s\" is not a charset name", name, text);
+        } else if (k->type == CT_ADDR && !addr_ok(*str)) {
+            buf_printf(err, "%s: \"%s\" is not an IPv4 or IPv6 address", name, text);
+        } else {
+            return 0;
+        }
+        free(*str);
+        *str = NULL;
+        return -1;
+    case CT_IGNORED:
+        return 0;
+    }
+    return -1;
+}
+
+static void value_store(config *c, const conf_key *k, unsigned long long num, char *str)
+{
+    void *f = field(c, k);
+    switch (k->type) {
+    case CT_INT: case CT_BOOL: case CT_ONOFF: *(int *)f = (int)num; break;
+    case CT_COUNT: case CT_SIZE: *(size_t *)f = (size_t)num; break;
+    case CT_FSYNC: *(conf_fsync *)f = (conf_fsync)num; break;
+    case CT_STRING: case CT_CHARSET: case CT_ADDR:
+        free(*(char **)f);
+        *(char **)f = str;
+        break;
+    case CT_IGNORED: break;
+    }
+}
+
+/* config_set with the name to show in messages (a key, or the option that stands for it). */
+static int set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err)
+{
+    unsigned long long num = 0;
+    char *str = NULL;
+    if (value_parse(k, name, value, &num, &str, err) != 0)
+        return -1;
+    value_store(c, k, num, str);
+    return 0;
+}
+
+int config_set(config *c, const char *key, const char *value, buf *err)
+{
+    const conf_key *k = key_find(key);
+    if (k)
+        return set_as(c, k, key, value, err);
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (strcasecmp(conf_keys[i].name, key) == 0) {
+            buf_printf(err, "unknown key \"%s\" (did you mean %s?)", key, conf_keys[i].name);
+            return -1;
+        }
+    buf_printf(err, "unknown key \"%s\"", key);
+    return -1;
+}
+
+int config_defaults(config *c)
+{
+    buf err = BUF_INIT;
+    memset(c, 0, sizeof *c);
+    for (size_t i = 0; i < N_KEYS; i++)
+        if (config_set(c, conf_keys[i].name, conf_keys[i].def, &err) != 0) {
+            buf_free(&err);
+            config_free(c);
+            return -1;
+        }
+    buf_free(&err);
+    return 0;
+}
+
+void config_free(config *c)
+{
+    for (size_t i = 0; i < N_KEYS; i++) {
+        conf_type t = conf_keys[i].type;
+        if (t == CT_STRING || t == CT_CHARSET || t == CT_ADDR) {
+            char **p = field(c, &conf_keys[i]);
+            free(*p);
+            *p = NULL;
+        }
+    }
+}
+
+typedef struct plain_ctx {
+    int (*fn)(const char *key, const char *value, void *ctx);
+    void *ctx;
+    int fn_rc;
+} plain_ctx;
+
+static int plain_pair(const char *key, const char *value, size_t line, void *ctx)
+{
+    plain_ctx *p = ctx;
+    p->fn_rc = p->fn(key, value, p->ctx);
+    return p->fn_rc;
+}
+
+int config_parse_properties(const char *text, size_t len,
+                            int (*fn)(const char *key, const char *value, void *ctx),
+                            void *ctx, buf *err)
+{
+    plain_ctx p = {fn, ctx, 0};
+    buf msg = BUF_INIT;
+    size_t line = 0;
+    int rc = properties_parse(text, len, plain_pair, &p, &msg, &line);
+    if (rc != 0 && p.fn_rc == 0)
+        buf_printf(err, "line %zu: %s", line, msg.data ? msg.data : "error");
+    buf_free(&msg);
+    return p.fn_rc ? p.fn_rc : rc;
+}
+
+typedef struct load_ctx {
+    config *c;
+    const char *path;
+    buf *err;
+    buf msg;
+} load_ctx;
+
+static int load_pair(const char *key, const char *value, size_t line, void *ctx)
+{
+    load_ctx *l = ctx;
+    if (!key_is_ours(key))
+        return 0;
+    buf_clear(&l->msg);
+    if (config_set(l->c, key, value, &l->msg) == 0)
+        return 0;
+    buf_printf(l->err, "%s:%zu: %s", l->path, line, l->msg.data);
+    return 1;
+}
+
+/* Bigger than any sane properties file; stops `--config /dev/zero` from eating memory. */
+#define CONF_FILE_MAX (16 * 1024 * 1024)
+
+int config_load_file(config *c, const char *path, buf *err)
+{
+    buf text = BUF_INIT, msg = BUF_INIT;
+    load_ctx l = {c, path, err, BUF_INIT};
+    size_t line = 0;
+    int rc = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        buf_printf(err, "%s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    for (;;) {
+        if (text.len > CONF_FILE_MAX) {
+            buf_printf(err, "%s: larger than %d bytes", path, CONF_FILE_MAX);
+            goto cleanup;
+        }
+        if (buf_reserve(&text, 65536) != 0) {
+            buf_printf(err, "%s: out of memory", path);
+            goto cleanup;
+        }
+        ssize_t n = read(fd, text.data + text.len, text.cap - text.len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            buf_printf(err, "%s: %s", path, strerror(errno));
+            goto cleanup;
+        }
+        if (n == 0)
+            break;
+        text.len += (size_t)n;
+    }
+    rc = properties_parse(text.data, text.len, load_pair, &l, &msg, &line);
+    if (rc == -1)
+        buf_printf(err, "%s:%zu: %s", path, line, msg.data ? msg.data : "error");
+    rc = rc ? -1 : 0;
+cleanup:
+    if (fd >= 0)
+        close(fd);
+    buf_free(&text);
+    buf_free(&msg);
+    buf_free(&l.msg);
+    return rc;
+}
+
+/* ---- command line ---- */
+
+typedef enum opt_kind {
+    OPT_SET, OPT_CONFIG, OPT_FRESH, OPT_CHECK, OPT_REPAIR, OPT_HELP, OPT_VERSION
+} opt_kind;
+
+typedef struct conf_opt {
+    const char *name;
+    const char *alias;   /* a short spelling, taken without "=value" */
+    opt_kind kind;
+    const char *key;     /* OPT_SET: the key it sets */
+    const char *arg;     /* NULL = a flag */
+    const char *help;
+} conf_opt;
+
+static const conf_opt conf_opts[] = {
+    {"--config", NULL, OPT_CONFIG, NULL, "FILE", "read a properties file before the other options"},
+    {"--port", NULL, OPT_SET, JP "port", "N", "TCP port (0 = any free port)"},
+    {"--dataset-dir", NULL, OPT_SET, JP "datasetDirectory", "DIR", "where INITFILE reads, SAVE writes"},
+    {"--bind", NULL, OPT_SET, "stsd.bind", "ADDR", "IPv4 or IPv6 address to listen on"},
+    {"--threads", NULL, OPT_SET, "stsd.threads", "N", "HTTP worker threads (0 = one per core)"},
+    {"--state-dir", NULL, OPT_SET, "stsd.stateDirectory", "DIR", "where the journal lives"},
+    {"--journal", NULL, OPT_SET, "stsd.journal", "on|off", "log changes to disk, replay at start"},
+    {"--port-file", NULL, OPT_SET, "stsd.portFile", "FILE", "write the bound port there"},
+    {"--fresh", NULL, OPT_FRESH, NULL, NULL, "ignore a saved state and start empty"},
+    {"--check-journal", NULL, OPT_CHECK, NULL, "DIR", "check the journal in DIR and exit"},
+    {"--repair", NULL, OPT_REPAIR, NULL, NULL, "with --check-journal: cut a damaged log"},
+    {"--help", "-h", OPT_HELP, NULL, NULL, "print this help and exit"},
+    {"--version", "-v", OPT_VERSION, NULL, NULL, "print the version and exit"},
+};
+#define N_OPTS (sizeof conf_opts / sizeof conf_opts[0])
+
+/* Reads argv[*i] (and its value, which may be the next word); advances *i past them.
+ * Returns 0 with *o set (NULL for -Dkey=value, whose text is in *val), or -1 with err. */
+static int opt_next(int argc, char **argv, int *i, const conf_opt **o, const char **val, buf *err)
+{
+    const char *a = argv[(*i)++];
+    *o = NULL;
+    *val = NULL;
+    if (strncmp(a, "-D", 2) == 0) {
+        *val = a + 2;
+        if (**val == '\0' || **val == '=') {
+            buf_printf(err, "%s: -D needs key=value (with no space after -D)", a);
+            return -1;
+        }
+        return 0;
+    }
+    for (size_t j = 0; j < N_OPTS; j++) {
+        const conf_opt *p = &conf_opts[j];
+        size_t n = strlen(p->name);
+        if (p->alias && strcmp(a, p->alias) == 0) {
+            *o = p;
+            return 0;
+        }
+        if (strncmp(a, p->name, n) != 0 || (a[n] != '\0' && a[n] != '='))
+            continue;
+        *o = p;
+        if (!p->arg && a[n] == '=') {
+            buf_printf(err, "%s takes no value", p->name);
+            return -1;
+        }
+        if (!p->arg)
+            return 0;
+        if (a[n] == '=') {
+            *val = a + n + 1;
+            return 0;
+        }
+        if (*i >= argc) {
+            buf_printf(err, "%s needs a value: %s %s", p->name, p->name, p->arg);
+            return -1;
+        }
+        *val = argv[(*i)++];
+        return 0;
+    }
+    if (a[0] == '-')
+        buf_printf(err, "unknown option \"%s\" (see --help)", a);
+    else
+        buf_printf(err, "unexpected argument \"%s\" (see --help)", a);
+    return -1;
+}
+
+/* -Dkey=value: our keys must be known; others belong to JMeter-style launchers. */
+static int apply_define(config *c, const char *def, buf *err)
+{
+    const char *eq = strchr(def, '=');
+    char *key = strndup(def, eq ? (size_t)(eq - def) : strlen(def));
+    int rc = 0;
+    if (!key) {
+        buf_puts(err, "out of memory");
+        return -1;
+    }
+    if (key_is_ours(key))
+        rc = config_set(c, key, eq ? eq + 1 : "", err);
+    free(key);
+    return rc;
+}
+
+int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err)
+{
+    const conf_opt *o;
+    const char *val;
+    buf ignored = BUF_INIT;
+    cli->action = CONFIG_RUN;
+    cli->fresh = 0;
+    cli->repair = 0;
+    cli->check_dir = NULL;
+    /* --help and --version win over everything, even a broken config file. */
+    for (int i = 1; i < argc;) {
+        if (opt_next(argc, argv, &i, &o, &val, &ignored) == 0 && o &&
+            (o->kind == OPT_HELP || o->kind == OPT_VERSION)) {
+            cli->action = o->kind == OPT_HELP ? CONFIG_HELP : CONFIG_VERSION;
+            buf_free(&ignored);
+            return 0;
+        }
+    }
+    buf_free(&ignored);
+    /* Files first, so that any option overrides them wherever it stands. */
+    for (int i = 1; i < argc;) {
+        if (opt_next(argc, argv, &i, &o, &val, err) != 0)
+            return -1;
+        if (o && o->kind == OPT_CONFIG && config_load_file(c, val, err) != 0)
+            return -1;
+    }
+    for (int i = 1; i < argc;) {
+        if (opt_next(argc, argv, &i, &o, &val, err) != 0)
+            return -1;
+        if (!o) {
+            if (apply_define(c, val, err) != 0)
+                return -1;
+        } else if (o->kind == OPT_SET) {
+            if (set_as(c, key_find(o->key), o->name, val, err) != 0)
+                return -1;
+        } else if (o->kind == OPT_FRESH) {
+            cli->fresh = 1;
+        } else if (o->kind == OPT_REPAIR) {
+            cli->repair = 1;
+        } else if (o->kind == OPT_CHECK) {
+            cli->action = CONFIG_CHECK_JOURNAL;
+            cli->check_dir = val;
+        }
+    }
+    if (cli->repair && cli->action != CONFIG_CHECK_JOURNAL) {
+        buf_puts(err, "--repair goes with --check-journal DIR");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- checks against the system, CONFIG listing, usage ---- */
+
+static int charset_check(const char *name, const char *cs, buf *err)
+{
+    if (!cs || !charset_name_ok(cs)) {
+        buf_printf(err, "%s: \"%s\" is not a charset name", name, cs ? cs : "");
+        return -1;
+    }
+    iconv_t to = iconv_open(cs, "UTF-8");
+    iconv_t from = iconv_open("UTF-8", cs);
+    int ok = to != (iconv_t)-1 && from != (iconv_t)-1;
+    if (to != (iconv_t)-1)
+        iconv_close(to);
+    if (from != (iconv_t)-1)
+        iconv_close(from);
+    if (!ok)
+        buf_printf(err, "%s: \"%s\" is not a charset iconv knows (use a name such as UTF-8, "
+                   "ISO-8859-1, ISO-8859-15 or windows-1252)", name, cs);
+    return ok ? 0 : -1;
+}
+
+int config_validate(const config *c, buf *err)
+{
+    char lo[32], hi[32];
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const conf_key *k = &conf_keys[i];
+        const void *f = cfield(c, k);
+        unsigned long long v;
+        /* Fields may have been set by code, not by config_set: check the bounds again. */
+        switch (k->type) {
+        case CT_INT: case CT_BOOL: case CT_ONOFF:
+            if (*(const int *)f < 0 || (unsigned long long)*(const int *)f < k->min ||
+                (unsigned long long)*(const int *)f > k->max) {
+                buf_printf(err, "%s: %d is not in %llu..%llu", k->name, *(const int *)f, k->min,
+                           k->max);
+                return -1;
+            }
+            break;
+        case CT_COUNT: case CT_SIZE:
+            v = *(const size_t *)f;
+            if (v < k->min || v > k->max) {
+                size_text(lo, sizeof lo, k->min);
+                size_text(hi, sizeof hi, k->max);
+                buf_printf(err, "%s: %llu is not in %s..%s", k->name, v, lo, hi);
+                return -1;
+            }
+            break;
+        case CT_FSYNC:
+            if ((unsigned)*(const conf_fsync *)f > CONF_FSYNC_NO) {
+                buf_printf(err, "%s: not always, everysec or no", k->name);
+                return -1;
+            }
+            break;
+        case CT_CHARSET:
+            if (charset_check(k->name, *(char *const *)f, err) != 0)
+                return -1;
+            break;
+        case CT_ADDR:
+            if (!*(char *const *)f || !addr_ok(*(char *const *)f)) {
+                buf_printf(err, "%s: \"%s\" is not an IPv4 or IPv6 address", k->name,
+                           *(char *const *)f ? *(char *const *)f : "");
+                return -1;
+            }
+            break;
+        case CT_STRING: case CT_IGNORED:
+            break;
+        }
+    }
+    struct stat st;
+    const char *dir = c->dataset_dir ? c->dataset_dir : "";
+    if (stat(dir, &st) != 0) {
+        buf_printf(err, JP "datasetDirectory: \"%s\": %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        buf_printf(err, JP "datasetDirectory: \"%s\" is not a directory", dir);
+        return -1;
+    }
+    return 0;
+}
+
+void config_each(const config *c, void (*fn)(const char *key, const char *value, void *ctx),
+                 void *ctx)
+{
+    char num[32];
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const conf_key *k = &conf_keys[i];
+        const void *f = cfield(c, k);
+        const char *v = num;
+        if (!k->show)
+            continue;
+        /* The reference closes its own keys with stopExit; ours follow. */
+        if (i > 0 && strncmp(k->name, "stsd.", 5) == 0 &&
+            strncmp(conf_keys[i - 1].name, "stsd.", 5) != 0)
+            fn("stopExit", "true", ctx);
+        switch (k->type) {
+        case CT_INT: snprintf(num, sizeof num, "%d", *(const int *)f); break;
+        case CT_COUNT: case CT_SIZE: snprintf(num, sizeof num, "%zu", *(const size_t *)f); break;
+        case CT_BOOL: v = *(const int *)f ? "true" : "false"; break;
+        case CT_ONOFF: v = *(const int *)f ? "on" : "off"; break;
+        case CT_FSYNC: v = fsync_names[(unsigned)*(const conf_fsync *)f % 3]; break;
+        case CT_STRING: case CT_CHARSET: case CT_ADDR:
+            v = *(char *const *)f ? *(char *const *)f : "";
+            break;
+        case CT_IGNORED: continue;
+        }
+        fn(k->show, v, ctx);
+        if (k->off == F(dataset_dir)) {
+            char *real = realpath(v, NULL);
+            fn("datasetDirectory (canonical)", real ? real : v, ctx);
+            free(real);
+        }
+    }
+}
+
+const char *config_usage(void)
+{
+    /* Built once from the tables so that the help never disagrees with them. */
+    static char text[8192];
+    size_t n = 0;
+    if (text[0])
+        return text;
+#define ADD(...) (n += (size_t)snprintf(n < sizeof text ? text + n : NULL,                      \
+                                           n < sizeof text ? sizeof text - n : 0, __VA_ARGS__))
+    ADD("Usage: stsd [OPTION]... [-Dkey=value]...\n"
+        "Serves named lists of text lines over HTTP for load tests: a drop-in replacement\n"
+        "for the JMeter plugins' HTTP Simple Table Server (http://HOST:PORT/sts/).\n\nOptions:\n");
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const conf_opt *o = &conf_opts[i];
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
+                 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        ADD("  %-24s %s\n", left, o->help);
+    }
+    ADD("  %-24s %s\n", "-Dkey=value", "set any key below (as the reference is started)");
+    ADD("\n--config files are read first, then the other options from left to right, the last\n"
+        "one winning. Keys, for a properties file or -D, with their defaults:\n");
+    for (size_t i = 0; i < N_KEYS; i++)
+        ADD("  %s=%s\n      %s\n", conf_keys[i].name, conf_keys[i].def, conf_keys[i].help);
+#undef ADD
+    if (n >= sizeof text)
+        memcpy(text + sizeof text - 14, "\n(truncated)\n", 14);
+    return text;
+}

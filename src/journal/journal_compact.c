@@ -1,0 +1,323 @@
+/* journal_compact.c - the journal's background threads: the everysec fsync timer, and
+ * compaction (a new log generation that starts with a snapshot of every list). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "journal_int.h"
+#include "base/log.h"
+#include "snapshot.h"
+#include "store/store.h"
+#include "wal.h"
+
+/* The lists a compaction copied under their locks, to write to files outside them. */
+typedef struct compaction {
+    journal *j;
+    struct copy {
+        uint64_t id;
+        list *l;
+    } *v;
+    size_t n, cap;
+    size_t lists;
+    uint64_t bytes;        /* written: inline records and files */
+} compaction;
+
+static int stopping(journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    int s = j->stop;
+    pthread_mutex_unlock(&j->mu);
+    return s;
+}
+
+/* Under the lock of list name: its SNAPSHOT record, inline for a small list, else naming
+ * a file written later from a copy. */
+static int snap_one(const char *name, const list *l, void *ctx)
+{
+    compaction *c = ctx;
+    journal *j = c->j;
+    list *copy = NULL;
+    uint64_t lsn, id = 0;
+    int small = list_bytes(l) + 10 * list_length(l) <= SNAP_INLINE_MAX;
+    if (!small) {
+        if (array_grow(&c->v, &c->cap, c->n, sizeof *c->v) != 0)
+            return -1;
+        if (!(copy = list_clone(l)))
+            return -1;
+    }
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    if (small) {
+        snap_enc_inline(&j->rec, name, l);
+    } else {
+        id = (uint64_t)j->gen << 32 | ++j->snap_n;
+        wal_enc_ref(&j->rec, WAL_SNAPSHOT, name, id);
+    }
+    size_t len = j->rec.len;
+    int rc = journal_append_locked(j, 1, &lsn);
+    if (rc == 0 && id && journal_idset_add(&j->refs, id) != 0)
+        j->refs_lost = 1;
+    pthread_mutex_unlock(&j->mu);
+    if (rc != 0) {
+        list_free(copy);
+        return -1;
+    }
+    if (id)
+        c->v[c->n++] = (struct copy){id, copy};
+    else
+        c->bytes += len;
+    c->lists++;
+    return 0;
+}
+
+/* Starts generation gen: the old log whole on disk first (the replay reads the logs in a
+ * row, so nothing may land in the new one while the old may still lose its tail). */
+static int switch_log(journal *j, uint32_t *gen)
+{
+    uint64_t hsize;
+    pthread_mutex_lock(&j->mu);
+    int reuse = j->size == WAL_HEADER_SIZE;   /* no record yet: a failed attempt's log */
+    *gen = reuse ? j->gen : j->max_gen + 1;
+    /* With no record in it, whatever broke in this generation broke before the snapshots
+     * about to be taken, which will repair it. */
+    if (reuse && j->broken_gen == j->gen)
+        j->broken_gen = j->gen - 1;
+    pthread_mutex_unlock(&j->mu);
+    if (reuse)
+        return 0;
+    int fd = journal_create_log(j, *gen, 0, &hsize);
+    if (fd < 0)
+        return -1;
+    pthread_mutex_lock(&j->mu);
+    while (j->syncing)
+        pthread_cond_wait(&j->cv, &j->mu);
+    if (j->synced < j->pos) {
+        if (wal_fsync(j->fd) == 0) {
+            j->synced = j->pos;
+        } else {
+            j->sync_failed = j->pos;
+            journal_set_broken_locked(j, "fsync of the log before compaction failed", errno);
+        }
+    }
+    close(j->fd);
+    j->fd = fd;
+    j->gen = j->max_gen = *gen;
+    j->size = hsize;
+    j->pos += hsize;
+    j->synced = j->pos;
+    j->snap_n = 0;
+    j->refs.n = 0;
+    j->refs_lost = 0;
+    pthread_mutex_unlock(&j->mu);
+    return 0;
+}
+
+/* Names in the state directory a finished compaction may remove. */
+typedef struct obsolete {
+    uint32_t gen;
+    struct name {
+        char s[32];
+        int kind;
+        uint64_t num;
+    } *v;
+    size_t n, cap;
+} obsolete;
+
+static int pick_obsolete(const char *name, int kind, uint64_t num, void *ctx)
+{
+    obsolete *o = ctx;
+    if (!((kind == 1 && num < o->gen) || kind == 2))
+        return 0;
+    if (array_grow(&o->v, &o->cap, o->n, sizeof *o->v) != 0)
+        return -1;
+    snprintf(o->v[o->n].s, sizeof o->v[o->n].s, "%s", name);
+    o->v[o->n].kind = kind;
+    o->v[o->n++].num = num;
+    return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Removes the logs before gen and the snapshot files no record of gen references (nor
+ * an INITFILE in flight). The listing comes first: files made after it are never seen. */
+static void remove_obsolete(journal *j, uint32_t gen)
+{
+    obsolete o = {gen, NULL, 0, 0};
+    uint64_t *keep = NULL;
+    size_t nkeep = 0;
+    int keep_snaps = 0;
+    if (wal_list(j->dirfd, pick_obsolete, &o) != 0) {
+        log_warn("journal: cannot list %s to remove old files: %s", j->dir, strerror(errno));
+        goto cleanup;
+    }
+    pthread_mutex_lock(&j->mu);
+    nkeep = j->refs.n + j->pending.n;
+    keep = malloc((nkeep ? nkeep : 1) * sizeof *keep);
+    keep_snaps = j->refs_lost || !keep;
+    if (keep && j->refs.n)
+        memcpy(keep, j->refs.v, j->refs.n * sizeof *keep);
+    if (keep && j->pending.n)
+        memcpy(keep + j->refs.n, j->pending.v, j->pending.n * sizeof *keep);
+    pthread_mutex_unlock(&j->mu);
+    if (keep && nkeep)
+        qsort(keep, nkeep, sizeof *keep, cmp_u64);
+    for (size_t i = 0; i < o.n; i++) {
+        if (o.v[i].kind == 2 &&
+            (keep_snaps ||
+             (nkeep && bsearch(&o.v[i].num, keep, nkeep, sizeof *keep, cmp_u64))))
+            continue;
+        if (unlinkat(j->dirfd, o.v[i].s, 0) != 0 && errno != ENOENT)
+            log_warn("journal: cannot remove %s/%s: %s", j->dir, o.v[i].s, strerror(errno));
+    }
+cleanup:
+    free(o.v);
+    free(keep);
+}
+
+int journal_compact(journal *j, store *st)
+{
+    compaction c = {.j = j};
+    buf err = BUF_INIT;
+    uint32_t gen;
+    uint64_t lsn;
+    int rc = -1;
+    pthread_mutex_lock(&j->compact_mu);
+    pthread_mutex_lock(&j->mu);
+    unsigned long long was = j->size;
+    pthread_mutex_unlock(&j->mu);
+    if (switch_log(j, &gen) != 0)
+        goto cleanup;
+    log_info("journal: compaction into journal.%010u.log started (the log had %llu bytes)",
+             gen, was);
+    if (store_each_locked(st, snap_one, &c) != 0) {
+        log_error("journal: compaction into journal.%010u.log failed: a list could not be "
+                  "copied or recorded", gen);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < c.n; i++) {
+        uint64_t bytes;
+        if (stopping(j)) {
+            log_info("journal: compaction abandoned: stopping");
+            goto cleanup;
+        }
+        if (snap_write(j->dirfd, c.v[i].id, c.v[i].l, 0, &bytes, &err) != 0) {
+            log_error("journal: compaction failed: %s", err.data ? err.data : "out of memory");
+            goto cleanup;
+        }
+        c.bytes += bytes;
+        list_free(c.v[i].l);
+        c.v[i].l = NULL;
+    }
+    if (c.n && wal_fsync_dir(j->dirfd) != 0) {
+        log_error("journal: compaction failed: fsync of %s: %s", j->dir, strerror(errno));
+        goto cleanup;
+    }
+    /* The record that makes the new generation stand alone, on disk before anything old
+     * is removed. */
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_done(&j->rec, gen, c.lists);
+    int ok = journal_append_locked(j, 1, &lsn) == 0;
+    while (ok && j->syncing)
+        pthread_cond_wait(&j->cv, &j->mu);
+    ok = ok && journal_sync_locked(j) == 0;
+    if (ok) {
+        if (atomic_load(&j->broken) && j->broken_gen < gen) {
+            atomic_store(&j->broken, 0);
+            log_warn("journal: log rewritten from memory into %s/journal.%010u.log; changes "
+                     "are accepted again (%lu were refused)", j->dir, gen,
+                     atomic_exchange(&j->refused, 0));
+        }
+        j->base_size = j->size;
+        j->snapset = c.bytes;
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (!ok)
+        goto cleanup;
+    remove_obsolete(j, gen);
+    log_info("journal: compaction done: %zu lists in journal.%010u.log and %zu snapshot "
+             "files, %llu bytes", c.lists, gen, c.n, (unsigned long long)c.bytes);
+    rc = 0;
+cleanup:
+    for (size_t i = 0; i < c.n; i++)
+        list_free(c.v[i].l);
+    free(c.v);
+    buf_free(&err);
+    pthread_mutex_unlock(&j->compact_mu);
+    return rc;
+}
+
+/* Waits on j->cv, mu held, until seconds have passed or a stop is asked for. */
+static void nap(journal *j, int seconds)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    t.tv_sec += seconds;
+    while (!j->stop && pthread_cond_timedwait(&j->cv, &j->mu, &t) != ETIMEDOUT)
+        ;
+}
+
+/* everysec: an fsync each second when something was appended, whether or not more is. */
+static void *sync_main(void *arg)
+{
+    journal *j = arg;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        nap(j, 1);
+        if (j->stop)
+            break;
+        if (j->synced < j->pos && !j->syncing)
+            journal_sync_locked(j);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+/* Compacts when the log outgrew its threshold, and retries each second while broken. */
+static void *compact_main(void *arg)
+{
+    journal *j = arg;
+    int wait = 1;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        nap(j, wait);
+        if (j->stop)
+            break;
+        int broken = atomic_load(&j->broken);
+        int big = j->size > j->threshold && j->size - j->base_size > j->snapset;
+        if (!broken && !big) {
+            wait = 1;
+            continue;
+        }
+        pthread_mutex_unlock(&j->mu);
+        int rc = journal_compact(j, j->st);
+        pthread_mutex_lock(&j->mu);
+        /* A failure while healthy (say, no room for snapshot files) backs off; while
+         * changes are refused, getting them accepted again is worth a try each second. */
+        wait = rc == 0 || atomic_load(&j->broken) ? 1 : (wait * 2 > 60 ? 60 : wait * 2);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+int journal_start(journal *j, store *st)
+{
+    j->st = st;
+    if (j->policy == CONF_FSYNC_EVERYSEC) {
+        if (pthread_create(&j->sync_thread, NULL, sync_main, j) != 0)
+            return -1;
+        j->sync_started = 1;
+    }
+    if (pthread_create(&j->compact_thread, NULL, compact_main, j) != 0)
+        return -1;
+    j->compact_started = 1;
+    return 0;
+}

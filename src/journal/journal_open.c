@@ -1,0 +1,283 @@
+/* journal_open.c - opening a state directory (lock, --fresh, recovery, the log to append
+ * to) and closing it (final fsync). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "journal_int.h"
+#include "base/log.h"
+#include "recover.h"
+#include "store/store.h"
+#include "wal.h"
+
+/* Lists named one by one in the log at start; beyond, only their number. */
+#define LOG_LISTS_MAX 100
+
+/* mkdir -p, mode 0700 for what it creates. Returns 0 or -1 with errno set. */
+static int make_dirs(const char *dir)
+{
+    char path[4096];
+    size_t len = strlen(dir);
+    if (len == 0 || len >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, dir, len + 1);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0700) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(path, 0700) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The journal's own files, for --fresh. */
+typedef struct state_files {
+    char (*v)[32];
+    size_t n, cap;
+} state_files;
+
+static int pick_state(const char *name, int kind, uint64_t num, void *ctx)
+{
+    state_files *f = ctx;
+    if (kind == 0)
+        return 0;
+    if (array_grow(&f->v, &f->cap, f->n, sizeof *f->v) != 0)
+        return -1;
+    snprintf(f->v[f->n++], 32, "%s", name);
+    return 0;
+}
+
+/* --fresh: moves every journal file into a new old-<date>-<time> folder. */
+static int set_aside(journal *j, buf *err)
+{
+    state_files f = {NULL, 0, 0};
+    char sub[64];
+    int rc = -1;
+    if (wal_list(j->dirfd, pick_state, &f) != 0) {
+        buf_printf(err, "cannot list %s: %s", j->dir, strerror(errno));
+        goto cleanup;
+    }
+    if (f.n == 0) {
+        rc = 0;
+        goto cleanup;
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    size_t n = strftime(sub, sizeof sub, "old-%Y%m%d-%H%M%S", &tm);
+    for (int k = 2; mkdirat(j->dirfd, sub, 0700) != 0; k++) {
+        if (errno != EEXIST || k > 99) {
+            buf_printf(err, "cannot create %s/%s: %s", j->dir, sub, strerror(errno));
+            goto cleanup;
+        }
+        snprintf(sub + n, sizeof sub - n, "-%d", k);
+    }
+    for (size_t i = 0; i < f.n; i++) {
+        char to[128];
+        snprintf(to, sizeof to, "%s/%s", sub, f.v[i]);
+        if (renameat(j->dirfd, f.v[i], j->dirfd, to) != 0) {
+            buf_printf(err, "cannot move %s/%s aside: %s", j->dir, f.v[i], strerror(errno));
+            goto cleanup;
+        }
+    }
+    if (wal_fsync_dir(j->dirfd) != 0) {
+        buf_printf(err, "fsync of %s: %s", j->dir, strerror(errno));
+        goto cleanup;
+    }
+    log_info("journal: --fresh: the previous state (%zu files) was moved to %s/%s", f.n, j->dir,
+             sub);
+    rc = 0;
+cleanup:
+    free(f.v);
+    return rc;
+}
+
+/* Cuts the torn tail off the log recovery stopped in. */
+static int cut_tail(journal *j, const recover_state *rs, buf *err)
+{
+    char name[32];
+    wal_log_name(name, sizeof name, rs->last_gen);
+    log_warn("journal: %s/%s: torn record at offset %zu (%s), the trace of an interrupted "
+             "write: cutting the last %zu bytes", j->dir, name, rs->last_end, rs->torn_why,
+             rs->last_size - rs->last_end);
+    int fd = openat(j->dirfd, name, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)rs->last_end) != 0 || wal_fsync(fd) != 0) {
+        buf_printf(err, "cannot cut %s/%s: %s", j->dir, name, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* Hands the recovered lists to the store. */
+static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
+{
+    for (size_t i = 0; i < rs->nlists; i++) {
+        size_t len = list_length(rs->lists[i]);
+        store_rc rc = store_adopt(st, rs->names[i], rs->lists[i]);
+        rs->lists[i] = NULL;       /* the store's now, even on error */
+        if (rc != STORE_OK) {
+            buf_printf(err, "cannot restore list %s: %s", rs->names[i],
+                       rc == STORE_FULL ? "stsd.maxLists or stsd.maxBytes is too low for "
+                       "the saved state" : "out of memory");
+            return -1;
+        }
+        if (i < LOG_LISTS_MAX)
+            log_info("journal: recovered list %s: %zu lines", rs->names[i], len);
+    }
+    if (rs->nlists > LOG_LISTS_MAX)
+        log_info("journal: ... and %zu more lists", rs->nlists - LOG_LISTS_MAX);
+    return 0;
+}
+
+static journal *journal_alloc(const char *dir, conf_fsync policy)
+{
+    journal *j = calloc(1, sizeof *j);
+    pthread_condattr_t ca;
+    if (!j)
+        return NULL;
+    j->fd = j->dirfd = j->lockfd = -1;
+    j->policy = policy;
+    j->threshold = DEFAULT_THRESHOLD;
+    atomic_init(&j->broken, 0);
+    atomic_init(&j->refused, 0);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    if (!(j->dir = strdup(dir)) || pthread_mutex_init(&j->mu, NULL) != 0 ||
+        pthread_mutex_init(&j->compact_mu, NULL) != 0 || pthread_cond_init(&j->cv, &ca) != 0) {
+        free(j->dir);
+        free(j);
+        j = NULL;
+    }
+    pthread_condattr_destroy(&ca);
+    return j;
+}
+
+journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, buf *err)
+{
+    recover_state rs;
+    buf msg = BUF_INIT;
+    char name[32];
+    journal *j = journal_alloc(dir, policy);
+    memset(&rs, 0, sizeof rs);
+    if (!j) {
+        buf_puts(err, "out of memory");
+        return NULL;
+    }
+    if (make_dirs(dir) != 0 ||
+        (j->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        buf_printf(err, "state directory %s: %s", dir, strerror(errno));
+        goto fail;
+    }
+    j->lockfd = openat(j->dirfd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (j->lockfd < 0 || flock(j->lockfd, LOCK_EX | LOCK_NB) != 0) {
+        buf_printf(err, "state directory %s: %s", dir, errno == EWOULDBLOCK ?
+                   "in use by another stsd" : strerror(errno));
+        goto fail;
+    }
+    if (fresh && set_aside(j, err) != 0)
+        goto fail;
+    if (recover_run(j->dirfd, &rs, NULL, &msg) != 0) {
+        buf_printf(err, "journal in %s: %s. Nothing was changed. See `stsd --check-journal "
+                   "%s` (with --repair it cuts the history at the damage, keeping copies), "
+                   "or start empty with --fresh (the old state is moved aside, not deleted)",
+                   dir, msg.data ? msg.data : "out of memory", dir);
+        goto fail;
+    }
+    if (rs.last_gen && rs.last_size > rs.last_end && cut_tail(j, &rs, err) != 0)
+        goto fail;
+    if (adopt_all(j, &rs, st, err) != 0)
+        goto fail;
+    recover_tidy(j->dirfd, &rs);
+    if (rs.last_gen) {
+        wal_log_name(name, sizeof name, rs.last_gen);
+        j->fd = openat(j->dirfd, name, O_WRONLY | O_APPEND | O_CLOEXEC);
+        j->gen = rs.last_gen;
+        j->size = rs.last_end;
+        j->snap_n = rs.last_snap_n;
+        if (j->fd < 0) {
+            buf_printf(err, "%s/%s: %s", dir, name, strerror(errno));
+            goto fail;
+        }
+    } else {
+        j->gen = rs.max_gen + 1;
+        wal_log_name(name, sizeof name, j->gen);
+        if ((j->fd = journal_create_log(j, j->gen, 1, &j->size)) < 0) {
+            buf_printf(err, "cannot create %s/%s: %s", dir, name, strerror(errno));
+            goto fail;
+        }
+    }
+    j->max_gen = rs.max_gen > j->gen ? rs.max_gen : j->gen;
+    j->snapset = rs.snap_bytes;
+    log_info("journal: %s/%s, fsync %s, %zu lists recovered", dir, name,
+             policy == CONF_FSYNC_ALWAYS ? "always" : policy == CONF_FSYNC_EVERYSEC ?
+             "everysec" : "no", rs.nlists);
+    recover_free(&rs);
+    buf_free(&msg);
+    return j;
+fail:
+    recover_free(&rs);
+    buf_free(&msg);
+    journal_close(j);
+    return NULL;
+}
+
+void journal_close(journal *j)
+{
+    if (!j)
+        return;
+    pthread_mutex_lock(&j->mu);
+    j->stop = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    if (j->sync_started)
+        pthread_join(j->sync_thread, NULL);
+    if (j->compact_started)
+        pthread_join(j->compact_thread, NULL);
+    /* Still refusing changes: the log may disagree with what was answered. One last
+     * rewrite from memory, so that the next start finds what clients were told. */
+    if (j->st && j->fd >= 0 && atomic_load(&j->broken)) {
+        pthread_mutex_lock(&j->mu);
+        j->stop = 0;               /* the threads are gone; let this compaction finish */
+        pthread_mutex_unlock(&j->mu);
+        if (journal_compact(j, j->st) != 0)
+            log_error("journal: stopping with a log that could not be rewritten: the "
+                      "changes refused or half-applied since the write error are not in it");
+    }
+    if (j->fd >= 0) {
+        pthread_mutex_lock(&j->mu);
+        while (j->syncing)
+            pthread_cond_wait(&j->cv, &j->mu);
+        if (wal_fsync(j->fd) != 0)
+            log_error("journal: final fsync of %s/journal.%010u.log failed: %s", j->dir, j->gen,
+                      strerror(errno));
+        else
+            log_info("journal: %s/journal.%010u.log flushed and synced", j->dir, j->gen);
+        pthread_mutex_unlock(&j->mu);
+        close(j->fd);
+    }
+    if (j->dirfd >= 0)
+        close(j->dirfd);
+    if (j->lockfd >= 0)
+        close(j->lockfd);
+    buf_free(&j->rec);
+    free(j->pending.v);
+    free(j->refs.v);
+    free(j->dir);
+    pthread_mutex_destroy(&j->mu);
+    pthread_mutex_destroy(&j->compact_mu);
+    pthread_cond_destroy(&j->cv);
+    free(j);
+}

@@ -1,0 +1,554 @@
+/* recover.c - replays a state directory into lists, by the rules in recover.h. */
+#include "recover.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "snapshot.h"
+#include "wal.h"
+
+/* One log being replayed. */
+typedef struct rlog {
+    uint32_t gen;
+    char name[32];
+    const uint8_t *p;
+    size_t len;
+    size_t end;            /* after the last whole record */
+    int complete;          /* holds COMPACT_DONE */
+    int empty;             /* newest log without a single record */
+    size_t count[WAL_COMPACT_DONE + 1];
+    const char *torn_why;
+} rlog;
+
+/* One list during the replay. */
+typedef struct rent {
+    struct rent *next;
+    list *l;
+    size_t def_log;        /* 1 + index of the log of its defining record; 0: none */
+    size_t def_off;
+    size_t name_len;
+    char name[];
+} rent;
+
+/* Everything one run works on. */
+typedef struct replay {
+    int dirfd;
+    recover_state *rs;
+    FILE *report;
+    buf *err;
+    uint32_t *gens;
+    size_t ngens, gcap;
+    uint64_t *snaps;
+    size_t nsnaps, scap;
+    rlog *logs;            /* logs[0..nlogs): base to newest kept */
+    size_t nlogs;
+    rent **b;              /* the lists, hashed by name */
+    size_t nb, n;
+    size_t refs_cap;       /* room in rs->refs */
+} replay;
+
+/* ---- names to lists --------------------------------------------------------------------- */
+
+static uint64_t hash_name(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static rent *rmap_find(const replay *x, const char *name, size_t len)
+{
+    if (!x->nb)
+        return NULL;
+    for (rent *e = x->b[hash_name(name, len) & (x->nb - 1)]; e; e = e->next)
+        if (e->name_len == len && memcmp(e->name, name, len) == 0)
+            return e;
+    return NULL;
+}
+
+/* The entry for name, created if absent; NULL on ENOMEM. */
+static rent *rmap_get(replay *x, const char *name, size_t len)
+{
+    rent *e = rmap_find(x, name, len);
+    if (e)
+        return e;
+    if (x->n >= x->nb) {
+        size_t nb = x->nb ? x->nb * 2 : 256;
+        rent **b = calloc(nb, sizeof *b);
+        if (!b)
+            return NULL;
+        for (size_t i = 0; i < x->nb; i++)
+            for (rent *o = x->b[i], *next; o; o = next) {
+                next = o->next;
+                size_t k = hash_name(o->name, o->name_len) & (nb - 1);
+                o->next = b[k];
+                b[k] = o;
+            }
+        free(x->b);
+        x->b = b;
+        x->nb = nb;
+    }
+    if (!(e = calloc(1, sizeof *e + len + 1)))
+        return NULL;
+    size_t k = hash_name(name, len) & (x->nb - 1);
+    memcpy(e->name, name, len);
+    e->name_len = len;
+    e->next = x->b[k];
+    x->b[k] = e;
+    x->n++;
+    return e;
+}
+
+static void rmap_free(replay *x)
+{
+    for (size_t i = 0; i < x->nb; i++)
+        for (rent *e = x->b[i], *next; e; e = next) {
+            next = e->next;
+            list_free(e->l);
+            free(e);
+        }
+    free(x->b);
+    x->b = NULL;
+    x->nb = x->n = 0;
+}
+
+/* ---- failures ----------------------------------------------------------------------- */
+
+/* Records the damage in file at off; a repair would cut the history at cut_gen/cut_off. */
+static int fail(replay *x, const char *file, size_t off, const char *why, uint32_t cut_gen,
+                size_t cut_off)
+{
+    buf_printf(x->err, "%s, offset %zu: %s", file, off, why);
+    x->rs->cut_gen = cut_gen;
+    x->rs->cut_off = cut_off;
+    return -1;
+}
+
+/* ---- the directory ---------------------------------------------------------------------- */
+
+static int collect(const char *name, int kind, uint64_t num, void *ctx)
+{
+    replay *x = ctx;
+    if (kind == 1) {
+        if (array_grow(&x->gens, &x->gcap, x->ngens, sizeof *x->gens) != 0)
+            return -1;
+        x->gens[x->ngens++] = (uint32_t)num;
+    } else if (kind == 2) {
+        if (array_grow(&x->snaps, &x->scap, x->nsnaps, sizeof *x->snaps) != 0)
+            return -1;
+        x->snaps[x->nsnaps++] = num;
+    }
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ---- reading logs --------------------------------------------------------------------- */
+
+/* Checks log g whole (framing and record structure); newest: the one log whose torn tail
+ * is tolerated and which may be empty. */
+static int scan_log(replay *x, rlog *g, int newest)
+{
+    uint64_t id;
+    const char *why;
+    size_t off, next, len;
+    const uint8_t *body;
+    wal_rec r;
+    static const uint8_t zeros[WAL_HEADER_SIZE];
+    if (newest && (g->len < WAL_HEADER_SIZE || memcmp(g->p, zeros, sizeof zeros) == 0)) {
+        g->empty = 1;        /* a crash while the file was being created */
+        return 0;
+    }
+    if (wal_header_check(g->p, g->len, WAL_MAGIC_LOG, &id, &why) != 0)
+        return fail(x, g->name, 0, why, g->gen, 0);
+    if (id != g->gen)
+        return fail(x, g->name, 0, "header names another generation", g->gen, 0);
+    for (off = WAL_HEADER_SIZE;; off = next) {
+        wal_scan s = wal_next(g->p, g->len, off, &body, &len, &next, &why);
+        if (s == WAL_END)
+            break;
+        if (s == WAL_TORN && newest) {
+            g->torn_why = why;
+            break;
+        }
+        if (s == WAL_TORN)
+            return fail(x, g->name, off, "torn record in a log that is not the newest",
+                        g->gen, off);
+        if (s == WAL_BAD || wal_decode(body, len, &r, &why) != 0)
+            return fail(x, g->name, off, why, g->gen, off);
+        if (r.type == WAL_COMPACT_DONE) {
+            if (r.id != g->gen)
+                return fail(x, g->name, off, "COMPACT_DONE names another generation",
+                            g->gen, off);
+            g->complete = 1;
+        }
+        g->count[r.type]++;
+    }
+    g->end = off;
+    size_t total = 0;
+    for (int t = 0; t <= WAL_COMPACT_DONE; t++)
+        total += g->count[t];
+    g->empty = newest && total == 0;
+    return 0;
+}
+
+/* The next record of a checked log: 1 with *r and *off (its offset) set, 0 at the end. */
+static int log_next(const rlog *g, size_t *pos, size_t *off, wal_rec *r)
+{
+    const uint8_t *body;
+    size_t len, next;
+    const char *why;
+    if (*pos >= g->end ||
+        wal_next(g->p, g->end, *pos, &body, &len, &next, &why) != WAL_OK ||
+        wal_decode(body, len, r, &why) != 0)
+        return 0;
+    *off = *pos;
+    *pos = next;
+    return 1;
+}
+
+/* ---- replay ------------------------------------------------------------------------------ */
+
+static int add_ref(recover_state *rs, uint64_t id, size_t *cap)
+{
+    if (array_grow(&rs->refs, cap, rs->nrefs, sizeof *rs->refs) != 0)
+        return -1;
+    rs->refs[rs->nrefs++] = id;
+    return 0;
+}
+
+/* Called for each list record: log_no counts logs from 1, e is the record's list. */
+typedef int (*record_fn)(replay *x, size_t log_no, const rlog *g, size_t off,
+                         const wal_rec *r, rent *e);
+
+/* Calls fn for every record that concerns a list, in log order; stops at its first
+ * nonzero return and returns it. */
+static int each_record(replay *x, record_fn fn)
+{
+    for (size_t i = 0; i < x->nlogs; i++) {
+        const rlog *g = &x->logs[i];
+        size_t pos = WAL_HEADER_SIZE, off;
+        wal_rec r;
+        while (log_next(g, &pos, &off, &r)) {
+            if (r.type == WAL_COMPACT_DONE)
+                continue;
+            rent *e = rmap_get(x, r.name, r.name_len);
+            if (!e)
+                return fail(x, g->name, off, "out of memory", 0, 0);
+            int rc = fn(x, i + 1, g, off, &r, e);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* Pass 1, per record: where its list's state is last defined, and which snapshots are
+ * referenced. */
+static int note_definition(replay *x, size_t log_no, const rlog *g, size_t off,
+                           const wal_rec *r, rent *e)
+{
+    if (r->type == WAL_REPLACE || (r->type == WAL_SNAPSHOT && g->complete)) {
+        e->def_log = log_no;
+        e->def_off = off;
+    }
+    if ((r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) && r->id &&
+        add_ref(x->rs, r->id, &x->refs_cap) != 0)
+        return fail(x, g->name, off, "out of memory", 0, 0);
+    return 0;
+}
+
+static int find_definitions(replay *x)
+{
+    if (each_record(x, note_definition) != 0)
+        return -1;
+    if (x->rs->nrefs)
+        qsort(x->rs->refs, x->rs->nrefs, sizeof *x->rs->refs, cmp_u64);
+    return 0;
+}
+
+/* The list a defining record sets: empty, inline lines, or a snapshot file. */
+static int load_definition(replay *x, const rlog *g, size_t off, const wal_rec *r, list **out)
+{
+    const char *why = "out of memory";
+    char name[64];
+    struct stat sb;
+    *out = NULL;
+    if (r->id == 0) {
+        list *l = list_create();
+        if (!l || (r->type == WAL_SNAPSHOT && snap_inline_lines(r, l, &why) != 0)) {
+            list_free(l);
+            return fail(x, g->name, off, why, g->gen, off);
+        }
+        x->rs->snap_bytes += r->data_len;
+        *out = l;
+        return 0;
+    }
+    buf msg = BUF_INIT;
+    if (snap_read(x->dirfd, r->id, out, &msg) != 0) {
+        buf_puts(&msg, " (referenced by this record)");
+        fail(x, g->name, off, msg.data ? msg.data : "out of memory", g->gen, off);
+        buf_free(&msg);
+        return -1;
+    }
+    buf_free(&msg);
+    wal_snap_name(name, sizeof name, r->id);
+    if (fstatat(x->dirfd, name, &sb, 0) == 0)
+        x->rs->snap_bytes += (uint64_t)sb.st_size;
+    if (x->report)
+        fprintf(x->report, "%s: %zu lines, list %.*s\n", name, list_length(*out),
+                (int)r->name_len, r->name);
+    return 0;
+}
+
+/* Applies a TAKE: positions one after the other, each in the list as left by the last. */
+static int apply_take(replay *x, const rlog *g, size_t off, const wal_rec *r, list *l)
+{
+    const uint8_t *p = r->data, *end = r->data + r->data_len;
+    char why[128];
+    for (uint64_t i = 0; i < r->n; i++) {
+        uint64_t pos;
+        if (wal_get_varint(&p, end, &pos) != 0)
+            return fail(x, g->name, off, "malformed positions", g->gen, off);
+        if (!l || pos >= list_length(l)) {
+            snprintf(why, sizeof why, "takes line %llu of a list of %zu lines",
+                     (unsigned long long)pos, l ? list_length(l) : 0);
+            return fail(x, g->name, off, why, g->gen, off);
+        }
+        if ((r->flag ? list_move_to_back(l, (size_t)pos) : list_remove(l, (size_t)pos)) != 0)
+            return fail(x, g->name, off, "out of memory", 0, 0);
+    }
+    return p == end ? 0 : fail(x, g->name, off, "malformed positions", g->gen, off);
+}
+
+/* Pass 2, per record: applied if it comes at or after its list's defining record. */
+static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
+                        const wal_rec *r, rent *e)
+{
+    if (log_no < e->def_log || (log_no == e->def_log && off < e->def_off))
+        return 0;               /* superseded by the list's defining record */
+    list *fresh = NULL;
+    if (log_no == e->def_log && off == e->def_off) {
+        if (load_definition(x, g, off, r, &fresh) != 0)
+            return -1;
+    } else if (r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) {
+        return 0;               /* a SNAPSHOT of an unfinished compaction */
+    } else if (r->type == WAL_RESET || (r->type == WAL_PUSH && !e->l)) {
+        if (!(fresh = list_create()))
+            return fail(x, g->name, off, "out of memory", 0, 0);
+    }
+    if (fresh) {
+        list_free(e->l);
+        e->l = fresh;
+    }
+    if (r->type == WAL_PUSH) {
+        const char *s = (const char *)r->data;
+        if ((r->flag ? list_push_back(e->l, s, r->data_len)
+                     : list_push_front(e->l, s, r->data_len)) != 0)
+            return fail(x, g->name, off, "out of memory", 0, 0);
+    } else if (r->type == WAL_TAKE && apply_take(x, g, off, r, e->l) != 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Moves the replayed lists into rs, sorted by name. */
+static int hand_over(replay *x)
+{
+    recover_state *rs = x->rs;
+    size_t k = 0;
+    rs->names = calloc(x->n ? x->n : 1, sizeof *rs->names);
+    rs->lists = calloc(x->n ? x->n : 1, sizeof *rs->lists);
+    if (!rs->names || !rs->lists)
+        return -1;
+    for (size_t i = 0; i < x->nb; i++)
+        for (rent *e = x->b[i]; e; e = e->next) {
+            if (!e->l)
+                continue;
+            if (!(rs->names[k] = strdup(e->name)))
+                return -1;
+            rs->nlists = ++k;     /* so that recover_free frees what is there */
+        }
+    qsort(rs->names, k, sizeof *rs->names, cmp_name);
+    for (size_t j = 0; j < k; j++) {
+        rent *e = rmap_find(x, rs->names[j], strlen(rs->names[j]));
+        rs->lists[j] = e->l;
+        e->l = NULL;
+    }
+    return 0;
+}
+
+/* ---- the run --------------------------------------------------------------------------- */
+
+static void report_logs(const replay *x, size_t first_kept)
+{
+    static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done"};
+    for (size_t i = 0; i < first_kept; i++) {
+        char name[32];
+        wal_log_name(name, sizeof name, x->gens[i]);
+        fprintf(x->report, "%s: superseded by the compaction in %s; not read (removed at "
+                "the next start)\n", name, x->logs[0].name);
+    }
+    for (size_t i = 0; i < x->nlogs; i++) {
+        const rlog *g = &x->logs[i];
+        fprintf(x->report, "%s: %zu bytes, compaction %s;", g->name, g->len,
+                g->complete ? "complete" : "not complete");
+        for (int t = WAL_PUSH; t <= WAL_COMPACT_DONE; t++)
+            fprintf(x->report, " %zu %s", g->count[t], types[t]);
+        fputc('\n', x->report);
+        if (g->torn_why)
+            fprintf(x->report, "  torn tail at offset %zu (%s): the start cuts its %zu "
+                    "bytes\n", g->end, g->torn_why, g->len - g->end);
+    }
+}
+
+int recover_run(int dirfd, recover_state *rs, FILE *report, buf *err)
+{
+    replay x = {.dirfd = dirfd, .rs = rs, .report = report, .err = err};
+    int rc = -1;
+    size_t ngens = 0, top, base;
+    memset(rs, 0, sizeof *rs);
+    if (wal_list(dirfd, collect, &x) != 0) {
+        buf_printf(err, "cannot list the state directory: %s", strerror(errno));
+        goto cleanup;
+    }
+    if (x.ngens)
+        qsort(x.gens, x.ngens, sizeof *x.gens, cmp_u32);
+    for (size_t i = 0; i < x.ngens; i++)
+        rs->max_gen = x.gens[i] > rs->max_gen ? x.gens[i] : rs->max_gen;
+    for (size_t i = 0; i < x.nsnaps; i++)
+        rs->max_gen = (x.snaps[i] >> 32) > rs->max_gen ? (uint32_t)(x.snaps[i] >> 32) : rs->max_gen;
+    ngens = x.ngens;
+    x.logs = calloc(ngens ? ngens : 1, sizeof *x.logs);
+    if (!x.logs) {
+        buf_puts(err, "out of memory");
+        goto cleanup;
+    }
+    /* Newest first, down to the newest complete log: the older ones do not matter. */
+    top = ngens;
+    base = ngens;
+    for (size_t i = ngens; i-- > 0;) {
+        rlog *g = &x.logs[i];
+        g->gen = x.gens[i];
+        wal_log_name(g->name, sizeof g->name, g->gen);
+        if (wal_map(dirfd, g->name, &g->p, &g->len) != 0) {
+            buf_printf(err, "%s: %s", g->name, strerror(errno));
+            goto cleanup;
+        }
+        if (scan_log(&x, g, i + 1 == top) != 0)
+            goto cleanup;
+        if (g->empty) {
+            rs->empty_gen = g->gen;
+            if (report)
+                fprintf(report, "%s: no record; ignored (removed at the next start)\n",
+                        g->name);
+            top = i;
+            continue;
+        }
+        if (g->complete) {
+            base = i;
+            break;
+        }
+    }
+    if (top == 0) {              /* nothing yet: a new history */
+        rc = hand_over(&x);
+        goto cleanup;
+    }
+    if (base == ngens) {
+        fail(&x, x.logs[0].name, 0, "the history is incomplete: no log from here on holds a "
+             "finished compaction, so the logs before it are missing", 0, 0);
+        goto cleanup;
+    }
+    rs->base_gen = x.gens[base];
+    rs->last_gen = x.gens[top - 1];
+    rs->last_end = x.logs[top - 1].end;
+    rs->last_size = x.logs[top - 1].len;
+    rs->torn_why = x.logs[top - 1].torn_why;
+    x.logs += base;
+    x.nlogs = top - base;
+    if (report)
+        report_logs(&x, base);
+    rc = find_definitions(&x) == 0 && each_record(&x, apply_record) == 0 ? 0 : -1;
+    x.logs -= base;
+    if (rc == 0 && hand_over(&x) != 0) {
+        buf_puts(err, "out of memory");
+        rc = -1;
+    }
+    for (size_t i = 0; i < x.nsnaps; i++)
+        if ((uint32_t)(x.snaps[i] >> 32) == rs->last_gen && (uint32_t)x.snaps[i] > rs->last_snap_n)
+            rs->last_snap_n = (uint32_t)x.snaps[i];
+    for (size_t i = 0; i < rs->nrefs; i++)
+        if ((uint32_t)(rs->refs[i] >> 32) == rs->last_gen && (uint32_t)rs->refs[i] > rs->last_snap_n)
+            rs->last_snap_n = (uint32_t)rs->refs[i];
+cleanup:
+    for (size_t i = 0; x.logs && i < ngens; i++)
+        wal_unmap(x.logs[i].p, x.logs[i].len);
+    free(x.logs);
+    free(x.gens);
+    free(x.snaps);
+    rmap_free(&x);
+    return rc;
+}
+
+void recover_free(recover_state *rs)
+{
+    for (size_t i = 0; i < rs->nlists; i++) {
+        free(rs->names[i]);
+        list_free(rs->lists[i]);
+    }
+    free(rs->names);
+    free(rs->lists);
+    free(rs->refs);
+    memset(rs, 0, sizeof *rs);
+}
+
+/* ---- tidying --------------------------------------------------------------------------- */
+
+static int tidy_one(const char *name, int kind, uint64_t num, void *ctx)
+{
+    const void **a = ctx;
+    int dirfd = *(const int *)a[0];
+    const recover_state *rs = a[1];
+    int *failed = (int *)a[2];
+    int drop = kind == 3 ||
+               (kind == 1 && ((uint32_t)num < rs->base_gen || (uint32_t)num == rs->empty_gen)) ||
+               (kind == 2 && (!rs->nrefs ||
+                              !bsearch(&num, rs->refs, rs->nrefs, sizeof num, cmp_u64)));
+    if (drop && unlinkat(dirfd, name, 0) != 0 && errno != ENOENT) {
+        log_warn("journal: cannot remove %s: %s", name, strerror(errno));
+        ++*failed;
+    }
+    return 0;
+}
+
+int recover_tidy(int dirfd, const recover_state *rs)
+{
+    int failed = 0;
+    const void *a[3] = {&dirfd, rs, &failed};
+    if (wal_list(dirfd, tidy_one, a) != 0) {
+        log_warn("journal: cannot list the state directory: %s", strerror(errno));
+        failed++;
+    }
+    return failed;
+}

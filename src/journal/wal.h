@@ -1,0 +1,141 @@
+/* wal.h - the journal's on-disk vocabulary: CRC-32C, file headers, framed records, record
+ * bodies, file names, and the file I/O seam tests replace to inject faults. Private to
+ * journal.c, snapshot.c and recover.c (and their tests and fuzzer). */
+#ifndef STSD_WAL_H
+#define STSD_WAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/buf.h"
+
+/* ---- checksums --------------------------------------------------------------------- */
+
+/* CRC-32C (Castagnoli) of p[0..n), continuing from crc (start with 0). */
+uint32_t wal_crc32c(uint32_t crc, const void *p, size_t n);
+
+/* ---- the I/O seam ---------------------------------------------------------------------- */
+
+/* Every write and fsync of journal files goes through these pointers; tests point them at
+ * failing versions (beanstalkd's falloc) and put the system calls back afterwards. */
+typedef struct wal_io {
+    ssize_t (*write)(int fd, const void *p, size_t n);
+    int (*fsync)(int fd);
+} wal_io;
+extern wal_io wal_sys;
+
+/* Writes all n bytes (looping over short writes). Returns 0, or -1 with errno set. */
+int wal_write_all(int fd, const void *p, size_t n);
+/* fsync through the seam. Returns 0, or -1 with errno set. */
+int wal_fsync(int fd);
+
+/* ---- files ------------------------------------------------------------------------------- */
+
+#define WAL_VERSION 1
+#define WAL_HEADER_SIZE 24         /* magic[8] version:u32 id:u64 crc:u32 */
+#define WAL_MAGIC_LOG  "STSD-LOG"
+#define WAL_MAGIC_SNAP "STSDSNAP"
+
+/* Fills h with a header: magic (8 bytes), version, id (a log's generation, a snapshot's
+ * id), and the CRC of the 20 bytes before it. */
+void wal_header_make(uint8_t h[WAL_HEADER_SIZE], const char *magic, uint64_t id);
+/* Checks a header. Returns 0 and sets *id; -1 with the reason in why (static text). */
+int wal_header_check(const uint8_t *p, size_t len, const char *magic, uint64_t *id,
+                     const char **why);
+
+/* File names: journal.<gen>.log and snap-<gen>-<n>.dat, numbers zero-padded so that a
+ * listing sorts by age. A snapshot id is gen << 32 | n. */
+void wal_log_name(char *out, size_t outlen, uint32_t gen);
+void wal_snap_name(char *out, size_t outlen, uint64_t id);
+/* Parses a file name: 1 = a log (sets *num to its generation), 2 = a snapshot (*num =
+ * its id), 3 = a leftover temp file (*.tmp), 0 = anything else. */
+int wal_parse_name(const char *name, uint64_t *num);
+
+/* Reads a whole file relative to dirfd into memory (mmap). Returns 0 with *p and *len set
+ * (*p NULL when empty), or -1 with errno set. Release with wal_unmap. */
+int wal_map(int dirfd, const char *name, const uint8_t **p, size_t *len);
+void wal_unmap(const uint8_t *p, size_t len);
+
+/* Calls fn for every entry of directory dirfd with its kind and number as
+ * wal_parse_name gives them; stops at fn's first nonzero value and returns it. Returns
+ * 0, or -1 with errno set if the directory cannot be read. */
+int wal_list(int dirfd, int (*fn)(const char *name, int kind, uint64_t num, void *ctx),
+             void *ctx);
+
+/* fsyncs a directory. Returns 0 or -1 with errno set. */
+int wal_fsync_dir(int dirfd);
+
+/* ---- framed records ------------------------------------------------------------------- */
+
+/* A record: len:u32 body_crc:u32 head_crc:u32 (CRC of the 8 bytes before), then len body
+ * bytes, the first of which is the record type. */
+#define WAL_FRAME_SIZE 12
+#define WAL_MAX_BODY (1u << 31)
+
+/* Appends a framed record holding body[0..len) to out. Returns 0 or -1 on ENOMEM. */
+int wal_frame(buf *out, const void *body, size_t len);
+/* Fills the 12-byte frame for body[0..len) (for writers that place the body themselves). */
+void wal_frame_header(uint8_t f[WAL_FRAME_SIZE], const void *body, size_t len);
+
+typedef enum wal_scan {
+    WAL_OK,     /* a record: *body, *len set, *next is the offset after it */
+    WAL_END,    /* off is the end of the data */
+    WAL_TORN,   /* what is left from off looks like an interrupted write: a partial frame,
+                 * a body running past the end, the very last record failing its check, or
+                 * nothing but zeros */
+    WAL_BAD,    /* damage that is not at the tail (reason in *why) */
+} wal_scan;
+
+/* Reads the framed record at data[off..). */
+wal_scan wal_next(const uint8_t *data, size_t size, size_t off, const uint8_t **body,
+                  size_t *len, size_t *next, const char **why);
+
+/* ---- record bodies ---------------------------------------------------------------------- */
+
+enum {
+    /* log records */
+    WAL_PUSH = 1,         /* name, at_tail:u8, line (the rest) */
+    WAL_TAKE = 2,         /* name, keep:u8, n, n positions (varints) */
+    WAL_RESET = 3,        /* name */
+    WAL_REPLACE = 4,      /* name, snapshot id (0: empty list)           INITFILE */
+    WAL_SNAPSHOT = 5,     /* name, snapshot id; id 0: count, then lines   compaction */
+    WAL_COMPACT_DONE = 6, /* generation, number of lists */
+    /* snapshot file records */
+    WAL_LINES = 16,       /* lines, each varint length + bytes, to the end of the body */
+    WAL_END_LINES = 17,   /* line count, total bytes */
+};
+
+/* A decoded record; pointers go into the body it was decoded from. */
+typedef struct wal_rec {
+    int type;
+    const char *name;
+    size_t name_len;
+    int flag;                 /* PUSH: at_tail; TAKE: keep */
+    const uint8_t *data;      /* PUSH: the line; TAKE: positions; SNAPSHOT id 0: lines */
+    size_t data_len;
+    uint64_t n;               /* TAKE: positions; SNAPSHOT id 0: lines; COMPACT_DONE: lists */
+    uint64_t id;              /* REPLACE/SNAPSHOT: snapshot id; COMPACT_DONE: generation */
+} wal_rec;
+
+/* Decodes a log record body. Returns 0, or -1 with the reason in *why. Checks structure
+ * only (names without NUL, counts consistent), not whether it applies. */
+int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why);
+
+/* Encoders: append a record body to out (not framed). Return 0 or -1 on ENOMEM. */
+int wal_enc_push(buf *out, const char *name, int at_tail, const char *line, size_t len);
+int wal_enc_take(buf *out, const char *name, int keep, const size_t *pos, size_t n);
+int wal_enc_name(buf *out, int type, const char *name);  /* RESET */
+int wal_enc_ref(buf *out, int type, const char *name, uint64_t id);  /* REPLACE, SNAPSHOT */
+int wal_enc_done(buf *out, uint64_t gen, uint64_t lists);
+
+/* Varints (LEB128): wal_put_varint appends; wal_get_varint reads from *p (below end),
+ * advancing it; returns 0 or -1 if truncated or longer than 64 bits. */
+int wal_put_varint(buf *out, uint64_t v);
+int wal_get_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+
+/* Iterates lines encoded as varint length + bytes in [*p, end): returns 1 with *s and *len
+ * set, 0 at the end, -1 if malformed. */
+int wal_next_line(const uint8_t **p, const uint8_t *end, const char **s, size_t *len);
+
+#endif

@@ -1,0 +1,333 @@
+/* http.c - libmicrohttpd glue: raw request -> (path, method, parameters) -> command ->
+ * page bytes, one buffer per request reused from a per-thread pool. */
+#include "server/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/log.h"
+#include "server/params.h"
+#include "server/reply.h"
+
+/* Room MHD gives one connection for its headers and the request line. A GET carries the
+ * LINE in its URL, so this bounds a GET's LINE; POST bodies are bounded by maxBodySize. */
+#define HTTP_CONNECTION_MEMORY (32 * 1024)
+#define HTTP_LISTEN_BACKLOG 4096
+#define HTTP_THREADS_FSYNC_ALWAYS 32
+
+/* One per connection, from its start to its close (MHD pairs those two notifications
+ * even when a request fails to parse); it holds the connection's current request. */
+typedef struct request {
+    struct request *next_free;
+    buf uri;          /* the raw request target, query string included */
+    buf body;         /* a POST body, up to maxBodySize */
+    buf path;         /* decoded path */
+    buf page;         /* the answer's bytes; MHD sends them from here */
+    params prm;
+    cmd_result result;
+    int started;      /* the access handler has seen this request */
+    int body_too_big;
+} request;
+
+struct http_server {
+    struct MHD_Daemon *d;
+    const cmd_server *srv;
+    const config *conf;
+    void (*on_stop)(void);
+    atomic_int in_flight;
+};
+
+/* Connection states are recycled per worker thread: a connection lives on one thread,
+ * so it is started and closed there, and the pool needs no lock. */
+static __thread request *free_requests;
+static pthread_key_t pool_key;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void request_destroy(request *q)
+{
+    buf_free(&q->uri);
+    buf_free(&q->body);
+    buf_free(&q->path);
+    buf_free(&q->page);
+    params_free(&q->prm);
+    buf_free(&q->result.text);
+    free(q);
+}
+
+static void pool_destroy(void *head)
+{
+    for (request *q = head; q;) {
+        request *next = q->next_free;
+        request_destroy(q);
+        q = next;
+    }
+}
+
+static void pool_key_init(void)
+{
+    pthread_key_create(&pool_key, pool_destroy);
+}
+
+static request *request_get(void)
+{
+    request *q = free_requests;
+    if (q) {
+        free_requests = q->next_free;
+    } else {
+        q = calloc(1, sizeof *q);
+        if (!q)
+            return NULL;
+    }
+    return q;
+}
+
+static void request_put(request *q)
+{
+    /* Don't let one huge request pin its buffers for the thread's lifetime. */
+    if (q->body.cap > 65536 || q->page.cap > 65536 || q->result.text.cap > 65536 ||
+        q->prm.store.cap > 65536 || q->uri.cap > 65536) {
+        request_destroy(q);
+        return;
+    }
+    q->next_free = free_requests;
+    free_requests = q;
+    pthread_setspecific(pool_key, free_requests);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode code)
+{
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_context = request_get();
+    } else if (*socket_context) {
+        request_put(*socket_context);
+        *socket_context = NULL;
+    }
+}
+
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    request *q = i ? i->socket_context : NULL;
+    if (!q)
+        return NULL;
+    buf_clear(&q->uri);
+    buf_clear(&q->body);
+    q->started = 0;
+    q->body_too_big = 0;
+    q->result.stop = 0;
+    return buf_puts(&q->uri, uri) == 0 ? q : NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    http_server *h = cls;
+    request *q = *req_cls;
+    if (!q)
+        return;
+    *req_cls = NULL;
+    if (!q->started)
+        return;
+    atomic_fetch_sub(&h->in_flight, 1);
+    if (q->result.stop && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && h->on_stop)
+        h->on_stop();
+}
+
+static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
+                                 size_t len, const char *ctype)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                            "no-cache, no-store, must-revalidate");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_PRAGMA, "no-cache");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_EXPIRES, "0");
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *text)
+{
+    return send_page(c, status, text, strlen(text), "text/plain; charset=UTF-8");
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
+{
+    http_server *h = cls;
+    request *q = *req_cls;
+    if (!q)
+        return MHD_NO;                       /* out of memory at on_uri: drop it */
+    if (!q->started) {
+        /* Queuing on the first call makes MHD 0.9.75 close keep-alive connections:
+         * always answer on a later call. */
+        q->started = 1;
+        atomic_fetch_add(&h->in_flight, 1);
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (q->body_too_big || q->body.len + n > h->conf->max_body) {
+            q->body_too_big = 1;
+            return MHD_YES;
+        }
+        if (buf_append(&q->body, upload_data, n) != 0)
+            return MHD_NO;
+        return MHD_YES;
+    }
+    if (q->body_too_big)
+        return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "413 request body too large\n");
+
+    const char *raw = q->uri.data;
+    const char *qm = memchr(raw, '?', q->uri.len);
+    size_t path_len = qm ? (size_t)(qm - raw) : q->uri.len;
+    params_reset(&q->prm);
+    buf_clear(&q->path);
+    params_rc prc = params_decode(raw, path_len, &q->path);
+    if (prc == PARAMS_OK && qm)
+        prc = params_parse_urlencoded(&q->prm, qm + 1, q->uri.len - path_len - 1);
+    cmd_method m = strcmp(method, "GET") == 0    ? CMD_GET
+                 : strcmp(method, "POST") == 0 ? CMD_POST
+                                                 : CMD_OTHER;
+    if (prc == PARAMS_OK && q->body.len)
+        prc = params_parse_body(&q->prm,
+                                MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                            MHD_HTTP_HEADER_CONTENT_TYPE),
+                                q->body.data, q->body.len);
+    if (prc == PARAMS_BAD_ESCAPE)
+        return send_error(c, MHD_HTTP_BAD_REQUEST, "400 bad percent escape in the request\n");
+    if (prc == PARAMS_BAD_BODY)
+        return send_error(c, MHD_HTTP_BAD_REQUEST, "400 malformed request body\n");
+    if (prc != PARAMS_OK)
+        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+
+    command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
+    if (reply_render(&q->result, &q->page) != 0)
+        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, reply_content_type());
+}
+
+static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    char msg[512];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    size_t n = strlen(msg);
+    while (n && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+        msg[--n] = '\0';
+    log_msg(LOG_WARN, "http: %s", msg);
+}
+
+int http_listen(const char *bind_addr, int port, int *bound, buf *err)
+{
+    struct sockaddr_storage ss;
+    socklen_t sslen;
+    memset(&ss, 0, sizeof ss);
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    if (inet_pton(AF_INET, bind_addr, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        sslen = sizeof *a4;
+    } else if (inet_pton(AF_INET6, bind_addr, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        sslen = sizeof *a6;
+    } else {
+        buf_printf(err, "stsd.bind: \"%s\" is not an IPv4 or IPv6 address", bind_addr);
+        return -1;
+    }
+    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, (struct sockaddr *)&ss, sslen) != 0 || listen(fd, HTTP_LISTEN_BACKLOG) != 0 ||
+        getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0) {
+        buf_printf(err, "cannot listen on %s port %d: %s", bind_addr, port, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    *bound = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
+    return fd;
+}
+
+http_server *http_start(const config *conf, const cmd_server *srv, int fd,
+                        void (*on_stop)(void), buf *err)
+{
+    pthread_once(&pool_once, pool_key_init);
+    http_server *h = calloc(1, sizeof *h);
+    if (!h) {
+        buf_puts(err, "out of memory");
+        close(fd);
+        return NULL;
+    }
+    h->srv = srv;
+    h->conf = conf;
+    h->on_stop = on_stop;
+    atomic_init(&h->in_flight, 0);
+
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned threads = conf->threads > 0 ? (unsigned)conf->threads
+                                         : (unsigned)(cores > 0 ? cores : 1);
+    /* With fsync=always a change waits for its fsync on its worker thread: more threads
+     * let more changes share each fsync (group commit). */
+    if (conf->threads == 0 && conf->journal && conf->journal_fsync == CONF_FSYNC_ALWAYS &&
+        threads < HTTP_THREADS_FSYNC_ALWAYS)
+        threads = HTTP_THREADS_FSYNC_ALWAYS;
+    /* Suspend/resume is allowed so that a request waiting for a line (a long-poll READ)
+     * can park its connection without holding a worker thread. */
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME;
+    h->d = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, h,
+        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,       /* first, or MHD logs the rest */
+        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+        MHD_OPTION_THREAD_POOL_SIZE, threads,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)conf->max_connections,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)conf->max_connections_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)conf->connection_timeout,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
+        MHD_OPTION_END);
+    if (!h->d) {
+        buf_puts(err, "cannot start the HTTP server (see the messages above)");
+        close(fd);
+        free(h);
+        return NULL;
+    }
+    return h;
+}
+
+void http_stop(http_server *h, int timeout_ms)
+{
+    if (!h)
+        return;
+    MHD_socket ls = MHD_quiesce_daemon(h->d);
+    if (ls != MHD_INVALID_SOCKET)
+        close(ls);
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    for (int waited = 0; atomic_load(&h->in_flight) > 0 && waited < timeout_ms; waited += 5)
+        nanosleep(&pause, NULL);
+    MHD_stop_daemon(h->d);
+    free(h);
+}

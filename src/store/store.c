@@ -1,0 +1,557 @@
+/* store.c - named lists under a lock-free table of names and per-list locks; the one place
+ * that changes lists. */
+#include "store/store.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+/* A name's entry lives as long as the store: RESET empties a list and INITFILE swaps its
+ * contents, but no command deletes a name. So a looked-up entry stays valid for good,
+ * and only the entry's own mutex guards its list. */
+typedef struct entry {
+    pthread_mutex_t lock;
+    list *l;
+    uint64_t hash;
+    char name[];
+} entry;
+
+/* The names: open addressing over entry pointers. Since entries are only ever added,
+ * readers need no lock: they probe with acquire loads, and a writer (under add_lock)
+ * fills an empty slot with a release store, or builds a bigger table and publishes it
+ * whole. Replaced tables are kept (readers may still be probing them) until the end. */
+typedef struct table {
+    struct table *older;
+    size_t mask;                 /* slots - 1; slots is a power of two */
+    _Atomic(entry *) slots[];
+} table;
+
+struct store {
+    _Atomic(table *) names;
+    pthread_mutex_t add_lock;    /* serializes writers of names */
+    size_t count;                /* under add_lock */
+    store_limits limits;
+    atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
+    const store_recorder *rec;   /* NULL: changes live in memory only */
+    void *rec_ctx;
+};
+
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* A list's critical sections are short: spin a little before sleeping in the kernel, so
+ * that two workers taking turns on one hot list don't pay a futex call each time. */
+static pthread_mutexattr_t entry_lock_attr;
+static pthread_once_t entry_lock_once = PTHREAD_ONCE_INIT;
+
+static void entry_lock_attr_init(void)
+{
+    pthread_mutexattr_init(&entry_lock_attr);
+    pthread_mutexattr_settype(&entry_lock_attr, PTHREAD_MUTEX_ADAPTIVE_NP);
+}
+
+static table *table_new(size_t slots, table *older)
+{
+    table *t = calloc(1, sizeof *t + slots * sizeof t->slots[0]);
+    if (t) {
+        t->older = older;
+        t->mask = slots - 1;
+    }
+    return t;
+}
+
+/* Puts e in t's first free slot from its hash (t has room: load is kept under 1/2). */
+static void table_put(table *t, entry *e)
+{
+    size_t i = e->hash & t->mask;
+    while (atomic_load_explicit(&t->slots[i], memory_order_relaxed))
+        i = (i + 1) & t->mask;
+    atomic_store_explicit(&t->slots[i], e, memory_order_release);
+}
+
+store *store_create(const store_limits *limits)
+{
+    pthread_once(&entry_lock_once, entry_lock_attr_init);
+    store *st = calloc(1, sizeof *st);
+    table *t = table_new(64, NULL);
+    if (!st || !t || pthread_mutex_init(&st->add_lock, NULL) != 0) {
+        free(t);
+        free(st);
+        return NULL;
+    }
+    atomic_init(&st->names, t);
+    if (limits)
+        st->limits = *limits;
+    atomic_init(&st->bytes, 0);
+    return st;
+}
+
+void store_free(store *st)
+{
+    if (!st)
+        return;
+    table *t = atomic_load(&st->names);
+    for (size_t i = 0; i <= t->mask; i++) {
+        entry *e = atomic_load(&t->slots[i]);
+        if (e) {
+            list_free(e->l);
+            pthread_mutex_destroy(&e->lock);
+            free(e);
+        }
+    }
+    while (t) {
+        table *older = t->older;
+        free(t);
+        t = older;
+    }
+    pthread_mutex_destroy(&st->add_lock);
+    free(st);
+}
+
+static entry *table_find(const table *t, const char *name, uint64_t h)
+{
+    for (size_t i = h & t->mask;; i = (i + 1) & t->mask) {
+        entry *e = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (!e)
+            return NULL;
+        if (e->hash == h && strcmp(e->name, name) == 0)
+            return e;
+    }
+}
+
+static entry *store_lookup(store *st, const char *name)
+{
+    return table_find(atomic_load_explicit(&st->names, memory_order_acquire), name,
+                      name_hash(name));
+}
+
+/* The entry for name, created with an empty list if absent. NULL with *rc set on error. */
+static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
+{
+    entry *e = store_lookup(st, name);
+    if (e)
+        return e;
+    uint64_t h = name_hash(name);
+    pthread_mutex_lock(&st->add_lock);
+    table *t = atomic_load_explicit(&st->names, memory_order_relaxed);
+    e = table_find(t, name, h);        /* another thread may have won the race */
+    if (e)
+        goto done;
+    if (st->limits.max_lists && st->count >= st->limits.max_lists) {
+        *rc = STORE_FULL;
+        goto done;
+    }
+    if ((st->count + 1) * 2 > t->mask + 1) {
+        table *bigger = table_new((t->mask + 1) * 2, t);
+        if (!bigger) {
+            *rc = STORE_NOMEM;
+            goto done;
+        }
+        for (size_t i = 0; i <= t->mask; i++) {
+            entry *old = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+            if (old)
+                table_put(bigger, old);
+        }
+        atomic_store_explicit(&st->names, bigger, memory_order_release);
+        t = bigger;
+    }
+    size_t nlen = strlen(name);
+    e = malloc(sizeof *e + nlen + 1);
+    if (!e || !(e->l = list_create())) {
+        free(e);
+        e = NULL;
+        *rc = STORE_NOMEM;
+        goto done;
+    }
+    pthread_mutex_init(&e->lock, &entry_lock_attr);
+    e->hash = h;
+    memcpy(e->name, name, nlen + 1);
+    table_put(t, e);
+    st->count++;
+done:
+    pthread_mutex_unlock(&st->add_lock);
+    return e;
+}
+
+/* Reserves n more stored bytes against limits.max_bytes. */
+static int bytes_reserve(store *st, size_t n)
+{
+    size_t now = atomic_fetch_add(&st->bytes, n);
+    if (st->limits.max_bytes && now + n > st->limits.max_bytes) {
+        atomic_fetch_sub(&st->bytes, n);
+        return -1;
+    }
+    return 0;
+}
+
+static void bytes_release(store *st, size_t n)
+{
+    atomic_fetch_sub(&st->bytes, n);
+}
+
+/* A uniform index in [0, n): xorshift64* per thread, seeded from the kernel. */
+static size_t random_below(size_t n)
+{
+    static __thread uint64_t s;
+    if (!s) {
+        if (getrandom(&s, sizeof s, 0) != sizeof s)
+            s = (uint64_t)(uintptr_t)&s ^ 0x9E3779B97F4A7C15ULL;
+        s |= 1;
+    }
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    uint64_t r = s * 0x2545F4914F6CDD1DULL;
+    return (size_t)(((unsigned __int128)r * n) >> 64);
+}
+
+/* How a swap of a whole list is recorded in the journal. */
+typedef enum swap_log { SWAP_UNLOGGED, SWAP_REPLACE, SWAP_RESET } swap_log;
+
+/* Puts l (owned from now on, freed on error) in place of e's list, recorded first as how
+ * says; the old list is freed after the swap, outside the lock: a big list takes a
+ * while, and readers need not wait. */
+static store_rc swap_list(store *st, entry *e, const char *name, list *l, swap_log how,
+                          uint64_t snap)
+{
+    uint64_t lsn = 0;
+    pthread_mutex_lock(&e->lock);
+    int failed = how == SWAP_REPLACE ? st->rec->replace(st->rec_ctx, name, snap, &lsn)
+               : how == SWAP_RESET   ? st->rec->reset(st->rec_ctx, name, &lsn)
+                                     : 0;
+    if (failed) {
+        pthread_mutex_unlock(&e->lock);
+        list_free(l);
+        return STORE_JOURNAL;
+    }
+    list *old = e->l;
+    e->l = l;
+    pthread_mutex_unlock(&e->lock);
+    bytes_release(st, list_bytes(old));
+    list_free(old);
+    if (lsn)
+        st->rec->wait(st->rec_ctx, lsn);
+    return STORE_OK;
+}
+
+/* Installs l as list name, creating the name if needed. */
+static store_rc install(store *st, const char *name, list *l, swap_log how, uint64_t snap)
+{
+    store_rc rc = STORE_OK;
+    size_t add = list_bytes(l);
+    if (bytes_reserve(st, add) != 0) {
+        list_free(l);
+        return STORE_FULL;
+    }
+    entry *e = store_lookup_or_create(st, name, &rc);
+    if (e)
+        rc = swap_list(st, e, name, l, how, snap);
+    else
+        list_free(l);
+    if (rc != STORE_OK)
+        bytes_release(st, add);
+    return rc;
+}
+
+store_rc store_replace(store *st, const char *name, list *l)
+{
+    uint64_t snap = 0;
+    /* The slow part, writing the lines to disk, happens before any lock is taken. */
+    if (st->rec && st->rec->write_snapshot(st->rec_ctx, l, &snap) != 0) {
+        list_free(l);
+        return STORE_JOURNAL;
+    }
+    return install(st, name, l, st->rec ? SWAP_REPLACE : SWAP_UNLOGGED, snap);
+}
+
+store_rc store_adopt(store *st, const char *name, list *l)
+{
+    return install(st, name, l, SWAP_UNLOGGED, 0);
+}
+
+void store_set_recorder(store *st, const store_recorder *r, void *ctx)
+{
+    st->rec = r;
+    st->rec_ctx = ctx;
+}
+
+/* Appends a line to a READ/FIND result: its length, then its bytes (lines may hold NUL). */
+static int out_line(buf *out, const char *s, size_t len)
+{
+    return buf_append(out, &len, sizeof len) == 0 && buf_append(out, s, len) == 0 ? 0 : -1;
+}
+
+const char *store_next_line(const buf *out, size_t *off, size_t *len)
+{
+    if (*off + sizeof *len > out->len)
+        return NULL;
+    memcpy(len, out->data + *off, sizeof *len);
+    const char *s = out->data + *off + sizeof *len;
+    *off += sizeof *len + *len;
+    return s;
+}
+
+/* Position of the next line to read from a list whose first `unread` lines are unread. */
+static size_t pick(store_end end, size_t unread)
+{
+    return end == STORE_FIRST ? 0 : end == STORE_LAST ? unread - 1 : random_below(unread);
+}
+
+store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
+                    buf *out, size_t *count)
+{
+    *count = 0;
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    store_rc rc = STORE_OK;
+    uint64_t lsn = 0;
+    size_t one, *pos = &one;
+    pthread_mutex_lock(&e->lock);
+    list *l = e->l;
+    size_t len = list_length(l);
+    if (len == 0) {
+        rc = STORE_EMPTY;
+        goto done;
+    }
+    if (n > len) {
+        *count = len;
+        rc = STORE_TOO_FEW;
+        goto done;
+    }
+    /* Positions are chosen before anything changes, so the journal can record them
+     * first. The i-th line is read among the len - i not read yet, which stay at the
+     * front: with keep each read line goes to the tail at once, so the read ones end up
+     * at the tail in read order, as "read n, then append them all" gives. */
+    if (n > 1 && !(pos = malloc(n * sizeof *pos))) {
+        pos = &one;
+        rc = STORE_NOMEM;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++)
+        pos[i] = pick(end, len - i);
+    if (st->rec && st->rec->take(st->rec_ctx, name, keep, pos, n, &lsn) != 0) {
+        rc = STORE_JOURNAL;
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t llen;
+        const char *s = list_get(l, pos[i], &llen);
+        if (out_line(out, s, llen) != 0) {
+            rc = STORE_NOMEM;
+        } else if (keep) {
+            if (list_move_to_back(l, pos[i]) != 0)
+                rc = STORE_NOMEM;
+        } else {
+            list_remove(l, pos[i]);
+            bytes_release(st, llen);
+        }
+        if (rc != STORE_OK) {
+            /* The journal holds the whole change; memory has only part of it. */
+            if (st->rec)
+                st->rec->mark_broken(st->rec_ctx);
+            break;
+        }
+        ++*count;
+    }
+done:
+    pthread_mutex_unlock(&e->lock);
+    if (pos != &one)
+        free(pos);
+    if (lsn)
+        st->rec->wait(st->rec_ctx, lsn);
+    return rc;
+}
+
+store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
+                   int unique)
+{
+    store_rc rc = STORE_OK;
+    entry *e = store_lookup_or_create(st, name, &rc);
+    if (!e)
+        return rc;
+    uint64_t lsn = 0;
+    pthread_mutex_lock(&e->lock);
+    int found = unique ? list_contains(e->l, line, len) : 0;
+    if (found < 0) {
+        rc = STORE_NOMEM;
+    } else if (found) {
+        rc = STORE_EXISTS;
+    } else if (bytes_reserve(st, len) != 0) {
+        rc = STORE_FULL;
+    } else if (st->rec && st->rec->push(st->rec_ctx, name, at_tail, line, len, &lsn) != 0) {
+        bytes_release(st, len);
+        rc = STORE_JOURNAL;
+    } else if ((at_tail ? list_push_back(e->l, line, len)
+                        : list_push_front(e->l, line, len)) != 0) {
+        bytes_release(st, len);
+        rc = STORE_NOMEM;
+        if (st->rec)
+            st->rec->mark_broken(st->rec_ctx);
+    }
+    pthread_mutex_unlock(&e->lock);
+    if (lsn)
+        st->rec->wait(st->rec_ctx, lsn);
+    return rc;
+}
+
+store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    store_rc rc = STORE_OK;
+    uint64_t lsn = 0;
+    pthread_mutex_lock(&e->lock);
+    list *l = e->l;
+    ssize_t pos;
+    size_t upos;
+    if (list_length(l) == 0) {
+        rc = STORE_EMPTY;
+        goto done;
+    }
+    pos = m->equal ? list_find_equal(l, m->equal, m->equal_len) : list_scan(l, m->match, m->ctx);
+    if (pos == -1) {
+        rc = STORE_NO_MATCH;
+        goto done;
+    }
+    if (pos < 0) {          /* -2: the index could not be built, or the regex gave up */
+        rc = m->equal ? STORE_NOMEM : STORE_MATCH_LIMIT;
+        goto done;
+    }
+    upos = (size_t)pos;
+    size_t llen;
+    const char *s = list_get(l, upos, &llen);
+    if (out_line(out, s, llen) != 0) {
+        rc = STORE_NOMEM;
+        goto done;
+    }
+    if (st->rec && st->rec->take(st->rec_ctx, name, keep, &upos, 1, &lsn) != 0) {
+        rc = STORE_JOURNAL;
+        goto done;
+    }
+    if (keep) {
+        if (list_move_to_back(l, upos) != 0) {
+            rc = STORE_NOMEM;
+            if (st->rec)
+                st->rec->mark_broken(st->rec_ctx);
+        }
+    } else {
+        list_remove(l, upos);
+        bytes_release(st, llen);
+    }
+done:
+    pthread_mutex_unlock(&e->lock);
+    if (lsn)
+        st->rec->wait(st->rec_ctx, lsn);
+    return rc;
+}
+
+store_rc store_length(store *st, const char *name, size_t *len)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    pthread_mutex_lock(&e->lock);
+    *len = list_length(e->l);
+    pthread_mutex_unlock(&e->lock);
+    return STORE_OK;
+}
+
+store_rc store_reset(store *st, const char *name)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_OK;
+    list *fresh = list_create();
+    if (!fresh)
+        return STORE_NOMEM;
+    return swap_list(st, e, name, fresh, st->rec ? SWAP_RESET : SWAP_UNLOGGED, 0);
+}
+
+store_rc store_snapshot(store *st, const char *name, list **copy)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    pthread_mutex_lock(&e->lock);
+    *copy = list_clone(e->l);
+    pthread_mutex_unlock(&e->lock);
+    return *copy ? STORE_OK : STORE_NOMEM;
+}
+
+/* Every entry, sorted by name, in a malloc'd array (*n entries); NULL on ENOMEM. */
+static entry **entries_sorted(store *st, size_t *n);
+
+int store_each_locked(store *st, int (*fn)(const char *name, const list *l, void *ctx),
+                      void *ctx)
+{
+    size_t n;
+    entry **all = entries_sorted(st, &n);
+    if (!all)
+        return -1;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        pthread_mutex_lock(&all[i]->lock);
+        rc = fn(all[i]->name, all[i]->l, ctx);
+        pthread_mutex_unlock(&all[i]->lock);
+    }
+    free(all);
+    return rc;
+}
+
+static int cmp_entry_name(const void *a, const void *b)
+{
+    return strcmp((*(entry *const *)a)->name, (*(entry *const *)b)->name);
+}
+
+static entry **entries_sorted(store *st, size_t *count)
+{
+    /* Taken under add_lock so that the count and the table agree. */
+    pthread_mutex_lock(&st->add_lock);
+    table *t = atomic_load_explicit(&st->names, memory_order_relaxed);
+    size_t n = st->count, k = 0;
+    entry **all = malloc((n ? n : 1) * sizeof *all);
+    for (size_t i = 0; all && i <= t->mask; i++) {
+        entry *e = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
+        if (e)
+            all[k++] = e;
+    }
+    pthread_mutex_unlock(&st->add_lock);
+    if (!all)
+        return NULL;
+    qsort(all, n, sizeof *all, cmp_entry_name);
+    *count = n;
+    return all;
+}
+
+long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx), void *ctx)
+{
+    size_t n;
+    entry **all = entries_sorted(st, &n);
+    if (!all)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        pthread_mutex_lock(&all[i]->lock);
+        size_t len = list_length(all[i]->l);
+        pthread_mutex_unlock(&all[i]->lock);
+        fn(all[i]->name, len, ctx);
+    }
+    free(all);
+    return (long)n;
+}
+
+size_t store_count(store *st)
+{
+    pthread_mutex_lock(&st->add_lock);
+    size_t n = st->count;
+    pthread_mutex_unlock(&st->add_lock);
+    return n;
+}

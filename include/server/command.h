@@ -9,29 +9,18 @@
 #include "base/config.h"
 #include "store/dataset.h"
 #include "server/params.h"
+#include "server/result.h"
 #include "store/store.h"
 
 typedef enum cmd_method { CMD_GET, CMD_POST, CMD_OTHER } cmd_method;
 
-typedef enum reply_kind {
-    REPLY_OK,       /* text is the payload */
-    REPLY_KO,       /* text is the message after "Error : " */
-    REPLY_LINES,    /* text holds lines (store_next_line format): READMULTI's page */
-    REPLY_LISTING,  /* text holds entries (same format): STATUS's and CONFIG's page */
-    REPLY_HELP,     /* the help page */
-} reply_kind;
-
-typedef struct cmd_result {
-    reply_kind kind;
-    buf text;       /* owned; reused across requests by whoever owns the result */
-    int stop;       /* STOP: shut the server down once this answer is sent */
-} cmd_result;
 
 /* What handlers work on. */
 typedef struct cmd_server {
     store *st;
     dataset *ds;
     const config *conf;
+    park_lot *lot;        /* where handlers park requests that must wait (NULL: none) */
 } cmd_server;
 
 /* Runs the request for path (decoded, e.g. "/sts/READ") with method m and parameters p,

@@ -502,6 +502,7 @@ void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_m
 {
     buf_clear(&r->text);
     r->stop = 0;
+    r->park = NULL;
     r->kind = REPLY_OK;
     if ((path_len == 4 && memcmp(path, "/sts", 4) == 0) ||
         (path_len == 5 && memcmp(path, "/sts/", 5) == 0)) {

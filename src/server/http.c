@@ -17,6 +17,7 @@
 
 #include "base/log.h"
 #include "server/params.h"
+#include "server/park.h"
 #include "server/reply.h"
 
 /* Room MHD gives one connection for its headers and the request line. A GET carries the
@@ -35,6 +36,7 @@ typedef struct request {
     buf page;         /* the answer's bytes; MHD sends them from here */
     params prm;
     cmd_result result;
+    park_slot *slot;  /* the request is parked (suspended) on this slot */
     int started;      /* the access handler has seen this request */
     int body_too_big;
 } request;
@@ -138,6 +140,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     if (!q)
         return;
     *req_cls = NULL;
+    if (q->slot) {
+        /* Closed while parked: only when the server stops with the request still parked. */
+        park_abandon(q->slot);
+        q->slot = NULL;
+    }
     if (!q->started)
         return;
     atomic_fetch_sub(&h->in_flight, 1);
@@ -167,6 +174,43 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
     return send_page(c, status, text, strlen(text), "text/plain; charset=UTF-8");
 }
 
+static void resume_connection(void *conn)
+{
+    MHD_resume_connection(conn);
+}
+
+/* Sends the page of q's result. */
+static enum MHD_Result send_result(struct MHD_Connection *c, request *q)
+{
+    if (reply_render(&q->result, &q->page) != 0)
+        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, reply_content_type());
+}
+
+/* Suspends c until q's slot ends (park.h); the slot may end before or during this. */
+static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
+{
+    q->slot = q->result.park;
+    q->result.park = NULL;
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    MHD_suspend_connection(c);
+    park_arm(q->slot, i ? i->connect_fd : -1, resume_connection, c);
+    return MHD_YES;
+}
+
+/* The resumed call of a parked request: its answer is in the slot. */
+static enum MHD_Result send_parked(struct MHD_Connection *c, request *q)
+{
+    cmd_result *ended = park_result(q->slot);
+    cmd_result mine = q->result;
+    q->result = *ended;
+    *ended = mine;
+    park_unref(q->slot);
+    q->slot = NULL;
+    return send_result(c, q);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -176,6 +220,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     request *q = *req_cls;
     if (!q)
         return MHD_NO;                       /* out of memory at on_uri: drop it */
+    if (q->slot)
+        return send_parked(c, q);
     if (!q->started) {
         /* Queuing on the first call makes MHD 0.9.75 close keep-alive connections:
          * always answer on a later call. */
@@ -221,9 +267,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
 
     command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
-    if (reply_render(&q->result, &q->page) != 0)
-        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, reply_content_type());
+    if (q->result.park)
+        return park_connection(c, q);
+    return send_result(c, q);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)

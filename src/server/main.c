@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "server/command.h"
 #include "base/config.h"
 #include "store/dataset.h"
 #include "server/http.h"
+#include "server/park.h"
 #include "journal/journal.h"
 #include "base/log.h"
 #include "server/reply.h"
@@ -117,6 +119,28 @@ cleanup:
     return rc;
 }
 
+/* Raises the soft limit of open files to the hard one (each connection, parked ones
+ * included, holds a socket) and logs how many connections fit. */
+static void raise_open_files(const config *conf)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            rl.rlim_cur = was;
+    }
+    /* Some descriptors go to the listening socket, epoll, the journal and the logs. */
+    unsigned long files = rl.rlim_cur == RLIM_INFINITY ? (unsigned long)-1 : rl.rlim_cur;
+    unsigned long fit = files > 64 ? files - 64 : 0;
+    if (fit > (unsigned long)conf->max_connections)
+        fit = (unsigned long)conf->max_connections;
+    log_info("open files limit %lu: up to %lu connections at once (stsd.maxConnections %d)",
+             files, fit, conf->max_connections);
+}
+
 int main(int argc, char **argv)
 {
     config conf;
@@ -126,6 +150,7 @@ int main(int argc, char **argv)
     dataset *ds = NULL;
     store *st = NULL;
     http_server *http = NULL;
+    park_lot *lot = NULL;
     journal *j = NULL;
 
     if (config_defaults(&conf) != 0) {
@@ -173,7 +198,12 @@ int main(int argc, char **argv)
     }
     if (open_journal(&conf, &cli, ds, st, &j) != 0)
         goto done;
-    cmd_server srv = {st, ds, &conf};
+    raise_open_files(&conf);
+    if (!(lot = park_lot_create(&err))) {
+        log_error("%s", err.data);
+        goto done;
+    }
+    cmd_server srv = {st, ds, &conf, lot};
     /* The recovered state wins over the files: they were loaded (and journaled) by an
      * earlier start, and the lists have changed since. */
     if (store_count(st) > 0 && conf.init_file_at_startup && *conf.init_file_at_startup)
@@ -202,12 +232,16 @@ int main(int argc, char **argv)
     if (watch_stdin)
         log_info("press ENTER to stop");
     wait_for_stop(watch_stdin);
-    log_info("stopping: finishing requests in flight");
+    log_info("stopping: answering %zu waiting requests, finishing requests in flight",
+             park_lot_count(lot));
+    park_lot_shutdown(lot);
     http_stop(http, 5000);
     http = NULL;
     status = 0;
 done:
+    park_lot_shutdown(lot);
     http_stop(http, 0);
+    park_lot_free(lot);
     /* No request is running any more: the last records get flushed and fsynced. */
     if (j) {
         journal_attach(NULL, st);

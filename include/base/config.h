@@ -34,6 +34,8 @@ typedef struct config {
     int journal;                     /* stsd.journal: on|off, off */
     conf_fsync journal_fsync;        /* stsd.journal.fsync: always|everysec|no, everysec */
     char *state_dir;                 /* stsd.stateDirectory: "" = <datasetDirectory>/.stsd */
+    size_t metrics_max_lists;        /* stsd.metrics.maxLists: 10000; more go to _other */
+    int log_json;                    /* stsd.log.format: text|json, text */
 } config;
 
 /* Fills c with every default. Returns 0, or -1 on ENOMEM. */
@@ -84,6 +86,11 @@ int config_validate(const config *c, buf *err);
  * the reference's short names first (port, datasetDirectory, ...), then stsd.* keys. */
 void config_each(const config *c, void (*fn)(const char *key, const char *value, void *ctx),
                  void *ctx);
+
+/* Calls fn(key, value) for each setting as config_each does, but with the full key names
+ * (jmeterPlugin.sts.port, stsd.threads, ...) and nothing else. */
+void config_each_key(const config *c,
+                     void (*fn)(const char *key, const char *value, void *ctx), void *ctx);
 
 /* The usage text for --help. */
 const char *config_usage(void);

@@ -15,6 +15,7 @@
 
 #include "base/buf.h"
 #include "base/config.h"
+#include "base/hist.h"
 #include "store/list.h"
 #include "store/store.h"
 
@@ -77,6 +78,19 @@ void journal_mark_broken(journal *j);
 
 /* Whether changes are refused because the log cannot be written. */
 int journal_broken(const journal *j);
+
+/* What INFO and the metrics show of the journal. */
+typedef struct journal_stats {
+    conf_fsync policy;
+    uint64_t bytes;              /* size of the current log */
+    uint64_t errors;             /* write and fsync errors since start */
+    int writable;                /* changes are accepted (not refused after an error) */
+    double last_fsync_seconds;   /* how long the last fsync took; -1 if none yet */
+    hist_sum fsync;              /* every fsync's time */
+} journal_stats;
+
+/* Fills *s. Takes the journal's lock for a moment. */
+void journal_get_stats(journal *j, journal_stats *s);
 
 /* Compaction starts once the log is bigger than bytes (default 64 MiB) and its growth
  * since the last compaction outweighs what that compaction wrote. */

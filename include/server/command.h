@@ -15,12 +15,15 @@
 typedef enum cmd_method { CMD_GET, CMD_POST, CMD_OTHER } cmd_method;
 
 
+struct journal;
+
 /* What handlers work on. */
 typedef struct cmd_server {
     store *st;
     dataset *ds;
     const config *conf;
     park_lot *lot;        /* where handlers park requests that must wait (NULL: none) */
+    struct journal *j;    /* NULL when the journal is off */
 } cmd_server;
 
 /* Runs the request for path (decoded, e.g. "/sts/READ") with method m and parameters p,
@@ -28,6 +31,10 @@ typedef struct cmd_server {
  * out of memory becomes a KO with our own message. */
 void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_method m,
                  const params *p, cmd_result *r);
+
+/* Number of commands in the table, and the name of command i (NULL past the end). */
+int command_count(void);
+const char *command_name(int i);
 
 /* Loads the files initFileAtStartup names (comma list, or a regex over the directory's
  * file names), logging each with its line count and time. Returns 0, or -1 if one

@@ -15,4 +15,11 @@ const char *reply_content_type(void);
 /* Writes the page for r into out (cleared first). Returns 0, or -1 on ENOMEM. */
 int reply_render(const cmd_result *r, buf *out);
 
+/* The Content-Type of JSON answers. */
+#define REPLY_JSON_CONTENT_TYPE "application/json; charset=utf-8"
+
+/* Writes r as a JSON answer into out (cleared first) and sets *status to its HTTP
+ * status: 200, or a KO's (400 when it has none). Returns 0, or -1 on ENOMEM. */
+int reply_render_json(const cmd_result *r, buf *out, unsigned *status);
+
 #endif

@@ -14,7 +14,16 @@ typedef enum reply_kind {
     REPLY_LINES,    /* text holds lines (store_next_line format): READMULTI's page */
     REPLY_LISTING,  /* text holds entries (same format): STATUS's and CONFIG's page */
     REPLY_HELP,     /* the help page */
+    REPLY_JSON,     /* text is a whole JSON document (built with server/json.h) */
 } reply_kind;
+
+/* Where a REPLY_OK's text goes in a JSON answer. */
+typedef enum reply_field {
+    FIELD_MESSAGE,  /* "message": the OK text (ADD, RESET, STOP) */
+    FIELD_LINE,     /* "line" (or "line_base64"): READ, FIND */
+    FIELD_LENGTH,   /* "length": n (LENGTH) */
+    FIELD_COUNT,    /* "message" and "lines": n (INITFILE, SAVE) */
+} reply_field;
 
 typedef struct cmd_result {
     reply_kind kind;
@@ -22,6 +31,10 @@ typedef struct cmd_result {
     int stop;       /* STOP: shut the server down once this answer is sent */
     struct park_slot *park;  /* set by a handler that parked the request (server/park.h):
                               * the answer comes later, through the slot */
+    int json;       /* in: the client asked for JSON (Accept); out: answer in JSON */
+    unsigned status;     /* HTTP status of a KO answered in JSON (400 when 0) */
+    reply_field field;   /* set by the dispatcher from the command table */
+    int cmd;        /* the command run (command_name), -1 for none */
 } cmd_result;
 
 #endif

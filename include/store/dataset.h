@@ -4,6 +4,7 @@
 #define STSD_DATASET_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 #include "store/list.h"
@@ -50,6 +51,10 @@ dataset_rc dataset_save(dataset *d, const char *name, const list *l);
 /* The file names of the directory (regular files and symlinks that stay inside), sorted,
  * for initFileAtStartup with a regex. Calls fn per name; returns 0 or -1 on error. */
 int dataset_list_files(dataset *d, int (*fn)(const char *name, void *ctx), void *ctx);
+
+/* Size in bytes and modification time (seconds since the epoch) of file name of the
+ * directory (a name dataset_list_files gave). Returns 0, or -1 (errno kept). */
+int dataset_file_stat(dataset *d, const char *name, uint64_t *size, int64_t *mtime);
 
 /* errno of the last DATASET_IO in this thread. */
 int dataset_errno(void);

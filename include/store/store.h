@@ -87,6 +87,41 @@ store_rc store_snapshot(store *st, const char *name, list **copy);
  * lists, or -1 on ENOMEM. */
 long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx), void *ctx);
 
+/* What STATUS in JSON and the metrics show of one list. Traffic counts lines added by
+ * ADD and taken by READ/READMULTI/FIND with KEEP=FALSE; rates are over the last 10 s. */
+typedef struct store_list_stats {
+    const char *name;
+    size_t lines;
+    uint64_t added_total, removed_total;
+    double added_per_s, removed_per_s;
+    double empty_in_s;        /* lines / net drain rate; -1 when not draining */
+} store_list_stats;
+
+/* Calls fn for every list, sorted by name (s is valid during the call only). Returns the
+ * number of lists, or -1 on ENOMEM. Each list's lock is held only while it is read. */
+long store_stats(store *st, void (*fn)(const store_list_stats *s, void *ctx), void *ctx);
+
+/* A PEEK: lines from position offset, without changing the list. */
+typedef struct store_peek_req {
+    size_t offset;
+    size_t limit;             /* lines returned at most */
+    const store_matcher *m;   /* NULL: every line; else only the lines m accepts */
+    size_t max_scan;          /* with m: lines examined at most */
+    int64_t budget_ms;        /* with m: time spent at most */
+} store_peek_req;
+
+/* PEEK: appends the chosen lines to out (read them back with store_next_peek), sets
+ * *length to the list's length and *next to where the next page or scan starts, or
+ * SIZE_MAX at the end. A matching scan takes the list's lock in short stretches, so
+ * positions are those of the moment each line was looked at. Returns STORE_NOT_LOADED,
+ * STORE_MATCH_LIMIT (a regex gave up), STORE_NOMEM or STORE_OK. */
+store_rc store_peek(store *st, const char *name, const store_peek_req *q, buf *out,
+                    size_t *length, size_t *next);
+
+/* The next line of a PEEK result from offset *off (start at 0), which it advances: sets
+ * *pos and *len and returns the bytes, or NULL after the last one. */
+const char *store_next_peek(const buf *out, size_t *off, size_t *pos, size_t *len);
+
 /* Total number of lists. */
 size_t store_count(store *st);
 

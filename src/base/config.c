@@ -27,6 +27,7 @@ typedef enum conf_type {
     CT_BOOL,     /* int 0/1 from true|false */
     CT_ONOFF,    /* int 0/1 from on|off */
     CT_FSYNC,    /* conf_fsync from always|everysec|no */
+    CT_LOGFMT,   /* int 0/1 from text|json */
     CT_STRING,   /* char *, any text */
     CT_CHARSET,  /* char *, a charset name; iconv is asked in config_validate */
     CT_ADDR,     /* char *, a numeric IPv4 or IPv6 address */
@@ -95,10 +96,15 @@ static const conf_key conf_keys[] = {
      "when the journal is flushed to disk: always, everysec or no (left to the OS)"},
     {"stsd.stateDirectory", "stsd.stateDirectory", CT_STRING, F(state_dir), 0, 0, "",
      "where the journal lives; empty = <datasetDirectory>/.stsd"},
+    {"stsd.metrics.maxLists", "stsd.metrics.maxLists", CT_COUNT, F(metrics_max_lists), 0,
+     100000000, "10000", "lists with their own series in /metrics; the rest add up in list=\"_other\""},
+    {"stsd.log.format", "stsd.log.format", CT_LOGFMT, F(log_json), 0, 1, "text",
+     "log lines as text, or json (one object per line: time, level, event, fields)"},
 };
 #define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
 
 static const char *const fsync_names[] = {"always", "everysec", "no"};
+static const char *const logfmt_names[] = {"text", "json"};
 
 static const conf_key *key_find(const char *name)
 {
@@ -237,6 +243,12 @@ static int value_parse(const conf_key *k, const char *name, const char *text,
                 return *num = i, 0;
         buf_printf(err, "%s: \"%s\" is not always, everysec or no", name, text);
         return -1;
+    case CT_LOGFMT:
+        for (size_t i = 0; i < 2; i++)
+            if (n == strlen(logfmt_names[i]) && strncasecmp(s, logfmt_names[i], n) == 0)
+                return *num = i, 0;
+        buf_printf(err, "%s: \"%s\" is not text or json", name, text);
+        return -1;
     case CT_STRING:
     case CT_CHARSET:
     case CT_ADDR:
@@ -265,7 +277,7 @@ static void value_store(config *c, const conf_key *k, unsigned long long num, ch
 {
     void *f = field(c, k);
     switch (k->type) {
-    case CT_INT: case CT_BOOL: case CT_ONOFF: *(int *)f = (int)num; break;
+    case CT_INT: case CT_BOOL: case CT_ONOFF: case CT_LOGFMT: *(int *)f = (int)num; break;
     case CT_COUNT: case CT_SIZE: *(size_t *)f = (size_t)num; break;
     case CT_FSYNC: *(conf_fsync *)f = (conf_fsync)num; break;
     case CT_STRING: case CT_CHARSET: case CT_ADDR:
@@ -598,7 +610,7 @@ int config_validate(const config *c, buf *err)
         unsigned long long v;
         /* Fields may have been set by code, not by config_set: check the bounds again. */
         switch (k->type) {
-        case CT_INT: case CT_BOOL: case CT_ONOFF:
+        case CT_INT: case CT_BOOL: case CT_ONOFF: case CT_LOGFMT:
             if (*(const int *)f < 0 || (unsigned long long)*(const int *)f < k->min ||
                 (unsigned long long)*(const int *)f > k->max) {
                 buf_printf(err, "%s: %d is not in %llu..%llu", k->name, *(const int *)f, k->min,
@@ -649,8 +661,9 @@ int config_validate(const config *c, buf *err)
     return 0;
 }
 
-void config_each(const config *c, void (*fn)(const char *key, const char *value, void *ctx),
-                 void *ctx)
+/* config_each, or with full, config_each_key. */
+static void each(const config *c, int full,
+                 void (*fn)(const char *key, const char *value, void *ctx), void *ctx)
 {
     char num[32];
     for (size_t i = 0; i < N_KEYS; i++) {
@@ -660,7 +673,7 @@ void config_each(const config *c, void (*fn)(const char *key, const char *value,
         if (!k->show)
             continue;
         /* The reference closes its own keys with stopExit; ours follow. */
-        if (i > 0 && strncmp(k->name, "stsd.", 5) == 0 &&
+        if (!full && i > 0 && strncmp(k->name, "stsd.", 5) == 0 &&
             strncmp(conf_keys[i - 1].name, "stsd.", 5) != 0)
             fn("stopExit", "true", ctx);
         switch (k->type) {
@@ -669,18 +682,31 @@ void config_each(const config *c, void (*fn)(const char *key, const char *value,
         case CT_BOOL: v = *(const int *)f ? "true" : "false"; break;
         case CT_ONOFF: v = *(const int *)f ? "on" : "off"; break;
         case CT_FSYNC: v = fsync_names[(unsigned)*(const conf_fsync *)f % 3]; break;
+        case CT_LOGFMT: v = logfmt_names[*(const int *)f ? 1 : 0]; break;
         case CT_STRING: case CT_CHARSET: case CT_ADDR:
             v = *(char *const *)f ? *(char *const *)f : "";
             break;
         case CT_IGNORED: continue;
         }
-        fn(k->show, v, ctx);
-        if (k->off == F(dataset_dir)) {
+        fn(full ? k->name : k->show, v, ctx);
+        if (!full && k->off == F(dataset_dir)) {
             char *real = realpath(v, NULL);
             fn("datasetDirectory (canonical)", real ? real : v, ctx);
             free(real);
         }
     }
+}
+
+void config_each(const config *c, void (*fn)(const char *key, const char *value, void *ctx),
+                 void *ctx)
+{
+    each(c, 0, fn, ctx);
+}
+
+void config_each_key(const config *c,
+                     void (*fn)(const char *key, const char *value, void *ctx), void *ctx)
+{
+    each(c, 1, fn, ctx);
 }
 
 const char *config_usage(void)

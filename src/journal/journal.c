@@ -53,6 +53,7 @@ void journal_set_broken_locked(journal *j, const char *what, int err)
     else
         log_error("journal: %s: %s", what, strerror(err));
     atomic_store(&j->broken, 1);
+    atomic_fetch_add(&j->errors, 1);
     j->broken_gen = j->gen;
 }
 
@@ -268,6 +269,20 @@ void journal_mark_broken(journal *j)
 int journal_broken(const journal *j)
 {
     return atomic_load(&((journal *)j)->broken);
+}
+
+void journal_get_stats(journal *j, journal_stats *s)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_lock(&j->mu);
+    s->bytes = j->size;
+    pthread_mutex_unlock(&j->mu);
+    s->policy = j->policy;
+    s->errors = atomic_load(&j->errors);
+    s->writable = !atomic_load(&j->broken);
+    uint64_t last;
+    hist_add_to(wal_fsync_hist(&last), &s->fsync);
+    s->last_fsync_seconds = last == UINT64_MAX ? -1 : (double)last / 1e9;
 }
 
 void journal_set_compact_threshold(journal *j, uint64_t bytes)

@@ -41,6 +41,7 @@ struct journal {
     atomic_int broken;          /* changes are refused */
     uint32_t broken_gen;        /* the generation it broke in */
     atomic_ulong refused;       /* changes refused while broken */
+    atomic_ulong errors;        /* write and fsync errors since start */
     uint64_t base_size;         /* log size right after the last compaction */
     uint64_t snapset;           /* bytes the last compaction (or recovery) read or wrote */
     uint64_t threshold;

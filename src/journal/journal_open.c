@@ -153,6 +153,7 @@ static journal *journal_alloc(const char *dir, conf_fsync policy)
     j->threshold = DEFAULT_THRESHOLD;
     atomic_init(&j->broken, 0);
     atomic_init(&j->refused, 0);
+    atomic_init(&j->errors, 0);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     if (!(j->dir = strdup(dir)) || pthread_mutex_init(&j->mu, NULL) != 0 ||

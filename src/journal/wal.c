@@ -75,9 +75,26 @@ int wal_write_all(int fd, const void *data, size_t n)
     return 0;
 }
 
+/* Every fsync of a file of the journal, timed for stsd_journal_fsync_seconds. */
+static hist fsync_hist;
+static _Atomic uint64_t fsync_last_ns;
+
 int wal_fsync(int fd)
 {
-    return wal_sys.fsync(fd);
+    uint64_t t0 = hist_now_ns();
+    int rc = wal_sys.fsync(fd), e = errno;
+    uint64_t ns = hist_now_ns() - t0;
+    hist_observe(&fsync_hist, ns);
+    atomic_store_explicit(&fsync_last_ns, ns + 1, memory_order_relaxed);
+    errno = e;
+    return rc;
+}
+
+const hist *wal_fsync_hist(uint64_t *last_ns)
+{
+    uint64_t v = atomic_load_explicit(&fsync_last_ns, memory_order_relaxed);
+    *last_ns = v ? v - 1 : UINT64_MAX;
+    return &fsync_hist;
 }
 
 int wal_fsync_dir(int dirfd)

@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "base/buf.h"
+#include "base/hist.h"
 
 /* ---- checksums --------------------------------------------------------------------- */
 
@@ -29,6 +30,9 @@ extern wal_io wal_sys;
 int wal_write_all(int fd, const void *p, size_t n);
 /* fsync through the seam. Returns 0, or -1 with errno set. */
 int wal_fsync(int fd);
+/* The times of every wal_fsync so far, and in *last_ns the last one's (UINT64_MAX if
+ * none yet). */
+const hist *wal_fsync_hist(uint64_t *last_ns);
 
 /* ---- files ------------------------------------------------------------------------------- */
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "base/log.h"
+#include "command_int.h"
 #include "store/rx.h"
 
 /* The reference's messages, byte for byte (typos included: test plans match them). */
@@ -40,13 +41,13 @@
 #define MSG_JOURNAL        "Journal not writable, changes refused !"
 #define MSG_LINE_TOO_LONG  "LINE is too long !"
 #define MSG_CHARSET        "File has bytes invalid in the configured charset !"
-
-typedef void (*cmd_handler)(const cmd_server *srv, const params *p, cmd_result *r);
+#define MSG_FORMAT         "FORMAT value has to be HTML or JSON !"
 
 typedef struct cmd_def {
     const char *name;
     cmd_handler run;
     int get_post_only;      /* other methods answer "unknown command" (FIND, ADD) */
+    reply_field field;      /* where an OK's text goes in JSON */
 } cmd_def;
 
 static void ok(cmd_result *r, const char *payload)
@@ -55,17 +56,26 @@ static void ok(cmd_result *r, const char *payload)
     buf_puts(&r->text, payload);
 }
 
+/* A KO; in JSON its HTTP status is 400 (a bad parameter) unless ko_as says otherwise. */
 static void ko(cmd_result *r, const char *msg)
 {
     buf_clear(&r->text);
     r->kind = REPLY_KO;
+    r->status = 400;
     buf_puts(&r->text, msg);
+}
+
+static void ko_as(cmd_result *r, unsigned status, const char *msg)
+{
+    ko(r, msg);
+    r->status = status;
 }
 
 static void ko_not_loaded(cmd_result *r, const char *name, size_t len)
 {
     buf_clear(&r->text);
     r->kind = REPLY_KO;
+    r->status = 404;
     buf_append(&r->text, name, len);
     buf_puts(&r->text, MSG_NOT_LOADED);
 }
@@ -75,15 +85,25 @@ static void ko_store(cmd_result *r, store_rc rc, const char *name, size_t len)
 {
     switch (rc) {
     case STORE_NOT_LOADED:  ko_not_loaded(r, name, len); break;
-    case STORE_EMPTY:       ko(r, MSG_NO_MORE_LINE); break;
-    case STORE_EXISTS:      ko(r, MSG_EXISTS); break;
-    case STORE_NO_MATCH:    ko(r, MSG_NOT_FOUND); break;
+    case STORE_EMPTY:       ko_as(r, 404, MSG_NO_MORE_LINE); break;
+    case STORE_EXISTS:      ko_as(r, 409, MSG_EXISTS); break;
+    case STORE_NO_MATCH:    ko_as(r, 404, MSG_NOT_FOUND); break;
     case STORE_MATCH_LIMIT: ko(r, MSG_MATCH_LIMIT); break;
-    case STORE_FULL:        ko(r, MSG_FULL); break;
-    case STORE_JOURNAL:     ko(r, MSG_JOURNAL); break;
+    case STORE_FULL:        ko_as(r, 413, MSG_FULL); break;
+    case STORE_JOURNAL:     ko_as(r, 503, MSG_JOURNAL); break;
     case STORE_NOMEM:
-    default:                ko(r, MSG_NOMEM); break;
+    default:                ko_as(r, 503, MSG_NOMEM); break;
     }
+}
+
+void command_ko(cmd_result *r, unsigned status, const char *msg)
+{
+    ko_as(r, status, msg);
+}
+
+void command_ko_store(cmd_result *r, store_rc rc, const char *name, size_t len)
+{
+    ko_store(r, rc, name, len);
 }
 
 /* The value of a TRUE/FALSE-like parameter: 1/0, dflt when absent, -1 when invalid.
@@ -120,6 +140,19 @@ enum { FIND_SUBSTRING, FIND_EQUALS, FIND_REGEX_FIND, FIND_REGEX_MATCH };
 static const char *const find_modes[] = {"SUBSTRING", "EQUALS", "REGEX_FIND", "REGEX_MATCH",
                                          NULL};
 
+int command_find_mode(const params *p, cmd_result *r)
+{
+    int mode = choice_param(p, PARAM_FIND_MODE, find_modes, FIND_SUBSTRING);
+    if (mode < 0)
+        ko(r, MSG_FIND_MODE);
+    return mode;
+}
+
+void command_ko_regex(cmd_result *r)
+{
+    ko(r, MSG_REGEX);
+}
+
 /* FILENAME as a C string for the store, or NULL (with the KO set) when missing.
  * A name holding NUL can name no list: ADD refuses it, and lookups find nothing. */
 static const char *list_name(const params *p, cmd_result *r, size_t *len)
@@ -128,6 +161,11 @@ static const char *list_name(const params *p, cmd_result *r, size_t *len)
     if (!name)
         ko(r, MSG_NO_FILENAME);
     return name;
+}
+
+const char *command_list_name(const params *p, cmd_result *r, size_t *len)
+{
+    return list_name(p, r, len);
 }
 
 /* The KO that comes first when some parameter is invalid: the list's own state
@@ -196,6 +234,7 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
         if (keep < 0)
             return ko(r, MSG_KEEP);
         r->kind = REPLY_KO;
+        r->status = 400;
         if (nb_bad) {
             buf_puts(&r->text, "Can't parse integer parameter NB_LINES : ");
             if (nb)
@@ -215,6 +254,7 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
     if (rc == STORE_TOO_FEW) {
         buf_clear(&r->text);
         r->kind = REPLY_KO;
+        r->status = 409;
         buf_printf(&r->text, "Number lines to read greater than file size, %ld greater than %zu !",
                    n, count);
         return;
@@ -255,7 +295,7 @@ static void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
     if (strlen(name) != nlen)
         return ko(r, MSG_ILLEGAL);
     if (srv->conf->max_line && llen > srv->conf->max_line)
-        return ko(r, MSG_LINE_TOO_LONG);
+        return ko_as(r, 413, MSG_LINE_TOO_LONG);
     store_rc rc = store_add(srv->st, name, line, llen, at_tail, unique);
     if (rc != STORE_OK)
         return ko_store(r, rc, name, nlen);
@@ -344,6 +384,8 @@ static void status_entry(const char *name, size_t len, void *ctx)
 
 static void cmd_status(const cmd_server *srv, const params *p, cmd_result *r)
 {
+    if (r->json)
+        return browse_status_json(srv, r);
     long n = store_status(srv->st, status_entry, &r->text);
     if (n < 0)
         return ko(r, MSG_NOMEM);
@@ -359,6 +401,8 @@ static void config_entry(const char *key, const char *value, void *ctx)
 
 static void cmd_config(const cmd_server *srv, const params *p, cmd_result *r)
 {
+    if (r->json)
+        return browse_config_json(srv, r);
     config_each(srv->conf, config_entry, &r->text);
     /* The reference also tells whether any list exists. */
     listing_entry(&r->text, "databaseIsEmpty", "=", store_count(srv->st) ? "false" : "true");
@@ -382,13 +426,14 @@ static const char *file_name(const params *p, cmd_result *r)
 static void ko_dataset(cmd_result *r, dataset_rc rc)
 {
     switch (rc) {
-    case DATASET_NOT_FOUND: ko(r, MSG_FILE_NOT_FOUND); break;
+    case DATASET_NOT_FOUND: ko_as(r, 404, MSG_FILE_NOT_FOUND); break;
     case DATASET_OUTSIDE:   ko(r, MSG_OUTSIDE); break;
-    case DATASET_CHARSET:   ko(r, MSG_CHARSET); break;
-    case DATASET_NOMEM:     ko(r, MSG_NOMEM); break;
+    case DATASET_CHARSET:   ko_as(r, 422, MSG_CHARSET); break;
+    case DATASET_NOMEM:     ko_as(r, 503, MSG_NOMEM); break;
     default:
         buf_clear(&r->text);
         r->kind = REPLY_KO;
+        r->status = 500;
         buf_printf(&r->text, "File error: %s !", strerror(dataset_errno()));
         break;
     }
@@ -438,7 +483,7 @@ static void cmd_save(const cmd_server *srv, const params *p, cmd_result *r)
     list *copy;
     store_rc rc = store_snapshot(srv->st, name, &copy);
     if (rc == STORE_NOT_LOADED)
-        return ko(r, MSG_NO_LIST);
+        return ko_as(r, 404, MSG_NO_LIST);
     if (rc != STORE_OK)
         return ko_store(r, rc, name, strlen(name));
     char target[DATASET_NAME_MAX + 32];
@@ -482,20 +527,54 @@ static void cmd_stop(const cmd_server *srv, const params *p, cmd_result *r)
     ok(r, "");
 }
 
-/* One row per command: a new command is a row here and a handler above. */
+/* One row per command: a new command is a row here and a handler above (or in
+ * browse.c). */
 static const cmd_def commands[] = {
-    {"INITFILE",  cmd_initfile,  0},
-    {"READ",      cmd_read,      0},
-    {"READMULTI", cmd_readmulti, 0},
-    {"ADD",       cmd_add,       1},
-    {"FIND",      cmd_find,      1},
-    {"LENGTH",    cmd_length,    0},
-    {"STATUS",    cmd_status,    0},
-    {"SAVE",      cmd_save,      0},
-    {"RESET",     cmd_reset,     0},
-    {"CONFIG",    cmd_config,    0},
-    {"STOP",      cmd_stop,      0},
+    {"INITFILE",  cmd_initfile,  0, FIELD_COUNT},
+    {"READ",      cmd_read,      0, FIELD_LINE},
+    {"READMULTI", cmd_readmulti, 0, FIELD_MESSAGE},
+    {"ADD",       cmd_add,       1, FIELD_MESSAGE},
+    {"FIND",      cmd_find,      1, FIELD_LINE},
+    {"LENGTH",    cmd_length,    0, FIELD_LENGTH},
+    {"STATUS",    cmd_status,    0, FIELD_MESSAGE},
+    {"SAVE",      cmd_save,      0, FIELD_COUNT},
+    {"RESET",     cmd_reset,     0, FIELD_MESSAGE},
+    {"CONFIG",    cmd_config,    0, FIELD_MESSAGE},
+    {"STOP",      cmd_stop,      0, FIELD_MESSAGE},
+    {"PEEK",      browse_peek,   0, FIELD_MESSAGE},
+    {"FILES",     browse_files,  0, FIELD_MESSAGE},
+    {"INFO",      browse_info,   0, FIELD_MESSAGE},
 };
+#define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+int command_count(void)
+{
+    return N_COMMANDS;
+}
+
+const char *command_name(int i)
+{
+    return i >= 0 && i < N_COMMANDS ? commands[i].name : NULL;
+}
+
+/* FORMAT=JSON|HTML (any case) overrides what Accept asked for. Returns 0, or -1 with
+ * the KO set. */
+static int format_param(const params *p, cmd_result *r)
+{
+    size_t len;
+    const char *v = params_get(p, PARAM_FORMAT, &len);
+    if (!v)
+        return 0;
+    if (len == 4 && strncasecmp(v, "JSON", 4) == 0)
+        r->json = 1;
+    else if (len == 4 && strncasecmp(v, "HTML", 4) == 0)
+        r->json = 0;
+    else {
+        ko(r, MSG_FORMAT);
+        return -1;
+    }
+    return 0;
+}
 
 void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_method m,
                  const params *p, cmd_result *r)
@@ -504,6 +583,11 @@ void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_m
     r->stop = 0;
     r->park = NULL;
     r->kind = REPLY_OK;
+    r->status = 0;
+    r->field = FIELD_MESSAGE;
+    r->cmd = -1;
+    if (format_param(p, r) != 0)
+        return;
     if ((path_len == 4 && memcmp(path, "/sts", 4) == 0) ||
         (path_len == 5 && memcmp(path, "/sts/", 5) == 0)) {
         r->kind = REPLY_HELP;
@@ -512,20 +596,22 @@ void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_m
     if (path_len > 5 && memcmp(path, "/sts/", 5) == 0) {
         const char *name = path + 5;
         size_t len = path_len - 5;
-        for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        for (int i = 0; i < N_COMMANDS; i++) {
             const cmd_def *c = &commands[i];
             if (strlen(c->name) != len || memcmp(c->name, name, len) != 0)
                 continue;
             if (c->get_post_only && m == CMD_OTHER)
                 break;
+            r->cmd = i;
+            r->field = c->field;
             c->run(srv, p, r);
             /* An append that failed part way leaves a short page: say so instead. */
             if (r->text.oom)
-                ko(r, MSG_NOMEM);
+                ko_as(r, 503, MSG_NOMEM);
             return;
         }
     }
-    ko(r, MSG_UNKNOWN);
+    ko_as(r, 404, MSG_UNKNOWN);
 }
 
 /* Loads one startup file, logging its failure; ctx is the cmd_server. */

@@ -16,9 +16,11 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "server/metrics.h"
 #include "server/params.h"
 #include "server/park.h"
 #include "server/reply.h"
+#include "server/stats.h"
 
 /* Room MHD gives one connection for its headers and the request line. A GET carries the
  * LINE in its URL, so this bounds a GET's LINE; POST bodies are bounded by maxBodySize. */
@@ -39,6 +41,7 @@ typedef struct request {
     park_slot *slot;  /* the request is parked (suspended) on this slot */
     int started;      /* the access handler has seen this request */
     int body_too_big;
+    uint64_t t0;      /* when the command started, for stsd_request_duration_seconds */
 } request;
 
 struct http_server {
@@ -110,10 +113,14 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_con
                           enum MHD_ConnectionNotificationCode code)
 {
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        stats_connection(1);
         *socket_context = request_get();
-    } else if (*socket_context) {
-        request_put(*socket_context);
-        *socket_context = NULL;
+    } else {
+        stats_connection(-1);
+        if (*socket_context) {
+            request_put(*socket_context);
+            *socket_context = NULL;
+        }
     }
 }
 
@@ -174,17 +181,29 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
     return send_page(c, status, text, strlen(text), "text/plain; charset=UTF-8");
 }
 
+/* Accept: application/json asks for JSON answers (FORMAT= may still say otherwise). */
+static int wants_json(struct MHD_Connection *c)
+{
+    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    return a && strcasestr(a, "application/json") != NULL;
+}
+
 static void resume_connection(void *conn)
 {
     MHD_resume_connection(conn);
 }
 
-/* Sends the page of q's result. */
+/* Sends the page of q's result (JSON if it asked for it) and counts the request. */
 static enum MHD_Result send_result(struct MHD_Connection *c, request *q)
 {
-    if (reply_render(&q->result, &q->page) != 0)
+    unsigned status = MHD_HTTP_OK;
+    int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
+                            : reply_render(&q->result, &q->page);
+    stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, hist_now_ns() - q->t0);
+    if (rc != 0)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, reply_content_type());
+    return send_page(c, status, q->page.data, q->page.len,
+                     q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type());
 }
 
 /* Suspends c until q's slot ends (park.h); the slot may end before or during this. */
@@ -206,6 +225,10 @@ static enum MHD_Result send_parked(struct MHD_Connection *c, request *q)
     cmd_result mine = q->result;
     q->result = *ended;
     *ended = mine;
+    /* How to answer is the request's, whatever the ender left. */
+    q->result.json = mine.json;
+    q->result.cmd = mine.cmd;
+    q->result.field = mine.field;
     park_unref(q->slot);
     q->slot = NULL;
     return send_result(c, q);
@@ -266,6 +289,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (prc != PARAMS_OK)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
 
+    if (q->path.len == 8 && memcmp(q->path.data, "/metrics", 8) == 0 && m == CMD_GET) {
+        if (metrics_render(h->srv, &q->page) != 0)
+            return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+        return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, METRICS_CONTENT_TYPE);
+    }
+    q->t0 = hist_now_ns();
+    q->result.json = wants_json(c);
     command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
     if (q->result.park)
         return park_connection(c, q);

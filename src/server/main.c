@@ -17,6 +17,7 @@
 #include "journal/journal.h"
 #include "base/log.h"
 #include "server/reply.h"
+#include "server/stats.h"
 #include "store/rx.h"
 #include "store/store.h"
 #include "base/version.h"
@@ -184,6 +185,7 @@ int main(int argc, char **argv)
         goto done;
     }
 
+    stats_start();
     log_info("stsd %s starting", STSD_VERSION);
     ds = dataset_open(conf.dataset_dir, conf.charset_read, conf.charset_write, &err);
     if (!ds) {
@@ -203,7 +205,7 @@ int main(int argc, char **argv)
         log_error("%s", err.data);
         goto done;
     }
-    cmd_server srv = {st, ds, &conf, lot};
+    cmd_server srv = {st, ds, &conf, lot, j};
     /* The recovered state wins over the files: they were loaded (and journaled) by an
      * earlier start, and the lists have changed since. */
     if (store_count(st) > 0 && conf.init_file_at_startup && *conf.init_file_at_startup)
@@ -252,6 +254,7 @@ done:
     store_free(st);
     dataset_close(ds);
     rx_shutdown();
+    stats_shutdown();
     config_free(&conf);
     buf_free(&err);
     return status;

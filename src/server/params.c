@@ -10,6 +10,8 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_NB_LINES] = "NB_LINES",   [PARAM_ADD_MODE] = "ADD_MODE",
     [PARAM_UNIQUE] = "UNIQUE",       [PARAM_FIND_MODE] = "FIND_MODE",
     [PARAM_ADD_TIMESTAMP] = "ADD_TIMESTAMP",
+    [PARAM_FORMAT] = "FORMAT", [PARAM_OFFSET] = "OFFSET", [PARAM_LIMIT] = "LIMIT",
+    [PARAM_MATCH] = "MATCH",
 };
 
 void params_reset(params *p)

@@ -138,6 +138,15 @@ static const char help_page[] =
     "<dt>RESET?FILENAME=file.csv</dt><dd>Empty the list (it stays, with 0 lines).</dd>"
     "<dt>CONFIG</dt><dd>The effective configuration.</dd>"
     "<dt>STOP</dt><dd>Answer OK, finish the requests in flight, and exit.</dd>"
+    "<dt>PEEK?FILENAME=file.csv[&amp;OFFSET=0][&amp;LIMIT=100][&amp;MATCH=text"
+    "[&amp;FIND_MODE=SUBSTRING|EQUALS|REGEX_FIND|REGEX_MATCH]]</dt><dd>Up to LIMIT (at most "
+    "1000) lines from position OFFSET, each with its position, without changing the list; "
+    "with MATCH, only the matching lines. next_offset is where the next page starts.</dd>"
+    "<dt>FILES</dt><dd>The files INITFILE can load, with their size and time.</dd>"
+    "<dt>INFO</dt><dd>Version, uptime, connections, lists and the journal's state.</dd>"
+    "<dt>[&amp;FORMAT=JSON]</dt><dd>On any command (or with <code>Accept: "
+    "application/json</code>): the answer in JSON, with an HTTP status that says how it "
+    "went. Metrics for Prometheus: <code>GET /metrics</code>.</dd>"
     "</dl></body></html>";
 
 int reply_render(const cmd_result *r, buf *out)
@@ -166,6 +175,9 @@ int reply_render(const cmd_result *r, buf *out)
         break;
     case REPLY_HELP:
         buf_append(out, help_page, sizeof help_page - 1);
+        break;
+    case REPLY_JSON:        /* a handler's JSON document: sent as it is */
+        buf_append(out, r->text.data ? r->text.data : "", r->text.len);
         break;
     }
     return out->oom ? -1 : 0;

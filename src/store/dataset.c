@@ -495,6 +495,18 @@ static int listable(const dataset *d, const char *name)
     return ok;
 }
 
+int dataset_file_stat(dataset *d, const char *name, uint64_t *size, int64_t *mtime)
+{
+    struct stat st;
+    if (fstatat(d->dirfd, name, &st, 0) != 0) {
+        last_errno = errno;
+        return -1;
+    }
+    *size = (uint64_t)st.st_size;
+    *mtime = (int64_t)st.st_mtime;
+    return 0;
+}
+
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);

@@ -1,42 +1,13 @@
 /* store.c - named lists under a lock-free table of names and per-list locks; the one place
  * that changes lists. */
 #include "store/store.h"
+#include "store_int.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-
-/* A name's entry lives as long as the store: RESET empties a list and INITFILE swaps its
- * contents, but no command deletes a name. So a looked-up entry stays valid for good,
- * and only the entry's own mutex guards its list. */
-typedef struct entry {
-    pthread_mutex_t lock;
-    list *l;
-    uint64_t hash;
-    char name[];
-} entry;
-
-/* The names: open addressing over entry pointers. Since entries are only ever added,
- * readers need no lock: they probe with acquire loads, and a writer (under add_lock)
- * fills an empty slot with a release store, or builds a bigger table and publishes it
- * whole. Replaced tables are kept (readers may still be probing them) until the end. */
-typedef struct table {
-    struct table *older;
-    size_t mask;                 /* slots - 1; slots is a power of two */
-    _Atomic(entry *) slots[];
-} table;
-
-struct store {
-    _Atomic(table *) names;
-    pthread_mutex_t add_lock;    /* serializes writers of names */
-    size_t count;                /* under add_lock */
-    store_limits limits;
-    atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
-    const store_recorder *rec;   /* NULL: changes live in memory only */
-    void *rec_ctx;
-};
 
 static uint64_t name_hash(const char *s)
 {
@@ -126,7 +97,7 @@ static entry *table_find(const table *t, const char *name, uint64_t h)
     }
 }
 
-static entry *store_lookup(store *st, const char *name)
+entry *store_lookup(store *st, const char *name)
 {
     return table_find(atomic_load_explicit(&st->names, memory_order_acquire), name,
                       name_hash(name));
@@ -172,6 +143,8 @@ static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
     }
     pthread_mutex_init(&e->lock, &entry_lock_attr);
     e->hash = h;
+    e->added_total = e->removed_total = 0;
+    rate_init(&e->rate, rate_now_ms());
     memcpy(e->name, name, nlen + 1);
     table_put(t, e);
     st->count++;
@@ -298,6 +271,14 @@ const char *store_next_line(const buf *out, size_t *off, size_t *len)
     return s;
 }
 
+/* Counts lines added to / taken from e's list; call with e->lock held. */
+static void count_traffic(entry *e, uint64_t added, uint64_t removed)
+{
+    e->added_total += added;
+    e->removed_total += removed;
+    rate_count(&e->rate, rate_now_ms(), added, removed);
+}
+
 /* Position of the next line to read from a list whose first `unread` lines are unread. */
 static size_t pick(store_end end, size_t unread)
 {
@@ -361,6 +342,8 @@ store_rc store_read(store *st, const char *name, store_end end, int keep, size_t
         }
         ++*count;
     }
+    if (!keep && *count)
+        count_traffic(e, 0, *count);
 done:
     pthread_mutex_unlock(&e->lock);
     if (pos != &one)
@@ -395,6 +378,8 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
         rc = STORE_NOMEM;
         if (st->rec)
             st->rec->mark_broken(st->rec_ctx);
+    } else {
+        count_traffic(e, 1, 0);
     }
     pthread_mutex_unlock(&e->lock);
     if (lsn)
@@ -446,6 +431,7 @@ store_rc store_find(store *st, const char *name, const store_matcher *m, int kee
     } else {
         list_remove(l, upos);
         bytes_release(st, llen);
+        count_traffic(e, 0, 1);
     }
 done:
     pthread_mutex_unlock(&e->lock);
@@ -487,14 +473,11 @@ store_rc store_snapshot(store *st, const char *name, list **copy)
     return *copy ? STORE_OK : STORE_NOMEM;
 }
 
-/* Every entry, sorted by name, in a malloc'd array (*n entries); NULL on ENOMEM. */
-static entry **entries_sorted(store *st, size_t *n);
-
 int store_each_locked(store *st, int (*fn)(const char *name, const list *l, void *ctx),
                       void *ctx)
 {
     size_t n;
-    entry **all = entries_sorted(st, &n);
+    entry **all = store_entries_sorted(st, &n);
     if (!all)
         return -1;
     int rc = 0;
@@ -512,7 +495,7 @@ static int cmp_entry_name(const void *a, const void *b)
     return strcmp((*(entry *const *)a)->name, (*(entry *const *)b)->name);
 }
 
-static entry **entries_sorted(store *st, size_t *count)
+entry **store_entries_sorted(store *st, size_t *count)
 {
     /* Taken under add_lock so that the count and the table agree. */
     pthread_mutex_lock(&st->add_lock);
@@ -535,7 +518,7 @@ static entry **entries_sorted(store *st, size_t *count)
 long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx), void *ctx)
 {
     size_t n;
-    entry **all = entries_sorted(st, &n);
+    entry **all = store_entries_sorted(st, &n);
     if (!all)
         return -1;
     for (size_t i = 0; i < n; i++) {

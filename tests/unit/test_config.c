@@ -874,6 +874,8 @@ static void test_each(void **state)
         {"stsd.journal", "on"},
         {"stsd.journal.fsync", "everysec"},
         {"stsd.stateDirectory", ""},
+        {"stsd.metrics.maxLists", "10000"},
+        {"stsd.log.format", "text"},
     };
     size_t n = sizeof want / sizeof want[0];
     assert_int_equal(p.n, n);
@@ -891,6 +893,23 @@ static void test_each(void **state)
     assert_pair(&p, 4, "daemon", "true");
     assert_pair(&p, 22, "stsd.journal.fsync", "no");
     pairs_free(&p);
+
+    /* config_each_key: full names, no extra lines. */
+    set_ok(&c, "stsd.log.format", "JSON");
+    memset(&p, 0, sizeof p);
+    config_each_key(&c, each_collect, &p);
+    assert_pair(&p, 0, "jmeterPlugin.sts.port", "9191");
+    assert_pair(&p, 1, "jmeterPlugin.sts.datasetDirectory", "/no/such/dir");
+    assert_pair(&p, 9, "stsd.bind", "0.0.0.0");
+    assert_pair(&p, (int)p.n - 1, "stsd.log.format", "json");
+    assert_int_equal(p.n, n - 2);
+    pairs_free(&p);
+    buf err = BUF_INIT;
+    assert_int_equal(config_set(&c, "stsd.log.format", "xml", &err), -1);
+    assert_non_null(strstr(err.data, "is not text or json"));
+    buf_clear(&err);
+    assert_int_equal(config_set(&c, "stsd.metrics.maxLists", "-1", &err), -1);
+    buf_free(&err);
     config_free(&c);
 }
 

@@ -28,7 +28,7 @@ static void test_pages(void **state)
 {
     assert_int_equal(reply_set_charset("UTF-8"), 0);
     assert_string_equal(reply_content_type(), "text/html; charset=UTF-8");
-    cmd_result r = {REPLY_OK, BUF_INIT, 0, NULL};
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT};
     buf_puts(&r.text, "a<b>&c");
     const char ok[] = "<html><title>OK</title>\n<body>a<b>&c</body>\n</html>";
     render(&r, ok, sizeof ok - 1);
@@ -65,7 +65,7 @@ static void test_charset(void **state)
 {
     assert_int_equal(reply_set_charset("ISO-8859-1"), 0);
     assert_string_equal(reply_content_type(), "text/html; charset=ISO-8859-1");
-    cmd_result r = {REPLY_OK, BUF_INIT, 0, NULL};
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT};
     buf_puts(&r.text, "Zo\xc3\xab \xe2\x82\xac \xff");   /* ë, € (not in Latin-1), a stray byte */
     const char want[] = "<html><title>OK</title>\n<body>Zo\xeb ? ?</body>\n</html>";
     render(&r, want, sizeof want - 1);

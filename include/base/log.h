@@ -2,10 +2,21 @@
 #ifndef STSD_LOG_H
 #define STSD_LOG_H
 
+struct timespec;
+
 typedef enum log_level { LOG_DEBUG, LOG_INFO, LOG_WARN, LOG_ERROR } log_level;
 
 /* Messages below this level are dropped (LOG_INFO by default; tests may raise it). */
 void log_set_level(log_level level);
+/* Writes one whole log line (without its '\n') for a message instead of the text format:
+ * how JSON lines are made, by a room above. ts is the wall-clock time of the message. */
+typedef void (*log_writer)(log_level level, const struct timespec *ts, const char *msg);
+/* Sends every message to w from now on (NULL: back to text lines). Call before threads
+ * start logging. */
+void log_set_writer(log_writer w);
+/* The name of a level: "debug", "info", "warn", "error". */
+const char *log_level_name(log_level level);
+
 void log_msg(log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)

@@ -7,6 +7,18 @@
 #include <unistd.h>
 
 static log_level min_level = LOG_INFO;
+static log_writer writer;
+static const char *const names[] = {"debug", "info", "warn", "error"};
+
+void log_set_writer(log_writer w)
+{
+    writer = w;
+}
+
+const char *log_level_name(log_level level)
+{
+    return names[(unsigned)level % 4];
+}
 
 void log_set_level(log_level level)
 {
@@ -15,13 +27,20 @@ void log_set_level(log_level level)
 
 void log_msg(log_level level, const char *fmt, ...)
 {
-    static const char *names[] = {"debug", "info", "warn", "error"};
     if (level < min_level)
         return;
     char line[1024];
     struct timespec ts;
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
+    if (writer) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(line, sizeof line, fmt, ap);
+        va_end(ap);
+        writer(level, &ts, line);
+        return;
+    }
     localtime_r(&ts.tv_sec, &tm);
     int n = (int)strftime(line, sizeof line, "%Y-%m-%d %H:%M:%S", &tm);
     n += snprintf(line + n, sizeof line - (size_t)n, ".%03ld [%s] ", ts.tv_nsec / 1000000,

@@ -13,6 +13,7 @@
 #include "base/config.h"
 #include "store/dataset.h"
 #include "server/http.h"
+#include "server/log_json.h"
 #include "server/park.h"
 #include "journal/journal.h"
 #include "base/log.h"
@@ -186,6 +187,7 @@ int main(int argc, char **argv)
     }
 
     stats_start();
+    log_json_install(conf.log_json);
     log_info("stsd %s starting", STSD_VERSION);
     ds = dataset_open(conf.dataset_dir, conf.charset_read, conf.charset_write, &err);
     if (!ds) {

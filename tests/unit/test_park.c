@@ -71,7 +71,7 @@ static void test_complete_from_other_thread_after_arm(void **state)
     buf err = BUF_INIT;
     park_lot *lot = park_lot_create(&err);
     assert_non_null(lot);
-    cmd_result r = {REPLY_OK, BUF_INIT, 0, NULL}, answer = {REPLY_OK, BUF_INIT, 0, NULL};
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT}, answer = {.kind = REPLY_OK, .text = BUF_INIT};
     buf_puts(&r.text, "built by the handler");
     park_slot *s = park_new(lot, &r, 0, NULL, NULL);
     assert_non_null(s);
@@ -81,7 +81,7 @@ static void test_complete_from_other_thread_after_arm(void **state)
     park_arm(s, -1, fake_resume, &c);
     assert_int_equal(atomic_load(&c.resumed), 0);
 
-    cmd_result mine = {REPLY_LINES, BUF_INIT, 0, NULL};
+    cmd_result mine = {.kind = REPLY_LINES, .text = BUF_INIT};
     buf_puts(&mine.text, "the real answer");
     assert_int_equal(park_complete(s, &mine), 1);
     assert_string_equal(mine.text.data, "built by the handler");   /* swapped back */
@@ -104,7 +104,7 @@ static void test_completed_before_arm_resumes_at_arm(void **state)
 {
     buf err = BUF_INIT;
     park_lot *lot = park_lot_create(&err);
-    cmd_result r = {REPLY_OK, BUF_INIT, 0, NULL}, answer = {REPLY_OK, BUF_INIT, 0, NULL};
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT}, answer = {.kind = REPLY_OK, .text = BUF_INIT};
     buf_puts(&r.text, "kept");
     park_slot *s = park_new(lot, &r, 0, NULL, NULL);
     assert_int_equal(park_complete(s, NULL), 1);   /* NULL: the handler's result stands */
@@ -124,7 +124,7 @@ static void test_deadline_expires_not_early(void **state)
 {
     buf err = BUF_INIT;
     park_lot *lot = park_lot_create(&err);
-    cmd_result r = {REPLY_OK, BUF_INIT, 0, NULL}, answer = {REPLY_OK, BUF_INIT, 0, NULL};
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT}, answer = {.kind = REPLY_OK, .text = BUF_INIT};
     expiry e = {0};
     int64_t t0 = park_now_ms();
     /* Deadlines out of order: the heap must serve the earliest first. */
@@ -164,7 +164,7 @@ static void test_shutdown_answers_all_at_once(void **state)
     park_lot *lot = park_lot_create(&err);
     static park_slot *slots[N];
     static fake_conn conns[N];
-    cmd_result r = {REPLY_OK, BUF_INIT, 0, NULL};
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT};
     expiry e = {0};
     int64_t t0 = park_now_ms();
     for (int i = 0; i < N; i++) {
@@ -220,7 +220,7 @@ static void test_races_end_each_slot_once(void **state)
     park_lot *lot = park_lot_create(&err);
     static park_slot *slots[N];
     static fake_conn conns[N];
-    cmd_result r = {REPLY_OK, BUF_INIT, 0, NULL};
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT};
     expiry e = {0};
     atomic_int wins = 0;
     int64_t now = park_now_ms();
@@ -255,7 +255,7 @@ static void test_client_gone(void **state)
 {
     buf err = BUF_INIT;
     park_lot *lot = park_lot_create(&err);
-    cmd_result r = {REPLY_OK, BUF_INIT, 0, NULL};
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT};
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
     park_slot *s = park_new(lot, &r, 0, NULL, NULL);

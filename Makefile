@@ -5,6 +5,19 @@ DESTDIR ?=
 BUILD   ?= build
 SANITIZER ?=
 
+# Quiet build: one short line per step (warnings still shown); `make V=1` prints the
+# full command lines. $(call say,CC,target) prefixes a recipe line.
+ifeq ($(V),1)
+say =
+Q   =
+else ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+say = @
+Q   = @
+else
+say = @printf '  %-4s %s\n' '$(1)' '$(2)';
+Q   = @
+endif
+
 CC      ?= cc
 PKGS    := libmicrohttpd libpcre2-8
 WARN    := -Wall -Wextra -Werror -Wformat=2 -Wstrict-prototypes -Wshadow -Wno-unused-parameter
@@ -38,7 +51,7 @@ all: deps $(BUILD)/stsd
 
 help:
 	@echo "make            build $(BUILD)/stsd"
-	@echo "make run        build and serve datasets/ on port 9191 (conf/sts.properties)"
+	@echo "make run        build and serve the example datasets on port 9191 (conf/run.properties)"
 	@echo "make test       build, run every unit and protocol test, then again under ASan+UBSan"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
@@ -52,35 +65,36 @@ deps-test:
 	@scripts/deps.sh test
 
 $(BUILD)/stsd: $(BUILD)/obj/server/main.o $(OBJS)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/tests/%.o: tests/%.c | $(BUILD)/obj/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) -c -o $@ $<
 
 # $^ also holds the headers the .d files name: only sources and objects go to the linker.
 $(BUILD)/tests/%: tests/unit/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(BUILD)/tests/%: tests/proto/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) -lcmocka $(LDLIBS)
 
 $(BUILD)/obj $(BUILD)/obj/tests $(BUILD)/tests:
-	mkdir -p $@
+	$(Q)mkdir -p $@
 
+# The example datasets loaded, in the foreground; RUN_ARGS adds options (--port 9292).
 run: all
-	$(BUILD)/stsd --config conf/sts.properties --dataset-dir datasets --port 9191
+	@$(BUILD)/stsd --config conf/run.properties $(RUN_ARGS)
 
 test: deps-test
 	@scripts/check-layers.sh
-	$(MAKE) --no-print-directory test-unit test-proto
-	$(MAKE) --no-print-directory test-asan
-	$(MAKE) --no-print-directory test-fuzz
+	$(Q)$(MAKE) --no-print-directory test-unit test-proto
+	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory test-fuzz
 
 test-unit: $(UNIT)
 	@tests/run-tests.sh unit $(UNIT)
@@ -89,21 +103,21 @@ test-proto: $(BUILD)/stsd $(PROTO)
 	@STSD=$(BUILD)/stsd tests/run-tests.sh protocol $(PROTO)
 
 test-asan:
-	$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
 		test-unit test-proto
 
 bench: all $(BUILD)/ceiling
 	scripts/bench.sh
 
 bench-store: deps
-	$(MAKE) --no-print-directory $(BUILD)/bench-store
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/bench-store
 	$(BUILD)/bench-store
 
 $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
 $(BUILD)/ceiling: scripts/ceiling.c | $(BUILD)/obj
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(PKG_LIBS) $(LDLIBS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(PKG_LIBS) $(LDLIBS)
 
 # libFuzzer harnesses (clang): every src object but main, rebuilt with the fuzzer's
 # instrumentation. `make test` runs each for FUZZ_SECONDS (10); `make fuzz` for 60.
@@ -116,20 +130,20 @@ FUZZ_OBJS := $(SRCS:src/%.c=$(FUZZ_DIR)/obj/%.o)
 
 $(FUZZ_DIR)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+	$(call say,CC,$@)clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) \
+	$(call say,CCLD,$@)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) -lm
 
 $(FUZZ_DIR)/obj:
-	mkdir -p $@
+	$(Q)mkdir -p $@
 
 test-fuzz: $(FUZZERS)
 	@tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 
 fuzz:
-	$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-60}
+	$(Q)$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-60}
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stsd \

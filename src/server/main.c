@@ -14,6 +14,7 @@
 #include "store/dataset.h"
 #include "server/http.h"
 #include "server/log_json.h"
+#include "server/notify.h"
 #include "server/park.h"
 #include "journal/journal.h"
 #include "base/log.h"
@@ -84,6 +85,27 @@ static int write_port_file(const char *path, int port)
     if (fclose(f) != 0 || rename(tmp, path) != 0)
         return -1;
     return 0;
+}
+
+/* The pages to open, logged once the port is bound: one row per page the binary serves. */
+static const struct start_url {
+    const char *path;
+    const char *what;
+} start_urls[] = {
+    {"/sts/", "the API (help page; /sts/STATUS lists the lists)"},
+};
+
+/* Logs the URLs of start_urls, with a host a browser can use for the bound address. */
+static void log_urls(const config *conf)
+{
+    const char *host = conf->bind, *open = "", *close = "";
+    if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+        host = "localhost";
+    else if (strchr(host, ':'))
+        open = "[", close = "]";
+    for (size_t i = 0; i < sizeof start_urls / sizeof start_urls[0]; i++)
+        log_info("open http://%s%s%s:%d%s  - %s", open, host, close, conf->port,
+                 start_urls[i].path, start_urls[i].what);
 }
 
 /* Opens the journal (recovering the lists into st) when stsd.journal is on; the state
@@ -232,10 +254,17 @@ int main(int argc, char **argv)
         log_error("cannot write the port to %s: %s", conf.port_file, strerror(errno));
         goto done;
     }
+    /* Ready: the port accepts connections and the journal has been recovered. */
+    if (notify_send("READY=1") < 0)
+        log_warn("cannot tell systemd that stsd is ready ($NOTIFY_SOCKET): %s",
+                 strerror(errno));
     int watch_stdin = !conf.daemon && isatty(STDIN_FILENO);
     if (watch_stdin)
-        log_info("press ENTER to stop");
+        log_info("press ENTER or Ctrl-C to stop");
+    log_urls(&conf);
     wait_for_stop(watch_stdin);
+    if (notify_send("STOPPING=1") < 0)
+        log_warn("cannot tell systemd that stsd is stopping: %s", strerror(errno));
     log_info("stopping: answering %zu waiting requests, finishing requests in flight",
              park_lot_count(lot));
     park_lot_shutdown(lot);

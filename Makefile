@@ -44,10 +44,10 @@ UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test
 PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
 TESTLIB := $(BUILD)/obj/tests/testlib.o
 
-.PHONY: all run test test-unit test-proto test-asan test-fuzz deps deps-test install clean \
+.PHONY: all run test test-unit test-proto test-pkg test-asan test-fuzz deps deps-test install uninstall clean \
         help bench bench-store fuzz
 
-all: deps $(BUILD)/stsd
+all: deps $(BUILD)/stsd $(BUILD)/stsd.8
 
 help:
 	@echo "make            build $(BUILD)/stsd"
@@ -56,7 +56,8 @@ help:
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
 	@echo "make fuzz       run the libFuzzer harnesses longer (FUZZ_SECONDS=60)"
-	@echo "make install    install to \$$DESTDIR\$$PREFIX (binary, config sample, systemd unit)"
+	@echo "make install    install to \$$DESTDIR\$$PREFIX (binary, man page, config, unit, examples)"
+	@echo "make uninstall  remove them again (not /etc/stsd/sts.properties, not /var/lib/stsd)"
 
 deps:
 	@scripts/deps.sh build
@@ -66,6 +67,14 @@ deps-test:
 
 $(BUILD)/stsd: $(BUILD)/obj/server/main.o $(OBJS)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
+
+# stsd(8): docs/stsd.8.in with the options and keys of the tables that print --help.
+$(BUILD)/mkman: scripts/mkman.c $(BUILD)/obj/base/config.o $(BUILD)/obj/base/properties.o \
+		$(BUILD)/obj/base/buf.o
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
+$(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman
+	$(call say,GEN,$@)$(BUILD)/mkman docs/stsd.8.in > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -93,6 +102,7 @@ run: all
 test: deps-test
 	@scripts/check-layers.sh
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
+	$(Q)$(MAKE) --no-print-directory test-pkg
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-fuzz
 
@@ -101,6 +111,10 @@ test-unit: $(UNIT)
 
 test-proto: $(BUILD)/stsd $(PROTO)
 	@STSD=$(BUILD)/stsd tests/run-tests.sh protocol $(PROTO)
+
+# make install into a temp DESTDIR, stsd(8) through groff, the unit through systemd-analyze.
+test-pkg: all
+	@tests/pkg/test-install.sh
 
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
@@ -145,15 +159,36 @@ test-fuzz: $(FUZZERS)
 fuzz:
 	$(Q)$(MAKE) --no-print-directory test-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-60}
 
+# Where `make install` puts things; DESTDIR is prepended to all of them (packaging).
+SYSCONFDIR ?= /etc
+UNITDIR    ?= /lib/systemd/system
+MANDIR     ?= $(PREFIX)/share/man
+DATADIR    := $(PREFIX)/share/stsd
+INSTALLED  := $(PREFIX)/bin/stsd $(MANDIR)/man8/stsd.8 $(UNITDIR)/stsd.service \
+	$(DATADIR)/sts.properties.sample $(DATADIR)/datasets/README.md \
+	$(addprefix $(DATADIR)/,$(wildcard datasets/*.csv examples/*))
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/stsd \
-		$(DESTDIR)/etc/stsd $(DESTDIR)/lib/systemd/system
-	install -m 0755 $(BUILD)/stsd $(DESTDIR)$(PREFIX)/bin/stsd
-	install -m 0644 conf/sts.properties $(DESTDIR)$(PREFIX)/share/stsd/sts.properties.sample
-	[ -e $(DESTDIR)/etc/stsd/sts.properties ] || \
-		install -m 0644 conf/sts.properties $(DESTDIR)/etc/stsd/sts.properties
-	sed 's|@PREFIX@|$(PREFIX)|g' conf/stsd.service > $(DESTDIR)/lib/systemd/system/stsd.service
-	chmod 0644 $(DESTDIR)/lib/systemd/system/stsd.service
+	$(Q)install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/stsd $(DESTDIR)$(DATADIR)/datasets $(DESTDIR)$(DATADIR)/examples
+	$(call say,INST,$(DESTDIR)$(PREFIX)/bin/stsd)install -m 0755 $(BUILD)/stsd $(DESTDIR)$(PREFIX)/bin/stsd
+	$(call say,INST,$(DESTDIR)$(MANDIR)/man8/stsd.8)install -m 0644 $(BUILD)/stsd.8 $(DESTDIR)$(MANDIR)/man8/stsd.8
+	$(call say,INST,$(DESTDIR)$(DATADIR))install -m 0644 conf/sts.properties $(DESTDIR)$(DATADIR)/sts.properties.sample
+	$(Q)install -m 0644 datasets/README.md datasets/*.csv $(DESTDIR)$(DATADIR)/datasets/
+	$(Q)if [ -n "$(wildcard examples/*)" ]; then \
+		install -m 0644 $(wildcard examples/*) $(DESTDIR)$(DATADIR)/examples/; fi
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties ] || \
+		install -m 0644 conf/sts.properties $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties
+	$(call say,INST,$(DESTDIR)$(UNITDIR)/stsd.service)sed 's|@PREFIX@|$(PREFIX)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
+		conf/stsd.service > $(DESTDIR)$(UNITDIR)/stsd.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/stsd.service
+
+# Removes what install put, but not $(SYSCONFDIR)/stsd/sts.properties (your settings)
+# nor /var/lib/stsd (your data).
+uninstall:
+	$(call say,RM,$(DESTDIR)$(PREFIX) stsd files)rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	$(Q)rmdir $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(DATADIR)/datasets $(DESTDIR)$(DATADIR) \
+		2>/dev/null || true
 
 clean:
 	rm -rf build

@@ -95,4 +95,26 @@ void config_each_key(const config *c,
 /* The usage text for --help. */
 const char *config_usage(void);
 
+/* One key of the table, as documentation shows it (stsd(8) is generated from these). */
+typedef struct config_key_doc {
+    const char *name;    /* full key: "jmeterPlugin.sts.port" */
+    const char *def;     /* default, as written in a properties file ("" = empty) */
+    const char *help;    /* one line */
+    char values[64];     /* what it accepts: "0..65535", "1K..1G bytes", "true|false", ... */
+} config_key_doc;
+
+/* One long option, as --help shows it. */
+typedef struct config_opt_doc {
+    const char *name;    /* "--port" */
+    const char *alias;   /* "-h", or NULL */
+    const char *arg;     /* "N", or NULL for a flag */
+    const char *key;     /* the key it sets, or NULL */
+    const char *help;
+} config_opt_doc;
+
+/* Calls fn for every key, in the order --help lists them. */
+void config_each_key(void (*fn)(const config_key_doc *k, void *ctx), void *ctx);
+/* Calls fn for every long option, in the order --help lists them. */
+void config_each_option(void (*fn)(const config_opt_doc *o, void *ctx), void *ctx);
+
 #endif

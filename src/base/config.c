@@ -738,3 +738,35 @@ const char *config_usage(void)
         memcpy(text + sizeof text - 14, "\n(truncated)\n", 14);
     return text;
 }
+
+void config_each_key(void (*fn)(const config_key_doc *k, void *ctx), void *ctx)
+{
+    static const char *const kinds[] = {
+        [CT_BOOL] = "true|false", [CT_ONOFF] = "on|off", [CT_FSYNC] = "always|everysec|no",
+        [CT_STRING] = "text", [CT_CHARSET] = "a charset name",
+        [CT_ADDR] = "an IPv4 or IPv6 address", [CT_IGNORED] = "ignored"};
+    for (size_t i = 0; i < N_KEYS; i++) {
+        const conf_key *k = &conf_keys[i];
+        config_key_doc d = {k->name, k->def, k->help, ""};
+        char lo[24], hi[24];
+        if (k->type == CT_INT || k->type == CT_COUNT) {
+            snprintf(d.values, sizeof d.values, "%llu..%llu", k->min, k->max);
+        } else if (k->type == CT_SIZE) {
+            size_text(lo, sizeof lo, k->min);
+            size_text(hi, sizeof hi, k->max);
+            snprintf(d.values, sizeof d.values, "%s..%s bytes", lo, hi);
+        } else {
+            snprintf(d.values, sizeof d.values, "%s", kinds[k->type]);
+        }
+        fn(&d, ctx);
+    }
+}
+
+void config_each_option(void (*fn)(const config_opt_doc *o, void *ctx), void *ctx)
+{
+    for (size_t i = 0; i < N_OPTS; i++) {
+        const conf_opt *o = &conf_opts[i];
+        config_opt_doc d = {o->name, o->alias, o->arg, o->key, o->help};
+        fn(&d, ctx);
+    }
+}

@@ -1,0 +1,109 @@
+/* mkman.c - writes stsd(8) from docs/stsd.8.in, filling in the options and keys from the
+ * same tables that print --help, so the page and the binary cannot disagree.
+ * Usage: mkman TEMPLATE > stsd.8 (lines @OPTIONS@ and @KEYS@, and @VERSION@ anywhere). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/config.h"
+#include "base/version.h"
+
+/* Writes s as man(7) text: backslashes and hyphens escaped (so options copy as ASCII),
+ * a control character at the start of a line defused. */
+static void man_text(const char *s)
+{
+    if (*s == '.' || *s == '\'')
+        fputs("\\&", stdout);
+    for (; *s; s++) {
+        if (*s == '\\')
+            fputs("\\e", stdout);
+        else if (*s == '-')
+            fputs("\\-", stdout);
+        else
+            putchar(*s);
+    }
+}
+
+static void bold(const char *s)
+{
+    fputs("\\fB", stdout);
+    man_text(s);
+    fputs("\\fR", stdout);
+}
+
+static void put_option(const config_opt_doc *o, void *ctx)
+{
+    fputs(".TP\n", stdout);
+    if (o->alias) {
+        bold(o->alias);
+        fputs(", ", stdout);
+    }
+    bold(o->name);
+    if (o->arg) {
+        fputs(" \\fI", stdout);
+        man_text(o->arg);
+        fputs("\\fR", stdout);
+    }
+    putchar('\n');
+    man_text(o->help);
+    if (o->key) {
+        fputs("; sets ", stdout);
+        bold(o->key);
+    }
+    fputs(".\n", stdout);
+}
+
+static void put_key(const config_key_doc *k, void *ctx)
+{
+    fputs(".TP\n", stdout);
+    bold(k->name);
+    fputs(" (", stdout);
+    man_text(k->values);
+    fputs("; default ", stdout);
+    if (*k->def)
+        bold(k->def);
+    else
+        fputs("empty", stdout);
+    fputs(")\n", stdout);
+    man_text(k->help);
+    fputs(".\n", stdout);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2) {
+        fprintf(stderr, "usage: mkman TEMPLATE > stsd.8\n");
+        return 2;
+    }
+    FILE *in = fopen(argv[1], "r");
+    if (!in) {
+        perror(argv[1]);
+        return 1;
+    }
+    char line[4096];
+    while (fgets(line, sizeof line, in)) {
+        if (strcmp(line, "@OPTIONS@\n") == 0) {
+            config_each_option(put_option, NULL);
+            continue;
+        }
+        if (strcmp(line, "@KEYS@\n") == 0) {
+            config_each_key(put_key, NULL);
+            continue;
+        }
+        char *at = strstr(line, "@VERSION@");
+        if (at) {
+            *at = '\0';
+            fputs(line, stdout);
+            fputs(STSD_VERSION, stdout);
+            fputs(at + strlen("@VERSION@"), stdout);
+        } else {
+            fputs(line, stdout);
+        }
+    }
+    int bad = ferror(in) || fclose(in) != 0;
+    if (fflush(stdout) != 0 || ferror(stdout) || bad) {
+        fprintf(stderr, "mkman: read or write error\n");
+        return 1;
+    }
+    return 0;
+}

@@ -44,7 +44,7 @@ UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test
 PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
 TESTLIB := $(BUILD)/obj/tests/testlib.o
 
-.PHONY: all run test test-unit test-proto test-pkg test-asan test-fuzz deps deps-test install uninstall clean \
+.PHONY: all run test test-unit test-proto test-pkg test-examples test-asan test-fuzz deps deps-test install uninstall clean \
         help bench bench-store fuzz
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8
@@ -102,7 +102,7 @@ run: all
 test: deps-test
 	@scripts/check-layers.sh
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
-	$(Q)$(MAKE) --no-print-directory test-pkg
+	$(Q)$(MAKE) --no-print-directory test-pkg test-examples
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-fuzz
 
@@ -115,6 +115,10 @@ test-proto: $(BUILD)/stsd $(PROTO)
 # make install into a temp DESTDIR, stsd(8) through groff, the unit through systemd-analyze.
 test-pkg: all
 	@tests/pkg/test-install.sh
+
+# examples/ against a real stsd: the curl scripts, and Locust headless for a few seconds.
+test-examples: $(BUILD)/stsd
+	@STSD=$(BUILD)/stsd tests/examples/test-examples.sh
 
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \

@@ -1,0 +1,75 @@
+// k6-script.js - stsd as k6's shared test data: unique logins (READ KEEP=TRUE), producers
+// that ADD jobs, consumers that wait for one (TIMEOUT) and lease it until their ACK
+// (LEASE), and a SAVE of what is left in teardown. Every answer is checked; the
+// thresholds fail the run if one check fails.
+//
+// Run it against `make run` (https://k6.io):
+//     k6 run examples/k6-script.js
+//     k6 run -e STS=http://HOST:9191 examples/k6-script.js      another server
+// The consumers need an stsd with TIMEOUT and LEASE (stsd.maxWait, stsd.maxLease).
+import http from 'k6/http';
+import { check } from 'k6';
+
+const STS = (__ENV.STS || 'http://localhost:9191') + '/sts';
+
+export const options = {
+    scenarios: {
+        logins: { executor: 'constant-vus', exec: 'logins', vus: 5, duration: '20s' },
+        producers: { executor: 'constant-arrival-rate', exec: 'produce', rate: 20,
+                     timeUnit: '1s', duration: '20s', preAllocatedVUs: 2 },
+        consumers: { executor: 'constant-vus', exec: 'consume', vus: 4, duration: '20s',
+                     gracefulStop: '10s' },
+    },
+    thresholds: { checks: ['rate==1.0'] },
+};
+
+// The text between <body> and </body>: the line, or "Error : ..." on KO.
+function body(r) {
+    const m = /<body>([\s\S]*)<\/body>/.exec(r.body || '');
+    return m ? m[1] : '';
+}
+
+function ok(r) {
+    return r.status === 200 && (r.body || '').includes('<title>OK</title>');
+}
+
+function sts(command, params, name) {
+    const query = Object.entries(params)
+        .map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
+    return http.get(`${STS}/${command}?${query}`, { tags: { name: name } });
+}
+
+// Each iteration gets the next account; KEEP=TRUE puts it back at the tail.
+export function logins() {
+    const r = sts('READ', { FILENAME: 'logins.csv', KEEP: 'TRUE' }, 'READ logins.csv');
+    check(r, { 'READ logins.csv: a login;password': (x) => ok(x) && /^login\d+;password\d+$/.test(body(x)) });
+}
+
+export function produce() {
+    const r = sts('ADD', { FILENAME: 'jobs.csv', LINE: `job-${__VU}-${__ITER}-${Date.now()}`,
+                           ADD_MODE: 'LAST' }, 'ADD jobs.csv');
+    check(r, { 'ADD jobs.csv: OK': ok });
+}
+
+// TIMEOUT=2 waits for a producer instead of polling; LEASE=30 lends the job: a consumer
+// that dies before its ACK loses nothing, the job is back at the head 30 s later.
+export function consume() {
+    const r = sts('READ', { FILENAME: 'jobs.csv', KEEP: 'FALSE', TIMEOUT: '2', LEASE: '30' },
+                  'READ jobs.csv');
+    if (!ok(r)) {
+        check(r, { 'READ jobs.csv: a job, or none after the wait': (x) =>
+            x.status === 200 && /No more line|not loaded/.test(body(x)) });
+        return;
+    }
+    const lease = r.headers['X-Sts-Lease'];
+    check(r, { 'READ jobs.csv: leased': () => !!lease });
+    // ... the work on body(r) goes here ...
+    const a = sts('ACK', { FILENAME: 'jobs.csv', LEASE: lease }, 'ACK jobs.csv');
+    check(a, { 'ACK jobs.csv: OK': ok });
+}
+
+// Once every scenario is over: what is left goes to a timestamped file.
+export function teardown() {
+    const r = sts('SAVE', { FILENAME: 'jobs.csv', ADD_TIMESTAMP: 'true' }, 'SAVE jobs.csv');
+    console.log(`SAVE jobs.csv: ${body(r)} lines left`);
+}

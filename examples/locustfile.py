@@ -1,0 +1,119 @@
+"""locustfile.py - stsd as Locust's shared test data: unique logins, a producer/consumer
+queue whose consumers wait (TIMEOUT) instead of polling, every job consumed once, leased
+jobs ACKed when done, and a SAVE of what is left when the test stops.
+
+Run it against `make run` (Debian: apt-get install python3-locust; or pip install locust):
+
+    locust -f examples/locustfile.py --host http://localhost:9191 \\
+        --headless -u 12 -r 12 -t 30s --stop-timeout 5
+
+--stop-timeout lets each user finish the job in hand when the test stops: without it a
+user killed between READ and its bookkeeping drops a job, which is what LEASE is for.
+The user classes (name some after the options to run only those):
+  LoginUser      READ logins.csv (KEEP=TRUE): each iteration gets the next account
+  Producer       ADD queue.csv: new jobs at the tail
+  Consumer       READ queue.csv KEEP=FALSE TIMEOUT=1, then records the job in done.csv
+  LeaseConsumer  READ queue.csv KEEP=FALSE LEASE=30, records it, then ACK (needs an stsd
+                 with leases, `stsd.maxLease`)
+A job is recorded with ADD done.csv UNIQUE=TRUE, so a job consumed twice fails a request;
+any answer a plan does not expect fails too, and `locust` then exits with status 1.
+"""
+import re
+import urllib.request
+import uuid
+
+from locust import HttpUser, constant, events, task
+
+BODY = re.compile(r"<body>(.*)</body>", re.S)
+LOGIN = re.compile(r"login\d+;password\d+")
+QUEUE = "queue.csv"  # the example dataset: 10 orders, then what producers add
+DONE = "done.csv"    # every job consumed, once
+
+
+def sts(user, command, name, allow=(), **params):
+    """GETs /sts/COMMAND?params as one request named `name` in the statistics. Returns
+    (body, response) for an OK page, (None, response) for a KO whose message is in
+    `allow` (counted as a success); anything else is counted as a failure."""
+    with user.client.get("/sts/" + command, params=params, name=name,
+                         catch_response=True) as r:
+        m = BODY.search(r.text or "")
+        body = m.group(1) if m else ""
+        if r.status_code == 200 and "<title>OK</title>" in r.text:
+            r.success()
+            return body, r
+        if r.status_code == 200 and body in allow:
+            r.success()
+        else:
+            r.failure("HTTP %d: %s" % (r.status_code, body or r.text[:80]))
+        return None, r
+
+
+class LoginUser(HttpUser):
+    """Unique logins: READ with KEEP=TRUE hands out the next account and puts it back at
+    the tail, so N users cycle through the accounts."""
+    wait_time = constant(0.05)
+
+    @task
+    def log_in(self):
+        body, r = sts(self, "READ", "READ logins.csv", FILENAME="logins.csv")
+        if body is not None and not LOGIN.fullmatch(body):
+            r.failure("not a login;password line: %r" % body)
+
+
+class Producer(HttpUser):
+    """Producers ADD jobs at the tail of the queue."""
+    wait_time = constant(0.05)
+
+    @task
+    def produce(self):
+        sts(self, "ADD", "ADD queue.csv", FILENAME=QUEUE, LINE="job-" + uuid.uuid4().hex,
+            ADD_MODE="LAST")
+
+
+class Consumer(HttpUser):
+    """Consumers take a job for good (KEEP=FALSE). TIMEOUT=1 waits up to a second for one
+    when the queue is empty, instead of a polling loop; the answer after the wait is the
+    usual KO, which is no failure."""
+    wait_time = constant(0)
+
+    @task
+    def consume(self):
+        job, _ = sts(self, "READ", "READ queue.csv TIMEOUT", allow=("Error : No more line !",),
+                     FILENAME=QUEUE, KEEP="FALSE", TIMEOUT="1")
+        if job is not None:
+            sts(self, "ADD", "ADD done.csv UNIQUE", FILENAME=DONE, LINE=job, UNIQUE="TRUE")
+
+
+class LeaseConsumer(HttpUser):
+    """Leased jobs: the line leaves the queue but is only on loan; ACK settles it once the
+    work is done. A user that dies before the ACK loses nothing: at the lease's deadline
+    the job is back at the head of the queue for another consumer."""
+    wait_time = constant(0)
+
+    @task
+    def consume(self):
+        job, r = sts(self, "READ", "READ queue.csv LEASE", allow=("Error : No more line !",),
+                     FILENAME=QUEUE, KEEP="FALSE", TIMEOUT="1", LEASE="30")
+        if job is None:
+            return
+        lease = r.headers.get("X-STS-Lease")
+        if not lease:
+            r.failure("no X-STS-Lease header: is this stsd built with leases?")
+            return
+        sts(self, "ADD", "ADD done.csv UNIQUE", FILENAME=DONE, LINE=job, UNIQUE="TRUE")
+        sts(self, "ACK", "ACK queue.csv", FILENAME=QUEUE, LEASE=lease)
+
+
+@events.test_stop.add_listener
+def save_leftovers(environment, **_kwargs):
+    """At the end, once every user has stopped: SAVE what is left of the queue (to a
+    timestamped file in stsd's dataset directory) and say how long the lists are."""
+    added = environment.stats.get("ADD queue.csv", "GET")
+    print("jobs produced: %d" % (added.num_requests - added.num_failures))
+    base = environment.host.rstrip("/") + "/sts/"
+    for query in ("SAVE?FILENAME=%s&ADD_TIMESTAMP=true" % QUEUE, "STATUS"):
+        with urllib.request.urlopen(base + query, timeout=10) as f:
+            page = f.read().decode("utf-8", "replace")
+        m = BODY.search(page)
+        print("stsd %s: %s" % (query.split("?")[0],
+                               (m.group(1) if m else page).replace("<br />", "").strip()))

@@ -83,11 +83,11 @@ int main(int argc, char **argv)
     char line[4096];
     while (fgets(line, sizeof line, in)) {
         if (strcmp(line, "@OPTIONS@\n") == 0) {
-            config_each_option(put_option, NULL);
+            config_doc_options(put_option, NULL);
             continue;
         }
         if (strcmp(line, "@KEYS@\n") == 0) {
-            config_each_key(put_key, NULL);
+            config_doc_keys(put_key, NULL);
             continue;
         }
         char *at = strstr(line, "@VERSION@");

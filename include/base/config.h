@@ -113,8 +113,8 @@ typedef struct config_opt_doc {
 } config_opt_doc;
 
 /* Calls fn for every key, in the order --help lists them. */
-void config_each_key(void (*fn)(const config_key_doc *k, void *ctx), void *ctx);
+void config_doc_keys(void (*fn)(const config_key_doc *k, void *ctx), void *ctx);
 /* Calls fn for every long option, in the order --help lists them. */
-void config_each_option(void (*fn)(const config_opt_doc *o, void *ctx), void *ctx);
+void config_doc_options(void (*fn)(const config_opt_doc *o, void *ctx), void *ctx);
 
 #endif

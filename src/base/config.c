@@ -739,7 +739,7 @@ const char *config_usage(void)
     return text;
 }
 
-void config_each_key(void (*fn)(const config_key_doc *k, void *ctx), void *ctx)
+void config_doc_keys(void (*fn)(const config_key_doc *k, void *ctx), void *ctx)
 {
     static const char *const kinds[] = {
         [CT_BOOL] = "true|false", [CT_ONOFF] = "on|off", [CT_FSYNC] = "always|everysec|no",
@@ -762,7 +762,7 @@ void config_each_key(void (*fn)(const config_key_doc *k, void *ctx), void *ctx)
     }
 }
 
-void config_each_option(void (*fn)(const config_opt_doc *o, void *ctx), void *ctx)
+void config_doc_options(void (*fn)(const config_opt_doc *o, void *ctx), void *ctx)
 {
     for (size_t i = 0; i < N_OPTS; i++) {
         const conf_opt *o = &conf_opts[i];

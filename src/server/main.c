@@ -93,6 +93,7 @@ static const struct start_url {
     const char *what;
 } start_urls[] = {
     {"/sts/", "the API (help page; /sts/STATUS lists the lists)"},
+    {"/metrics", "Prometheus metrics"},
 };
 
 /* Logs the URLs of start_urls, with a host a browser can use for the bound address. */

@@ -50,9 +50,11 @@ TESTLIB := $(BUILD)/obj/tests/testlib.o
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8
 
 help:
-	@echo "make            build $(BUILD)/stsd"
+	@echo "make            build $(BUILD)/stsd and $(BUILD)/stsd.8 (V=1 prints the commands)"
 	@echo "make run        build and serve the example datasets on port 9191 (conf/run.properties)"
-	@echo "make test       build, run every unit and protocol test, then again under ASan+UBSan"
+	@echo "make test       build, run every test: unit, protocol, install, examples, ASan+UBSan, fuzz"
+	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
+	@echo "make test-examples  the curl examples and Locust against a real stsd"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
 	@echo "make fuzz       run the libFuzzer harnesses longer (FUZZ_SECONDS=60)"

@@ -110,7 +110,7 @@ else
     # The CSV may miss the requests of users finishing their task after -t: the count
     # comes from the locustfile, once every user has stopped.
     produced=$(sed -n 's/^jobs produced: \([0-9]*\)$/\1/p' "$tmp/locust.log")
-    [ "${failures:-x}" = 0 ] && [ "${requests:-0}" -gt 100 ] && [ "${produced:-0}" -gt 0 ] &&
+    [ "${failures:-x}" = 0 ] && [ "${requests:-0}" -gt 20 ] && [ "${produced:-0}" -gt 0 ] &&
         [ "${logins:-0}" -gt 0 ] && ok "locust: $requests requests, none failed" ||
         fail "locust statistics: ${requests:-?} requests, ${failures:-?} failed (want 0); $produced ADD, $logins READ logins"
     accounts=$(body 'LENGTH?FILENAME=logins.csv')

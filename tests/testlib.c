@@ -374,6 +374,28 @@ int http_conn_get(http_conn *c, const char *target, http_reply *r)
     return -1;
 }
 
+int http_conn_send(http_conn *c, const char *target)
+{
+    char req[8192];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", target);
+    if (n < 0 || (size_t)n >= sizeof req || c->fd < 0)
+        return -1;
+    return send_all(c->fd, req, (size_t)n);
+}
+
+int http_conn_ready(http_conn *c, int ms)
+{
+    if (c->have)
+        return 1;
+    struct pollfd p = {c->fd, POLLIN, 0};
+    return poll(&p, 1, ms) == 1;
+}
+
+int http_conn_recv(http_conn *c, http_reply *r)
+{
+    return read_response(c->fd, c->buf, sizeof c->buf, &c->have, r);
+}
+
 void http_conn_close(http_conn *c)
 {
     if (c->fd >= 0)

@@ -67,5 +67,11 @@ int http_conn_open(http_conn *c, int port);
 /* GET on c (reopened if an earlier call failed); never retried. Returns 0 or -1. */
 int http_conn_get(http_conn *c, const char *target, http_reply *r);
 void http_conn_close(http_conn *c);
+/* Split GETs, for requests that wait: send target on open c; 0 or -1. */
+int http_conn_send(http_conn *c, const char *target);
+/* 1 if an answer (or a close) is readable on c within ms, else 0. */
+int http_conn_ready(http_conn *c, int ms);
+/* Reads one answer on c; 0 or -1. */
+int http_conn_recv(http_conn *c, http_reply *r);
 
 #endif

@@ -65,8 +65,9 @@ void park_lot_free(park_lot *lot);
 size_t park_lot_count(park_lot *lot);
 
 /* Parks the request whose result is r: the slot takes r's contents as its own result
- * (swapped: r keeps an empty buffer; the edge swaps them back when the connection
- * resumes), so a slot outlives its connection safely. Parks until deadline_ms (park_now_ms() clock; 0: no deadline). expire
+ * (r keeps its other fields but an empty buffer; the edge swaps the results back when
+ * the connection resumes, keeping r's fields that say how to answer), so a slot
+ * outlives its connection safely. Parks until deadline_ms (park_now_ms() clock; 0: no deadline). expire
  * ends it at the deadline or at shutdown; NULL: only park_complete/park_finish end it
  * (and shutdown leaves it alone). Returns the slot holding two references, the caller's
  * and the HTTP edge's; NULL on ENOMEM or once the lot is shut down (answer now then). */

@@ -26,6 +26,7 @@ typedef enum store_rc {
     STORE_FULL,         /* a configured limit (lists, bytes) would be exceeded */
     STORE_NOMEM,        /* out of memory; nothing changed */
     STORE_JOURNAL,      /* the recorder (journal) cannot record changes; nothing changed */
+    STORE_WAITING,      /* store_*_wait: not servable now; the waiter is queued */
 } store_rc;
 
 typedef enum store_end { STORE_FIRST, STORE_LAST, STORE_RANDOM } store_end;
@@ -37,6 +38,45 @@ typedef struct store_matcher {
     const char *equal;     /* non-NULL: EQUALS on these bytes (uses the content index) */
     size_t equal_len;
 } store_matcher;
+
+/* A request waiting on a list until it can be served whole (a READ, READMULTI or FIND
+ * with TIMEOUT). The caller owns it; the store keeps a pointer while it is queued, from
+ * store_read_wait/store_find_wait answering STORE_WAITING until it is served (then
+ * `served` runs, and the store never touches it again) or store_unwait returns. Waiters
+ * on a list are served in arrival order: a READ waiter that needs more lines than there
+ * are holds the READ waiters behind it; a FIND waiter is tried only against lines that
+ * may match it; a KEEP=TRUE waiter leaves the line for the next one. */
+typedef struct store_waiter store_waiter;
+struct store_waiter {
+    /* What it waits for, set by the caller: */
+    const char *name;             /* the list's name; valid while queued */
+    store_end end;                /* READ: from which end, how many, keep */
+    size_t n;
+    int keep;
+    const store_matcher *m;       /* FIND: the matcher (NULL: a READ); valid while queued */
+    /* Called under the lock that guards the queue, just before w is queued: returns 0 to
+     * queue it (whoever ends w otherwise must call store_unwait, which waits for that
+     * lock), or -1 to answer at once with the error it would have had without waiting. */
+    int (*arm)(store_waiter *w);
+    /* Called under the list's lock when the waiter can be served: returns 1 if the caller
+     * won the right to answer it (then it is served), 0 if it was ended already (it is
+     * dropped from the queue, takes no line, and is not touched again). */
+    int (*claim)(store_waiter *w);
+    /* Called after a claim: nonzero if nobody will read the answer (the client left).
+     * It then takes no line and `served` gets STORE_EMPTY. */
+    int (*gone)(store_waiter *w);
+    /* Called once served, outside every lock and once its change is as durable as the
+     * recorder promises: rc STORE_OK with the lines in out (store_next_line format) and
+     * count set, or the error. May free w. */
+    void (*served)(store_waiter *w, store_rc rc);
+    buf out;
+    size_t count;
+    /* The store's own: */
+    store_waiter *prev, *next;
+    void *where;                  /* the entry it is queued on, NULL: not created yet */
+    int queued;
+    store_rc rc;
+};
 
 /* Limits the store enforces; 0 means unlimited. */
 typedef struct store_limits {
@@ -69,6 +109,20 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
 /* FIND: the first line from the head that m accepts; appended to out as by store_read; removed, and with
  * keep moved to the tail. */
 store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out);
+
+/* READ/READMULTI that waits: serves w (w->end, n, keep) now into out as store_read does,
+ * or, when the list is absent, empty or too short and w->arm agrees, queues w and
+ * returns STORE_WAITING (then the caller must not touch w until it is ended). Any other
+ * error is returned as store_read's. */
+store_rc store_read_wait(store *st, store_waiter *w, buf *out, size_t *count);
+
+/* FIND that waits: as store_find with w->m and w->keep, or STORE_WAITING (queued) when the
+ * list is absent, empty or holds no matching line. */
+store_rc store_find_wait(store *st, store_waiter *w, buf *out);
+
+/* Takes w out of its queue if it is still there. After it returns, the store no longer
+ * refers to w (call it from whoever ended w by other means: deadline, shutdown). */
+void store_unwait(store *st, store_waiter *w);
 
 /* The next line of a READ/FIND result, from offset *off (start at 0), which it advances.
  * Returns the line and sets *len, or NULL after the last one. */

@@ -10,6 +10,7 @@
 
 #include "base/log.h"
 #include "command_int.h"
+#include "server/park.h"
 #include "store/rx.h"
 
 /* The reference's messages, byte for byte (typos included: test plans match them). */
@@ -42,6 +43,7 @@
 #define MSG_LINE_TOO_LONG  "LINE is too long !"
 #define MSG_CHARSET        "File has bytes invalid in the configured charset !"
 #define MSG_FORMAT         "FORMAT value has to be HTML or JSON !"
+#define MSG_TIMEOUT        "TIMEOUT value has to be a number of seconds from 0 to %d !"
 
 typedef struct cmd_def {
     const char *name;
@@ -80,7 +82,6 @@ static void ko_not_loaded(cmd_result *r, const char *name, size_t len)
     buf_puts(&r->text, MSG_NOT_LOADED);
 }
 
-/* The KO for a store error that concerns list name. */
 static void ko_store(cmd_result *r, store_rc rc, const char *name, size_t len)
 {
     switch (rc) {
@@ -136,7 +137,6 @@ static int choice_param(const params *p, param_id id, const char *const *choices
 
 static const char *const read_modes[] = {"FIRST", "LAST", "RANDOM", NULL};
 static const char *const add_modes[] = {"FIRST", "LAST", NULL};
-enum { FIND_SUBSTRING, FIND_EQUALS, FIND_REGEX_FIND, FIND_REGEX_MATCH };
 static const char *const find_modes[] = {"SUBSTRING", "EQUALS", "REGEX_FIND", "REGEX_MATCH",
                                          NULL};
 
@@ -215,11 +215,70 @@ static void ok_single_line(cmd_result *r)
     r->kind = REPLY_OK;
 }
 
+int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms)
+{
+    int64_t whole = 0, frac = 0, scale = 100;
+    size_t i = 0, digits = 0;
+    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+        whole = whole * 10 + (v[i] - '0');
+        if (whole > max_s)
+            return -1;
+    }
+    if (i < len && v[i] == '.')
+        for (i++; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+            frac += (v[i] - '0') * scale;
+            scale /= 10;
+        }
+    if (i != len || digits == 0)
+        return -1;
+    if (whole == max_s && frac > 0)
+        return -1;
+    *ms = whole * 1000 + frac;
+    return 0;
+}
+
+/* TIMEOUT in ms into *ms (0 when absent); 0, or -1 with the KO set. */
+static int timeout_param(const cmd_server *srv, const params *p, cmd_result *r, int64_t *ms)
+{
+    size_t len;
+    const char *v = params_get(p, PARAM_TIMEOUT, &len);
+    *ms = 0;
+    if (!v || cmd_parse_seconds(v, len, srv->conf->max_wait, ms) == 0)
+        return 0;
+    buf_clear(&r->text);
+    r->kind = REPLY_KO;
+    r->status = 400;
+    buf_printf(&r->text, MSG_TIMEOUT, srv->conf->max_wait);
+    return -1;
+}
+
+void cmd_read_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, long n,
+                     size_t count, int multi)
+{
+    if (rc == STORE_TOO_FEW) {
+        buf_clear(&r->text);
+        r->kind = REPLY_KO;
+        r->status = 409;
+        buf_printf(&r->text, "Number lines to read greater than file size, %ld greater than %zu !",
+                   n, count);
+        return;
+    }
+    if (rc != STORE_OK)
+        return ko_store(r, rc, name, nlen);
+    if (multi)
+        r->kind = REPLY_LINES;
+    else
+        ok_single_line(r);
+}
+
 static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int multi)
 {
     size_t nlen, vlen = 0;
     const char *name = list_name(p, r, &nlen);
     if (!name)
+        return;
+    int64_t wait_ms;
+    if (timeout_param(srv, p, r, &wait_ms) != 0)
         return;
     int end = choice_param(p, PARAM_READ_MODE, read_modes, STORE_FIRST);
     int keep = flag_param(p, PARAM_KEEP, 1);
@@ -249,22 +308,13 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
     }
     if (strlen(name) != nlen)
         return ko_not_loaded(r, name, nlen);
+    if (wait_ms > 0 && srv->lot) {
+        cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi};
+        return cmd_wait_read(srv, &q, park_now_ms() + wait_ms, r);
+    }
     size_t count;
     store_rc rc = store_read(srv->st, name, (store_end)end, keep, (size_t)n, &r->text, &count);
-    if (rc == STORE_TOO_FEW) {
-        buf_clear(&r->text);
-        r->kind = REPLY_KO;
-        r->status = 409;
-        buf_printf(&r->text, "Number lines to read greater than file size, %ld greater than %zu !",
-                   n, count);
-        return;
-    }
-    if (rc != STORE_OK)
-        return ko_store(r, rc, name, nlen);
-    if (multi)
-        r->kind = REPLY_LINES;
-    else
-        ok_single_line(r);
+    cmd_read_answer(r, rc, name, nlen, n, count, multi);
 }
 
 static void cmd_read(const cmd_server *srv, const params *p, cmd_result *r)
@@ -310,11 +360,21 @@ static int substring_match(const char *s, size_t len, void *ctx)
     return memmem(s, len, needle, nlen) != NULL;
 }
 
+void cmd_find_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen)
+{
+    if (rc != STORE_OK)
+        return ko_store(r, rc, name, nlen);
+    ok_single_line(r);
+}
+
 static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
 {
     size_t nlen, llen = 0;
     const char *name = list_name(p, r, &nlen);
     if (!name)
+        return;
+    int64_t wait_ms;
+    if (timeout_param(srv, p, r, &wait_ms) != 0)
         return;
     const char *line = params_get(p, PARAM_LINE, &llen);
     int mode = choice_param(p, PARAM_FIND_MODE, find_modes, FIND_SUBSTRING);
@@ -333,6 +393,11 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
             return ko(r, MSG_FIND_KEEP);
         return ko(r, MSG_REGEX);
     }
+    if (wait_ms > 0 && srv->lot && strlen(name) == nlen) {
+        rx_release(re);
+        cmd_find_req q = {name, nlen, line, llen, mode, keep};
+        return cmd_wait_find(srv, &q, park_now_ms() + wait_ms, r);
+    }
     store_matcher m = {0};
     if (mode == FIND_EQUALS) {
         m.equal = line;
@@ -347,9 +412,7 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
     store_rc rc = strlen(name) == nlen ? store_find(srv->st, name, &m, keep, &r->text)
                                        : STORE_NOT_LOADED;
     rx_release(re);
-    if (rc != STORE_OK)
-        return ko_store(r, rc, name, nlen);
-    ok_single_line(r);
+    cmd_find_answer(r, rc, name, nlen);
 }
 
 static void cmd_length(const cmd_server *srv, const params *p, cmd_result *r)

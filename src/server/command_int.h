@@ -1,7 +1,10 @@
-/* command_int.h - what the command table (command.c) and the commands that look without
- * changing anything (browse.c) share; private to them. */
+/* command_int.h - what the command table (command.c), the commands that look without
+ * changing anything (browse.c) and the commands that wait (command_wait.c) share;
+ * private to them. */
 #ifndef STSD_COMMAND_INT_H
 #define STSD_COMMAND_INT_H
+
+#include <stdint.h>
 
 #include "server/command.h"
 
@@ -29,5 +32,45 @@ void browse_config_json(const cmd_server *srv, cmd_result *r);
 void browse_peek(const cmd_server *srv, const params *p, cmd_result *r);
 void browse_files(const cmd_server *srv, const params *p, cmd_result *r);
 void browse_info(const cmd_server *srv, const params *p, cmd_result *r);
+
+/* READ's and READMULTI's answer to the store's rc (lines in r->text, count as set). */
+void cmd_read_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, long n,
+                     size_t count, int multi);
+
+/* FIND's answer to the store's rc (the line in r->text). */
+void cmd_find_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen);
+
+/* What a READ or READMULTI asks; n is NB_LINES. */
+typedef struct cmd_read_req {
+    const char *name;
+    size_t nlen;
+    store_end end;
+    int keep;
+    long n;
+    int multi;
+} cmd_read_req;
+
+/* What a FIND asks: LINE, its mode (FIND_SUBSTRING...), keep. */
+enum { FIND_SUBSTRING, FIND_EQUALS, FIND_REGEX_FIND, FIND_REGEX_MATCH };
+typedef struct cmd_find_req {
+    const char *name;
+    size_t nlen;
+    const char *line;
+    size_t llen;
+    int mode;
+    int keep;
+} cmd_find_req;
+
+/* Runs READ/READMULTI q, waiting up to deadline_ms (park_now_ms clock) when it cannot be
+ * served now: the answer is in r, or r->park is set and it comes later. */
+void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadline_ms,
+                   cmd_result *r);
+
+/* Runs FIND q the same way. */
+void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadline_ms,
+                   cmd_result *r);
+
+/* Parses TIMEOUT (decimal seconds, 0..max_s) into *ms. Returns 0, or -1 if invalid. */
+int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms);
 
 #endif

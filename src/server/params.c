@@ -12,6 +12,7 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_ADD_TIMESTAMP] = "ADD_TIMESTAMP",
     [PARAM_FORMAT] = "FORMAT", [PARAM_OFFSET] = "OFFSET", [PARAM_LIMIT] = "LIMIT",
     [PARAM_MATCH] = "MATCH",
+    [PARAM_TIMEOUT] = "TIMEOUT",     [PARAM_LEASE] = "LEASE",
 };
 
 void params_reset(params *p)

@@ -178,11 +178,11 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     pthread_mutex_unlock(&lot->lock);
     if (earliest)
         pthread_cond_signal(&lot->wake);
-    /* The handler's result becomes the slot's; r keeps the slot's empty buffer. */
-    cmd_result mine = s->result;
+    /* The handler's result becomes the slot's; r keeps its other fields (how the request
+     * is to be answered) but the slot's empty buffer. */
     s->result = *r;
     s->result.park = NULL;
-    *r = mine;
+    r->text = (buf)BUF_INIT;
     return s;
 }
 

@@ -145,7 +145,10 @@ static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
     e->hash = h;
     e->added_total = e->removed_total = 0;
     rate_init(&e->rate, rate_now_ms());
+    e->wait_head = e->wait_tail = NULL;
+    e->waiters = 0;
     memcpy(e->name, name, nlen + 1);
+    store_wait_adopt_orphans(st, e);
     table_put(t, e);
     st->count++;
 done:
@@ -206,11 +209,12 @@ static store_rc swap_list(store *st, entry *e, const char *name, list *l, swap_l
     }
     list *old = e->l;
     e->l = l;
+    store_waiter *served = NULL;
+    store_wait_serve_locked(st, e, NULL, 0, &served, &lsn);
     pthread_mutex_unlock(&e->lock);
     bytes_release(st, list_bytes(old));
     list_free(old);
-    if (lsn)
-        st->rec->wait(st->rec_ctx, lsn);
+    store_wait_finish(st, served, lsn);
     return STORE_OK;
 }
 
@@ -285,43 +289,14 @@ static size_t pick(store_end end, size_t unread)
     return end == STORE_FIRST ? 0 : end == STORE_LAST ? unread - 1 : random_below(unread);
 }
 
-store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
-                    buf *out, size_t *count)
+store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int keep,
+                           buf *out, size_t *count, uint64_t *lsn)
 {
-    *count = 0;
-    entry *e = store_lookup(st, name);
-    if (!e)
-        return STORE_NOT_LOADED;
     store_rc rc = STORE_OK;
-    uint64_t lsn = 0;
-    size_t one, *pos = &one;
-    pthread_mutex_lock(&e->lock);
     list *l = e->l;
-    size_t len = list_length(l);
-    if (len == 0) {
-        rc = STORE_EMPTY;
-        goto done;
-    }
-    if (n > len) {
-        *count = len;
-        rc = STORE_TOO_FEW;
-        goto done;
-    }
-    /* Positions are chosen before anything changes, so the journal can record them
-     * first. The i-th line is read among the len - i not read yet, which stay at the
-     * front: with keep each read line goes to the tail at once, so the read ones end up
-     * at the tail in read order, as "read n, then append them all" gives. */
-    if (n > 1 && !(pos = malloc(n * sizeof *pos))) {
-        pos = &one;
-        rc = STORE_NOMEM;
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++)
-        pos[i] = pick(end, len - i);
-    if (st->rec && st->rec->take(st->rec_ctx, name, keep, pos, n, &lsn) != 0) {
-        rc = STORE_JOURNAL;
-        goto done;
-    }
+    *count = 0;
+    if (st->rec && st->rec->take(st->rec_ctx, e->name, keep, pos, n, lsn) != 0)
+        return STORE_JOURNAL;
     for (size_t i = 0; i < n; i++) {
         size_t llen;
         const char *s = list_get(l, pos[i], &llen);
@@ -344,10 +319,46 @@ store_rc store_read(store *st, const char *name, store_end end, int keep, size_t
     }
     if (!keep && *count)
         count_traffic(e, 0, *count);
-done:
-    pthread_mutex_unlock(&e->lock);
+    return rc;
+}
+
+store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t n, buf *out,
+                           size_t *count, uint64_t *lsn)
+{
+    size_t one, *pos = &one;
+    size_t len = list_length(e->l);
+    *count = 0;
+    if (len == 0)
+        return STORE_EMPTY;
+    if (n > len) {
+        *count = len;
+        return STORE_TOO_FEW;
+    }
+    /* Positions are chosen before anything changes, so the journal can record them
+     * first. The i-th line is read among the len - i not read yet, which stay at the
+     * front: with keep each read line goes to the tail at once, so the read ones end up
+     * at the tail in read order, as "read n, then append them all" gives. */
+    if (n > 1 && !(pos = malloc(n * sizeof *pos)))
+        return STORE_NOMEM;
+    for (size_t i = 0; i < n; i++)
+        pos[i] = pick(end, len - i);
+    store_rc rc = store_take_locked(st, e, pos, n, keep, out, count, lsn);
     if (pos != &one)
         free(pos);
+    return rc;
+}
+
+store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
+                    buf *out, size_t *count)
+{
+    *count = 0;
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    uint64_t lsn = 0;
+    pthread_mutex_lock(&e->lock);
+    store_rc rc = store_read_locked(st, e, end, keep, n, out, count, &lsn);
+    pthread_mutex_unlock(&e->lock);
     if (lsn)
         st->rec->wait(st->rec_ctx, lsn);
     return rc;
@@ -381,10 +392,27 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
     } else {
         count_traffic(e, 1, 0);
     }
+    store_waiter *served = NULL;
+    if (rc == STORE_OK)
+        store_wait_serve_locked(st, e, line, len, &served, &lsn);
     pthread_mutex_unlock(&e->lock);
-    if (lsn)
-        st->rec->wait(st->rec_ctx, lsn);
+    store_wait_finish(st, served, lsn);
     return rc;
+}
+
+store_rc store_find_pos_locked(entry *e, const store_matcher *m, size_t *pos)
+{
+    list *l = e->l;
+    if (list_length(l) == 0)
+        return STORE_EMPTY;
+    ssize_t p = m->equal ? list_find_equal(l, m->equal, m->equal_len)
+                         : list_scan(l, m->match, m->ctx);
+    if (p == -1)
+        return STORE_NO_MATCH;
+    if (p < 0)          /* -2: the index could not be built, or the regex gave up */
+        return m->equal ? STORE_NOMEM : STORE_MATCH_LIMIT;
+    *pos = (size_t)p;
+    return STORE_OK;
 }
 
 store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out)
@@ -392,48 +420,12 @@ store_rc store_find(store *st, const char *name, const store_matcher *m, int kee
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_NOT_LOADED;
-    store_rc rc = STORE_OK;
     uint64_t lsn = 0;
+    size_t pos, count;
     pthread_mutex_lock(&e->lock);
-    list *l = e->l;
-    ssize_t pos;
-    size_t upos;
-    if (list_length(l) == 0) {
-        rc = STORE_EMPTY;
-        goto done;
-    }
-    pos = m->equal ? list_find_equal(l, m->equal, m->equal_len) : list_scan(l, m->match, m->ctx);
-    if (pos == -1) {
-        rc = STORE_NO_MATCH;
-        goto done;
-    }
-    if (pos < 0) {          /* -2: the index could not be built, or the regex gave up */
-        rc = m->equal ? STORE_NOMEM : STORE_MATCH_LIMIT;
-        goto done;
-    }
-    upos = (size_t)pos;
-    size_t llen;
-    const char *s = list_get(l, upos, &llen);
-    if (out_line(out, s, llen) != 0) {
-        rc = STORE_NOMEM;
-        goto done;
-    }
-    if (st->rec && st->rec->take(st->rec_ctx, name, keep, &upos, 1, &lsn) != 0) {
-        rc = STORE_JOURNAL;
-        goto done;
-    }
-    if (keep) {
-        if (list_move_to_back(l, upos) != 0) {
-            rc = STORE_NOMEM;
-            if (st->rec)
-                st->rec->mark_broken(st->rec_ctx);
-        }
-    } else {
-        list_remove(l, upos);
-        bytes_release(st, llen);
-        count_traffic(e, 0, 1);
-    }
-done:
+    store_rc rc = store_find_pos_locked(e, m, &pos);
+    if (rc == STORE_OK)
+        rc = store_take_locked(st, e, &pos, 1, keep, out, &count, &lsn);
     pthread_mutex_unlock(&e->lock);
     if (lsn)
         st->rec->wait(st->rec_ctx, lsn);

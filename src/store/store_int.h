@@ -1,5 +1,6 @@
-/* store_int.h - what the store's files (store.c, store_view.c) share: the table of names
- * and its entries; private to them. */
+/* store_int.h - what the store's files (store.c, store_view.c, store_wait.c) share: the
+ * table of names and its entries, and the steps of a read that waiters reuse; private to
+ * them. */
 #ifndef STSD_STORE_INT_H
 #define STSD_STORE_INT_H
 
@@ -21,6 +22,9 @@ typedef struct entry {
      * INITFILE and RESET replace a list and count as neither. */
     uint64_t added_total, removed_total;
     rate_window rate;
+    store_waiter *wait_head;     /* waiters in arrival order (store_wait.c) */
+    store_waiter *wait_tail;
+    size_t waiters;
     char name[];
 } entry;
 
@@ -42,6 +46,7 @@ struct store {
     atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
     const store_recorder *rec;   /* NULL: changes live in memory only */
     void *rec_ctx;
+    store_waiter *orphans;       /* under add_lock: waiters on names not created yet */
 };
 
 /* The entry of list name, or NULL. Lock-free. */
@@ -50,5 +55,34 @@ entry *store_lookup(store *st, const char *name);
 /* Every entry, sorted by name, in a malloc'd array (*n entries) the caller frees; NULL on
  * ENOMEM. */
 entry **store_entries_sorted(store *st, size_t *n);
+
+/* Takes the lines at pos[0..n) of e's list (each relative to the list left by the
+ * previous), recorded first, appending each to out; keep moves them to the tail.
+ * Call with e->lock held; sets *lsn (0: nothing recorded). Sets *count to the lines
+ * taken. */
+store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int keep,
+                           buf *out, size_t *count, uint64_t *lsn);
+
+/* READ's positions: n lines from end of e's list into out. Call with e->lock held. */
+store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t n, buf *out,
+                           size_t *count, uint64_t *lsn);
+
+/* FIND's position in e's list: >= 0, or the store error. Call with e->lock held. */
+store_rc store_find_pos_locked(entry *e, const store_matcher *m, size_t *pos);
+
+/* Serves e's waiters that can be served now, in arrival order, after lines came in
+ * (line: the one line added, to skip FIND waiters it cannot satisfy; NULL: any may
+ * have). Call with e->lock held; served waiters are chained on *done, and *lsn raised to
+ * their records' place. */
+void store_wait_serve_locked(store *st, entry *e, const char *line, size_t len,
+                             store_waiter **done, uint64_t *lsn);
+
+/* After e->lock is released: waits for lsn to be durable, then tells each waiter of
+ * done that it was served. */
+void store_wait_finish(store *st, store_waiter *done, uint64_t lsn);
+
+/* Moves the orphan waiters of e's name into e's queue: e is new and not yet published.
+ * Call with add_lock held. */
+void store_wait_adopt_orphans(store *st, entry *e);
 
 #endif

@@ -225,6 +225,10 @@ static void test_strict_integers(void **state)
     set_fails(&c, "stsd.connectionTimeout", "86401",
               "stsd.connectionTimeout: \"86401\" is not an integer in 0..86400");
     set_ok(&c, "stsd.maxLists", "5");
+    set_ok(&c, "stsd.maxWait", "0");
+    set_fails(&c, "stsd.maxWait", "1.5", "stsd.maxWait: \"1.5\" is not an integer in 0..86400");
+    set_ok(&c, "stsd.maxLease", "7200");
+    set_fails(&c, "stsd.maxLease", "0", "stsd.maxLease: \"0\" is not an integer in 1..2678400");
     assert_int_equal(c.max_lists, 5);
     set_fails(&c, "stsd.maxLists", "5K", "stsd.maxLists: \"5K\" is not an integer in 1..100000000");
     config_free(&c);
@@ -876,6 +880,8 @@ static void test_each(void **state)
         {"stsd.stateDirectory", ""},
         {"stsd.metrics.maxLists", "10000"},
         {"stsd.log.format", "text"},
+        {"stsd.maxWait", "60"},
+        {"stsd.maxLease", "3600"},
     };
     size_t n = sizeof want / sizeof want[0];
     assert_int_equal(p.n, n);

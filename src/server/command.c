@@ -215,28 +215,6 @@ static void ok_single_line(cmd_result *r)
     r->kind = REPLY_OK;
 }
 
-int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms)
-{
-    int64_t whole = 0, frac = 0, scale = 100;
-    size_t i = 0, digits = 0;
-    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
-        whole = whole * 10 + (v[i] - '0');
-        if (whole > max_s)
-            return -1;
-    }
-    if (i < len && v[i] == '.')
-        for (i++; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
-            frac += (v[i] - '0') * scale;
-            scale /= 10;
-        }
-    if (i != len || digits == 0)
-        return -1;
-    if (whole == max_s && frac > 0)
-        return -1;
-    *ms = whole * 1000 + frac;
-    return 0;
-}
-
 /* TIMEOUT in ms into *ms (0 when absent); 0, or -1 with the KO set. */
 static int timeout_param(const cmd_server *srv, const params *p, cmd_result *r, int64_t *ms)
 {

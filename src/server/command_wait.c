@@ -23,6 +23,28 @@ typedef struct cmd_waiter {
     char *line;
 } cmd_waiter;
 
+int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms)
+{
+    int64_t whole = 0, frac = 0, scale = 100;
+    size_t i = 0, digits = 0;
+    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+        whole = whole * 10 + (v[i] - '0');
+        if (whole > max_s)
+            return -1;
+    }
+    if (i < len && v[i] == '.')
+        for (i++; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+            frac += (v[i] - '0') * scale;
+            scale /= 10;
+        }
+    if (i != len || digits == 0)
+        return -1;
+    if (whole == max_s && frac > 0)
+        return -1;
+    *ms = whole * 1000 + frac;
+    return 0;
+}
+
 static void waiter_free(cmd_waiter *w)
 {
     if (w->slot)

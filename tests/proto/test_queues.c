@@ -294,6 +294,34 @@ static void test_sigterm_answers_waiters(void **state)
     stop_with_waiters(1);
 }
 
+/* With the journal and fsync=always, a line handed to a waiter is journaled like a READ:
+ * after kill -9 it does not come back. */
+static void test_waiter_take_is_journaled(void **state)
+{
+    daemon_proc d2;
+    char so[400];
+    assert_int_equal(td_mkdirs(&d2), 0);
+    snprintf(so, sizeof so, "--state-dir=%s/state", d2.dir);
+    const char *args[] = {"--journal=on", "-Dstsd.journal.fsync=always", so, NULL};
+    assert_int_equal(td_start(&d2, args), 0);
+    int port = d.port;
+    d.port = d2.port;
+    http_conn c;
+    start(&c, "/sts/READ?FILENAME=j&KEEP=FALSE&TIMEOUT=10");
+    sleep_ms(100);
+    expect_get("/sts/ADD?FILENAME=j&LINE=one", 1, "");
+    expect_get("/sts/ADD?FILENAME=j&LINE=two", 1, "");
+    expect_answer(&c, 1000, 1, "one");
+    assert_int_equal(td_stop(&d2, 1), 128 + SIGKILL);
+    assert_int_equal(td_start(&d2, args), 0);
+    d.port = d2.port;
+    expect_get("/sts/LENGTH?FILENAME=j", 1, "1");
+    expect_get("/sts/READ?FILENAME=j", 1, "two");
+    d.port = port;
+    td_stop(&d2, 0);
+    td_cleanup(&d2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +336,7 @@ int main(void)
         cmocka_unit_test(test_bad_timeouts),
         cmocka_unit_test(test_stop_answers_waiters),
         cmocka_unit_test(test_sigterm_answers_waiters),
+        cmocka_unit_test(test_waiter_take_is_journaled),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

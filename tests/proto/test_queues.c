@@ -142,7 +142,7 @@ static void test_fifo_one_wake_per_line(void **state)
     for (int i = 1; i < N; i++) {
         snprintf(target, sizeof target, "/sts/ADD?FILENAME=w3&LINE=l%d", i);
         expect_get(target, 1, "");
-        char line[8];
+        char line[16];
         snprintf(line, sizeof line, "l%d", i);
         expect_answer(&c[i], 1000, 1, line);
     }

@@ -96,14 +96,14 @@ static const conf_key conf_keys[] = {
      "when the journal is flushed to disk: always, everysec or no (left to the OS)"},
     {"stsd.stateDirectory", "stsd.stateDirectory", CT_STRING, F(state_dir), 0, 0, "",
      "where the journal lives; empty = <datasetDirectory>/.stsd"},
-    {"stsd.metrics.maxLists", "stsd.metrics.maxLists", CT_COUNT, F(metrics_max_lists), 0,
-     100000000, "10000", "lists with their own series in /metrics; the rest add up in list=\"_other\""},
-    {"stsd.log.format", "stsd.log.format", CT_LOGFMT, F(log_json), 0, 1, "text",
-     "log lines as text, or json (one object per line: time, level, event, fields)"},
     {"stsd.maxWait", "stsd.maxWait", CT_INT, F(max_wait), 0, 86400, "60",
      "longest TIMEOUT (seconds) a READ, READMULTI or FIND may wait for lines"},
     {"stsd.maxLease", "stsd.maxLease", CT_INT, F(max_lease), 1, 31 * 86400, "3600",
      "longest LEASE (seconds) a line taken with KEEP=FALSE may stay on loan"},
+    {"stsd.metrics.maxLists", "stsd.metrics.maxLists", CT_COUNT, F(metrics_max_lists), 0,
+     100000000, "10000", "lists with their own series in /metrics; the rest add up in list=\"_other\""},
+    {"stsd.log.format", "stsd.log.format", CT_LOGFMT, F(log_json), 0, 1, "text",
+     "log lines as text, or json (one object per line: time, level, event, fields)"},
 };
 #define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
 

@@ -878,10 +878,10 @@ static void test_each(void **state)
         {"stsd.journal", "on"},
         {"stsd.journal.fsync", "everysec"},
         {"stsd.stateDirectory", ""},
-        {"stsd.metrics.maxLists", "10000"},
-        {"stsd.log.format", "text"},
         {"stsd.maxWait", "60"},
         {"stsd.maxLease", "3600"},
+        {"stsd.metrics.maxLists", "10000"},
+        {"stsd.log.format", "text"},
     };
     size_t n = sizeof want / sizeof want[0];
     assert_int_equal(p.n, n);

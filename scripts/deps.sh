@@ -4,10 +4,10 @@
 # As root it installs what is missing; otherwise it prints the apt-get line and fails.
 set -eu
 
-need="gcc make pkg-config libmicrohttpd-dev libpcre2-dev"
+need="gcc make pkg-config libmicrohttpd-dev libpcre2-dev libgnutls28-dev"
 case "${1:-build}" in
     build) ;;
-    test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev prometheus groff-base python3-locust" ;;
+    test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev prometheus groff-base python3-locust openssl" ;;
     bench) need="$need wrk curl" ;;
     *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac

@@ -38,6 +38,16 @@ typedef struct config {
     char *state_dir;                 /* stsd.stateDirectory: "" = <datasetDirectory>/.stsd */
     size_t metrics_max_lists;        /* stsd.metrics.maxLists: 10000; more go to _other */
     int log_json;                    /* stsd.log.format: text|json, text */
+    /* Access and TLS (server/auth, server/allow, server/tls); "" = not used. */
+    char *token;                     /* stsd.token: comma list of data tokens (secret) */
+    char *admin_token;               /* stsd.adminToken: comma list of admin tokens (secret) */
+    char *token_file;                /* stsd.tokenFile: file with more data tokens */
+    char *admin_token_file;          /* stsd.adminTokenFile: file with more admin tokens */
+    char *allow;                     /* stsd.allow: comma list of CIDRs */
+    char *disabled_commands;         /* stsd.disabledCommands: comma list of commands */
+    char *tls_cert;                  /* stsd.tls.cert: PEM certificate chain file */
+    char *tls_key;                   /* stsd.tls.key: PEM private key file */
+    char *tls_priorities;            /* stsd.tls.priorities: "" = TLS 1.2 and 1.3 */
 } config;
 
 /* Fills c with every default. Returns 0, or -1 on ENOMEM. */

@@ -36,6 +36,9 @@ void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_m
 int command_count(void);
 const char *command_name(int i);
 
+/* 1 if name (len bytes, any case) is a command of the table, else 0. */
+int command_exists(const char *name, size_t len);
+
 /* Loads the files initFileAtStartup names (comma list, or a regex over the directory's
  * file names), logging each with its line count and time. Returns 0, or -1 if one
  * could not be loaded (the message is logged). */

@@ -1,5 +1,6 @@
 /* config.c - stsd's settings: one table of keys fed by properties files, -D and long options. */
 #include "base/config.h"
+#include "base/log.h"
 #include "base/properties.h"
 
 #include <arpa/inet.h>
@@ -104,8 +105,48 @@ static const conf_key conf_keys[] = {
      100000000, "10000", "lists with their own series in /metrics; the rest add up in list=\"_other\""},
     {"stsd.log.format", "stsd.log.format", CT_LOGFMT, F(log_json), 0, 1, "text",
      "log lines as text, or json (one object per line: time, level, event, fields)"},
+    {"stsd.token", "stsd.token", CT_STRING, F(token), 0, 0, "",
+     "comma-separated tokens clients must send (Authorization: Bearer, or TOKEN=)"},
+    {"stsd.adminToken", "stsd.adminToken", CT_STRING, F(admin_token), 0, 0, "",
+     "tokens for INITFILE, LOAD, SAVE, RESET, STOP, CONFIG (and all else)"},
+    {"stsd.tokenFile", "stsd.tokenFile", CT_STRING, F(token_file), 0, 0, "",
+     "file holding more stsd.token values (e.g. a systemd credential)"},
+    {"stsd.adminTokenFile", "stsd.adminTokenFile", CT_STRING, F(admin_token_file), 0, 0, "",
+     "file holding more stsd.adminToken values"},
+    {"stsd.allow", "stsd.allow", CT_STRING, F(allow), 0, 0, "",
+     "comma-separated CIDRs allowed to connect (IPv4, IPv6); empty = any"},
+    {"stsd.disabledCommands", "stsd.disabledCommands", CT_STRING, F(disabled_commands), 0, 0,
+     "", "commands refused (403) to everyone, e.g. STOP,RESET"},
+    {"stsd.tls.cert", "stsd.tls.cert", CT_STRING, F(tls_cert), 0, 0, "",
+     "PEM certificate (chain) file: the port speaks HTTPS"},
+    {"stsd.tls.key", "stsd.tls.key", CT_STRING, F(tls_key), 0, 0, "",
+     "PEM private key file of stsd.tls.cert"},
+    {"stsd.tls.priorities", "stsd.tls.priorities", CT_STRING, F(tls_priorities), 0, 0, "",
+     "GnuTLS priority string; empty = TLS 1.2 and 1.3 only"},
 };
 #define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
+
+/* How CONFIG shows a key, beside the table so that its rows keep their shape. */
+#define CF_HIDE_UNSET 1u     /* left out while it is empty: configured as before, shown as before */
+#define CF_SECRET 2u         /* a mask, never the value */
+static const struct {
+    const char *name;
+    unsigned flags;
+} conf_flags[] = {
+    {"stsd.token", CF_HIDE_UNSET | CF_SECRET},     {"stsd.adminToken", CF_HIDE_UNSET | CF_SECRET},
+    {"stsd.tokenFile", CF_HIDE_UNSET},             {"stsd.adminTokenFile", CF_HIDE_UNSET},
+    {"stsd.allow", CF_HIDE_UNSET},                 {"stsd.disabledCommands", CF_HIDE_UNSET},
+    {"stsd.tls.cert", CF_HIDE_UNSET},              {"stsd.tls.key", CF_HIDE_UNSET},
+    {"stsd.tls.priorities", CF_HIDE_UNSET},
+};
+
+static unsigned key_flags(const conf_key *k)
+{
+    for (size_t i = 0; i < sizeof conf_flags / sizeof conf_flags[0]; i++)
+        if (strcmp(conf_flags[i].name, k->name) == 0)
+            return conf_flags[i].flags;
+    return 0;
+}
 
 static const char *const fsync_names[] = {"always", "everysec", "no"};
 static const char *const logfmt_names[] = {"text", "json"};
@@ -375,6 +416,7 @@ typedef struct load_ctx {
     const char *path;
     buf *err;
     buf msg;
+    int has_secret;     /* the file set a CF_SECRET key to a non-empty value */
 } load_ctx;
 
 static int load_pair(const char *key, const char *value, size_t line, void *ctx)
@@ -383,6 +425,9 @@ static int load_pair(const char *key, const char *value, size_t line, void *ctx)
     if (!key_is_ours(key))
         return 0;
     buf_clear(&l->msg);
+    const conf_key *k = key_find(key);
+    if (k && (key_flags(k) & CF_SECRET) && *value)
+        l->has_secret = 1;
     if (config_set(l->c, key, value, &l->msg) == 0)
         return 0;
     buf_printf(l->err, "%s:%zu: %s", l->path, line, l->msg.data);
@@ -395,7 +440,8 @@ static int load_pair(const char *key, const char *value, size_t line, void *ctx)
 int config_load_file(config *c, const char *path, buf *err)
 {
     buf text = BUF_INIT, msg = BUF_INIT;
-    load_ctx l = {c, path, err, BUF_INIT};
+    load_ctx l = {c, path, err, BUF_INIT, 0};
+    struct stat fst;
     size_t line = 0;
     int rc = -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -427,6 +473,10 @@ int config_load_file(config *c, const char *path, buf *err)
     if (rc == -1)
         buf_printf(err, "%s:%zu: %s", path, line, msg.data ? msg.data : "error");
     rc = rc ? -1 : 0;
+    /* Tokens in a file others can read are no secret. */
+    if (rc == 0 && l.has_secret && fstat(fd, &fst) == 0 && (fst.st_mode & 077))
+        log_warn("%s holds tokens but is readable by group or others (mode %03o): "
+                 "chmod 600 it", path, (unsigned)(fst.st_mode & 0777));
 cleanup:
     if (fd >= 0)
         close(fd);
@@ -676,6 +726,11 @@ static void each(const config *c, int full,
         const char *v = num;
         if (!k->show)
             continue;
+        /* Keys added after the reference's set stay out of CONFIG until used, so that
+         * a server configured as before answers as before. */
+        if ((key_flags(k) & CF_HIDE_UNSET) && k->type == CT_STRING &&
+            (!*(char *const *)f || !**(char *const *)f))
+            continue;
         /* The reference closes its own keys with stopExit; ours follow. */
         if (!full && i > 0 && strncmp(k->name, "stsd.", 5) == 0 &&
             strncmp(conf_keys[i - 1].name, "stsd.", 5) != 0)
@@ -692,6 +747,8 @@ static void each(const config *c, int full,
             break;
         case CT_IGNORED: continue;
         }
+        if (key_flags(k) & CF_SECRET)
+            v = "********";
         fn(full ? k->name : k->show, v, ctx);
         if (!full && k->off == F(dataset_dir)) {
             char *real = realpath(v, NULL);
@@ -716,7 +773,7 @@ void config_each_key(const config *c,
 const char *config_usage(void)
 {
     /* Built once from the tables so that the help never disagrees with them. */
-    static char text[8192];
+    static char text[16384];
     size_t n = 0;
     if (text[0])
         return text;

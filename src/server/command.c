@@ -655,6 +655,14 @@ void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_m
     ko_as(r, 404, MSG_UNKNOWN);
 }
 
+int command_exists(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strlen(commands[i].name) == len && strncasecmp(commands[i].name, name, len) == 0)
+            return 1;
+    return 0;
+}
+
 /* Loads one startup file, logging its failure; ctx is the cmd_server. */
 static int init_one(const char *name, void *ctx)
 {

@@ -48,6 +48,7 @@ struct http_server {
     struct MHD_Daemon *d;
     const cmd_server *srv;
     const config *conf;
+    http_access acc;
     void (*on_stop)(void);
     atomic_int in_flight;
 };
@@ -234,6 +235,58 @@ static enum MHD_Result send_parked(struct MHD_Connection *c, request *q)
     return send_result(c, q);
 }
 
+/* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
+ * challenge RFC 6750 asks for. */
+static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_verdict v)
+{
+    q->result.kind = REPLY_KO;
+    buf_clear(&q->result.text);
+    buf_puts(&q->result.text, auth_message(v));
+    if (q->result.text.oom || reply_render(&q->result, &q->page) != 0)
+        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    struct MHD_Response *r = MHD_create_response_from_buffer(q->page.len, q->page.data,
+                                                             MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, reply_content_type());
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                            "no-cache, no-store, must-revalidate");
+    if (v == AUTH_MISSING)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"stsd\"");
+    else if (v == AUTH_WRONG)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                "Bearer realm=\"stsd\", error=\"invalid_token\"");
+    else if (v == AUTH_TOO_MANY)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "10");
+    enum MHD_Result ret = MHD_queue_response(c, auth_status(v), r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* Runs the access rules for q; MHD_YES with *denied set when an answer was queued. */
+static enum MHD_Result check_access(http_server *h, struct MHD_Connection *c, request *q,
+                                    int *denied)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    size_t tlen = 0;
+    const char *tok = params_get(&q->prm, PARAM_TOKEN, &tlen);
+    auth_verdict v = auth_check(h->acc.auth, ci ? ci->client_addr : NULL, q->path.data,
+                                q->path.len,
+                                MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                            MHD_HTTP_HEADER_AUTHORIZATION),
+                                tok, tlen);
+    *denied = v != AUTH_OK;
+    return *denied ? send_refusal(c, q, v) : MHD_YES;
+}
+
+/* stsd.allow: a client outside every range is closed before a byte is read. */
+static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    const allow_list *a = cls;
+    return allow_match(a, addr, len) ? MHD_YES : MHD_NO;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_data_size,
@@ -288,6 +341,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return send_error(c, MHD_HTTP_BAD_REQUEST, "400 malformed request body\n");
     if (prc != PARAMS_OK)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    if (auth_active(h->acc.auth)) {
+        int denied;
+        enum MHD_Result ar = check_access(h, c, q, &denied);
+        if (denied)
+            return ar;
+    }
 
     if (q->path.len == 8 && memcmp(q->path.data, "/metrics", 8) == 0 && m == CMD_GET) {
         if (metrics_render(h->srv, &q->page) != 0)
@@ -345,8 +404,8 @@ int http_listen(const char *bind_addr, int port, int *bound, buf *err)
     return fd;
 }
 
-http_server *http_start(const config *conf, const cmd_server *srv, int fd,
-                        void (*on_stop)(void), buf *err)
+http_server *http_start(const config *conf, const cmd_server *srv, const http_access *acc,
+                        int fd, void (*on_stop)(void), buf *err)
 {
     pthread_once(&pool_once, pool_key_init);
     http_server *h = calloc(1, sizeof *h);
@@ -358,6 +417,8 @@ http_server *http_start(const config *conf, const cmd_server *srv, int fd,
     h->srv = srv;
     h->conf = conf;
     h->on_stop = on_stop;
+    if (acc)
+        h->acc = *acc;
     atomic_init(&h->in_flight, 0);
 
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -372,19 +433,30 @@ http_server *http_start(const config *conf, const cmd_server *srv, int fd,
      * can park its connection without holding a worker thread. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                      MHD_ALLOW_SUSPEND_RESUME;
-    h->d = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, h,
-        MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,       /* first, or MHD logs the rest */
-        MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-        MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)conf->max_connections,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)conf->max_connections_per_ip,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)conf->connection_timeout,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,
-        MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, h,
-        MHD_OPTION_END);
+    /* The options both kinds of port share; the logger first, or MHD logs the rest. */
+#define HTTP_OPTIONS                                                                     \
+    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,                                           \
+    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,                                            \
+    MHD_OPTION_THREAD_POOL_SIZE, threads,                                                \
+    MHD_OPTION_CONNECTION_LIMIT, (unsigned)conf->max_connections,                        \
+    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)conf->max_connections_per_ip,          \
+    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)conf->connection_timeout,                   \
+    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,                  \
+    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,                                      \
+    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,                                              \
+    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h
+    MHD_AcceptPolicyCallback apc = h->acc.allow ? on_accept : NULL;
+    void *apc_cls = (void *)h->acc.allow;
+    if (h->acc.tls)
+        h->d = MHD_start_daemon(flags | MHD_USE_TLS, 0, apc, apc_cls, on_request, h,
+                                HTTP_OPTIONS,
+                                MHD_OPTION_HTTPS_CERT_CALLBACK, tls_cert_callback(),
+                                MHD_OPTION_HTTPS_PRIORITIES, tls_priorities(h->acc.tls),
+                                MHD_OPTION_END);
+    else
+        h->d = MHD_start_daemon(flags, 0, apc, apc_cls, on_request, h, HTTP_OPTIONS,
+                                MHD_OPTION_END);
+#undef HTTP_OPTIONS
     if (!h->d) {
         buf_puts(err, "cannot start the HTTP server (see the messages above)");
         close(fd);

@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "server/access.h"
 #include "server/command.h"
 #include "base/config.h"
 #include "store/dataset.h"
@@ -37,32 +38,45 @@ static void request_stop(void)
 static void on_signal(int sig)
 {
     int saved = errno;
-    request_stop();
+    char c = sig == SIGHUP ? 'h' : 's';
+    ssize_t w = write(stop_pipe[1], &c, 1);
+    (void)w;
     errno = saved;
 }
 
-static int install_signals(void)
+/* SIGHUP reloads the TLS pair; without TLS it keeps its default action (exit). */
+static int install_signals(int with_hup)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0)
+    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0 ||
+        (with_hup && sigaction(SIGHUP, &sa, NULL) != 0))
         return -1;
     sa.sa_handler = SIG_IGN;
     return sigaction(SIGPIPE, &sa, NULL);
 }
 
-/* Blocks until a stop is asked for; with watch_stdin, ENTER (or EOF) on it counts too. */
-static void wait_for_stop(int watch_stdin)
+/* Blocks until a stop is asked for; with watch_stdin, ENTER (or EOF) on it counts too.
+ * A SIGHUP on the way calls on_hup. */
+static void wait_for_stop(int watch_stdin, void (*on_hup)(void *), void *hup_ctx)
 {
     struct pollfd fds[2] = {{stop_pipe[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
     for (;;) {
         int n = poll(fds, watch_stdin ? 2 : 1, -1);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0 || fds[0].revents)
+        if (n < 0)
             return;
+        if (fds[0].revents) {
+            char c = 's';
+            if (read(stop_pipe[0], &c, 1) == 1 && c == 'h' && on_hup) {
+                on_hup(hup_ctx);
+                continue;
+            }
+            return;
+        }
         if (fds[1].revents) {
             char line[256];
             ssize_t r = read(STDIN_FILENO, line, sizeof line);
@@ -104,8 +118,9 @@ static void log_urls(const config *conf)
         host = "localhost";
     else if (strchr(host, ':'))
         open = "[", close = "]";
+    const char *scheme = conf->tls_cert && *conf->tls_cert ? "https" : "http";
     for (size_t i = 0; i < sizeof start_urls / sizeof start_urls[0]; i++)
-        log_info("open http://%s%s%s:%d%s  - %s", open, host, close, conf->port,
+        log_info("open %s://%s%s%s:%d%s  - %s", scheme, open, host, close, conf->port,
                  start_urls[i].path, start_urls[i].what);
 }
 
@@ -177,6 +192,7 @@ int main(int argc, char **argv)
     http_server *http = NULL;
     park_lot *lot = NULL;
     journal *j = NULL;
+    access_rules acc = ACCESS_RULES_INIT;
 
     if (config_defaults(&conf) != 0) {
         fprintf(stderr, "stsd: out of memory\n");
@@ -204,7 +220,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "stsd: %s\n", err.len ? err.data : "bad response charset");
         goto done;
     }
-    if (pipe2(stop_pipe, O_CLOEXEC) != 0 || install_signals() != 0) {
+    if (access_setup(&conf, &acc, &err) != 0) {
+        fprintf(stderr, "stsd: %s\n", err.data ? err.data : "out of memory");
+        goto done;
+    }
+    if (pipe2(stop_pipe, O_CLOEXEC) != 0 || install_signals(acc.http.tls != NULL) != 0) {
         fprintf(stderr, "stsd: cannot set up signals: %s\n", strerror(errno));
         goto done;
     }
@@ -241,7 +261,7 @@ int main(int argc, char **argv)
 
     /* Bind first, so that CONFIG shows the port really bound when 0 asked for any. */
     int fd = http_listen(conf.bind, conf.port, &conf.port, &err);
-    if (fd < 0 || !(http = http_start(&conf, &srv, fd, request_stop, &err))) {
+    if (fd < 0 || !(http = http_start(&conf, &srv, &acc.http, fd, request_stop, &err))) {
         log_error("%s", err.data);
         goto done;
     }
@@ -249,8 +269,9 @@ int main(int argc, char **argv)
         log_error("cannot start the journal's threads");
         goto done;
     }
-    log_info("listening on %s port %d, dataset directory %s", conf.bind, conf.port,
-             dataset_path(ds));
+    log_info("listening on %s port %d%s, dataset directory %s", conf.bind, conf.port,
+             acc.http.tls ? " (https)" : "", dataset_path(ds));
+    access_log_start(&conf, &acc);
     if (conf.port_file && *conf.port_file && write_port_file(conf.port_file, conf.port) != 0) {
         log_error("cannot write the port to %s: %s", conf.port_file, strerror(errno));
         goto done;
@@ -263,7 +284,7 @@ int main(int argc, char **argv)
     if (watch_stdin)
         log_info("press ENTER or Ctrl-C to stop");
     log_urls(&conf);
-    wait_for_stop(watch_stdin);
+    wait_for_stop(watch_stdin, access_reload, &acc);
     if (notify_send("STOPPING=1") < 0)
         log_warn("cannot tell systemd that stsd is stopping: %s", strerror(errno));
     log_info("stopping: answering %zu waiting requests, finishing requests in flight",
@@ -283,6 +304,7 @@ done:
     }
     if (status == 0 && cli.action == CONFIG_RUN)
         log_info("stopped");
+    access_free(&acc);
     store_free(st);
     dataset_close(ds);
     rx_shutdown();

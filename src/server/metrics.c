@@ -2,6 +2,8 @@
  * formatting only, the counting happens where the events do. */
 #include "server/metrics.h"
 
+#include "server/auth.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -232,6 +234,9 @@ int metrics_render(const cmd_server *srv, buf *out)
     requests(out);
     family(out, "stsd_connections", "gauge", "Open HTTP connections.");
     buf_printf(out, "stsd_connections %ld\n", stats_connections());
+    family(out, "stsd_auth_failures_total", "counter",
+           "Requests refused with 401 (no token, or a wrong one), from every address.");
+    buf_printf(out, "stsd_auth_failures_total %llu\n", auth_failures_total());
     int rc = lists(srv, out);
     journal_metrics(srv, out);
     process_metrics(out);

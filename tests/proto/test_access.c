@@ -257,9 +257,13 @@ static void test_penalty(void **state)
     assert_int_equal(http_header(&r, "Retry-After", v, sizeof v), 0);
     assert_string_equal(v, "10");
     http_reply_free(&r);
-    /* Another address is not affected. */
+    /* Another address is not affected; the scrape counts the 21 failures. */
     assert_int_equal(get_as("127.0.0.2", d.port, "/sts/STATUS", "Bearer right-token", &r), 0);
     assert_int_equal(r.status, 200);
+    http_reply_free(&r);
+    assert_int_equal(get_as("127.0.0.2", d.port, "/metrics", "Bearer right-token", &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\nstsd_auth_failures_total 21\n"));
     http_reply_free(&r);
     /* The penalty ends after 10 s. */
     struct timespec t = {10, 300 * 1000000L};

@@ -72,7 +72,7 @@ $(BUILD)/stsd: $(BUILD)/obj/server/main.o $(OBJS)
 
 # stsd(8): docs/stsd.8.in with the options and keys of the tables that print --help.
 $(BUILD)/mkman: scripts/mkman.c $(BUILD)/obj/base/config.o $(BUILD)/obj/base/properties.o \
-		$(BUILD)/obj/base/buf.o
+		$(BUILD)/obj/base/buf.o $(BUILD)/obj/base/log.o
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 $(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman

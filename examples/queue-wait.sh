@@ -34,7 +34,7 @@ start=$(date +%s%N)
 sts "READ?FILENAME=$Q&KEEP=FALSE&TIMEOUT=5" >"$lease.got" &
 consumer=$!
 sleep 1
-sts "ADD?FILENAME=$Q&LINE=job-1" >/dev/null
+sts "ADD?FILENAME=$Q&LINE=job-1&ADD_MODE=LAST" >/dev/null
 wait "$consumer"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "the consumer got $(cat "$lease.got") after $ms ms, without polling"
@@ -42,7 +42,7 @@ check "$(cat "$lease.got")" job-1 "the waiting consumer"
 rm -f "$lease.got"
 
 echo "== LEASE and ACK: the line leaves the list, on loan until ACKed"
-sts "ADD?FILENAME=$Q&LINE=job-2" >/dev/null
+sts "ADD?FILENAME=$Q&LINE=job-2&ADD_MODE=LAST" >/dev/null
 got=$(sts "READ?FILENAME=$Q&KEEP=FALSE&LEASE=30" "$lease")
 echo "took $got, lease $(cat "$lease"); LENGTH $(sts "LENGTH?FILENAME=$Q"), on loan $(sts "LEASES?FILENAME=$Q")"
 check "$(sts "LEASES?FILENAME=$Q")" 1 "LEASES after a READ with LEASE"
@@ -51,8 +51,8 @@ echo "after ACK: LENGTH $(sts "LENGTH?FILENAME=$Q"), on loan $(sts "LEASES?FILEN
 check "$(sts "LEASES?FILENAME=$Q")" 0 "LEASES after ACK"
 
 echo "== RELEASE: a consumer that cannot finish puts the line back at the head at once"
-sts "ADD?FILENAME=$Q&LINE=job-3" >/dev/null
-sts "ADD?FILENAME=$Q&LINE=job-4" >/dev/null
+sts "ADD?FILENAME=$Q&LINE=job-3&ADD_MODE=LAST" >/dev/null
+sts "ADD?FILENAME=$Q&LINE=job-4&ADD_MODE=LAST" >/dev/null
 got=$(sts "READ?FILENAME=$Q&KEEP=FALSE&LEASE=30" "$lease")
 sts "RELEASE?FILENAME=$Q&LEASE=$(cat "$lease")" >/dev/null
 check "$(sts "READ?FILENAME=$Q&KEEP=TRUE")" "$got" "the released line, first again"
@@ -60,7 +60,7 @@ echo "released $got: it is the next line read"
 
 echo "== Expiry: a consumer that dies never ACKs; its line comes back after LEASE seconds"
 sts "RESET?FILENAME=$Q" >/dev/null
-sts "ADD?FILENAME=$Q&LINE=job-5" >/dev/null
+sts "ADD?FILENAME=$Q&LINE=job-5&ADD_MODE=LAST" >/dev/null
 sts "READ?FILENAME=$Q&KEEP=FALSE&LEASE=1" >/dev/null
 echo "leased job-5 for 1 s: LENGTH $(sts "LENGTH?FILENAME=$Q")"
 sleep 1.5

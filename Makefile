@@ -39,7 +39,10 @@ PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 # Sources live in rooms (src/<room>/*.c, see src/README.md); objects mirror them.
 SRCS    := $(filter-out src/server/main.c,$(wildcard src/*/*.c))
-OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o)
+# The dashboard's files (src/server/ui/) become one generated C file of byte arrays.
+UI_FILES := $(wildcard src/server/ui/*)
+UI_GEN  := $(BUILD)/gen/ui_assets.c
+OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ui_assets.o
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
 TESTLIB := $(BUILD)/obj/tests/testlib.o
@@ -81,6 +84,14 @@ $(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(UI_GEN): scripts/ui-embed.sh $(UI_FILES)
+	@mkdir -p $(@D)
+	scripts/ui-embed.sh src/server/ui $@
+
+$(BUILD)/obj/gen/ui_assets.o: $(UI_GEN)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Isrc/server -c -o $@ $<
 
 $(BUILD)/obj/tests/%.o: tests/%.c | $(BUILD)/obj/tests
 	$(call say,CC,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) -c -o $@ $<
@@ -146,11 +157,19 @@ FUZZ_DIR  := build/fuzz
 FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude -pthread -D_GNU_SOURCE \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
-FUZZ_OBJS := $(SRCS:src/%.c=$(FUZZ_DIR)/obj/%.o)
+FUZZ_OBJS := $(SRCS:src/%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/ui_assets.o
 
 $(FUZZ_DIR)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)clang $(FUZZ_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+$(FUZZ_DIR)/obj/gen/ui_assets.o: $(FUZZ_DIR)/gen/ui_assets.c
+	@mkdir -p $(@D)
+	clang $(FUZZ_CFLAGS) -Isrc/server -c -o $@ $<
+
+$(FUZZ_DIR)/gen/ui_assets.c: scripts/ui-embed.sh $(UI_FILES)
+	@mkdir -p $(@D)
+	scripts/ui-embed.sh src/server/ui $@
 
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
 	$(call say,CCLD,$@)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) \

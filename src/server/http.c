@@ -16,11 +16,13 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "server/csrf.h"
 #include "server/metrics.h"
 #include "server/params.h"
 #include "server/park.h"
 #include "server/reply.h"
 #include "server/stats.h"
+#include "server/ui.h"
 
 /* Room MHD gives one connection for its headers and the request line. A GET carries the
  * LINE in its URL, so this bounds a GET's LINE; POST bodies are bounded by maxBodySize. */
@@ -158,6 +160,34 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     atomic_fetch_sub(&h->in_flight, 1);
     if (q->result.stop && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && h->on_stop)
         h->on_stop();
+}
+
+/* The dashboard's answer for path: its files, the redirect from /, their headers. */
+static enum MHD_Result send_ui(struct MHD_Connection *c, const char *method, const buf *path)
+{
+    ui_reply u;
+    ui_route(method, path->data, path->len,
+             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
+             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH),
+             &u);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(u.len, (void *)u.body, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    for (int i = 0; i < u.nheaders; i++)
+        MHD_add_response_header(r, u.headers[i][0], u.headers[i][1]);
+    enum MHD_Result ret = MHD_queue_response(c, u.status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* 1 if the command is a change from a browser context without the dashboard's header. */
+static int csrf_refused(struct MHD_Connection *c, const buf *path)
+{
+    return csrf_refuses(path->data, path->len,
+                        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN),
+                        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"),
+                        MHD_lookup_connection_value(c, MHD_HEADER_KIND, CSRF_HEADER));
 }
 
 static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
@@ -325,6 +355,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     params_reset(&q->prm);
     buf_clear(&q->path);
     params_rc prc = params_decode(raw, path_len, &q->path);
+    if (prc == PARAMS_OK && ui_owns(q->path.data, q->path.len))
+        return send_ui(c, method, &q->path);
     if (prc == PARAMS_OK && qm)
         prc = params_parse_urlencoded(&q->prm, qm + 1, q->uri.len - path_len - 1);
     cmd_method m = strcmp(method, "GET") == 0    ? CMD_GET
@@ -347,6 +379,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (denied)
             return ar;
     }
+    if (csrf_refused(c, &q->path))
+        return send_page(c, CSRF_STATUS, CSRF_BODY, strlen(CSRF_BODY),
+                         "application/json; charset=utf-8");
 
     if (q->path.len == 8 && memcmp(q->path.data, "/metrics", 8) == 0 && m == CMD_GET) {
         if (metrics_render(h->srv, &q->page) != 0)

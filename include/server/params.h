@@ -13,6 +13,7 @@ typedef enum param_id {
     PARAM_FORMAT, PARAM_OFFSET, PARAM_LIMIT, PARAM_MATCH,     /* JSON answers, PEEK */
     PARAM_TIMEOUT, PARAM_LEASE,
     PARAM_TOKEN,      /* stsd.token's alternative to an Authorization header */
+    PARAM_FILE,                                               /* LOAD's file */
     PARAM_COUNT
 } param_id;
 
@@ -46,7 +47,8 @@ params_rc params_parse_urlencoded(params *p, const char *s, size_t len);
 params_rc params_parse_multipart(params *p, const char *ctype, const char *body, size_t len);
 
 /* Adds the fields of a POST body according to its Content-Type (urlencoded, multipart;
- * anything else is ignored, as the reference does). */
+ * a text/csv body is the FILE parameter; anything else is ignored, as the reference
+ * does). */
 params_rc params_parse_body(params *p, const char *ctype, const char *body, size_t len);
 
 #endif

@@ -44,6 +44,10 @@ int dataset_parse_lines(const char *text, size_t len, list *l);
  * per-line syscall, built without any store lock held. */
 dataset_rc dataset_load(dataset *d, const char *name, list **out);
 
+/* LOAD: the lines of text[0..len), a file sent in a request, read as INITFILE reads a
+ * file (converted from the read charset, same line ends) into a new list, *out. */
+dataset_rc dataset_load_text(dataset *d, const char *text, size_t len, list **out);
+
 /* SAVE: writes every line of l followed by '\n' to name, atomically (temp file in the
  * same directory, fsync, rename, fsync of the directory). */
 dataset_rc dataset_save(dataset *d, const char *name, const list *l);

@@ -44,6 +44,7 @@
 #define MSG_CHARSET        "File has bytes invalid in the configured charset !"
 #define MSG_FORMAT         "FORMAT value has to be HTML or JSON !"
 #define MSG_TIMEOUT        "TIMEOUT value has to be a number of seconds from 0 to %d !"
+#define MSG_NO_FILE        "FILE parameter was missing !"
 
 typedef struct cmd_def {
     const char *name;
@@ -480,17 +481,12 @@ static void ko_dataset(cmd_result *r, dataset_rc rc)
     }
 }
 
-/* Loads file name into list name; shared by INITFILE and start-up. */
-static int load_file(const cmd_server *srv, const char *name, cmd_result *r)
+/* Puts l in place of list name (the store owns l from here, also on error), logs verb
+ * with the count and the time since t0, and answers the count. Returns 0 or -1. */
+static int install_list(const cmd_server *srv, const char *verb, const char *name, list *l,
+                        const struct timespec *t0, cmd_result *r)
 {
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    list *l = NULL;
-    dataset_rc drc = dataset_load(srv->ds, name, &l);
-    if (drc != DATASET_OK) {
-        ko_dataset(r, drc);
-        return -1;
-    }
+    struct timespec t1;
     size_t n = list_length(l);
     store_rc rc = store_replace(srv->st, name, l);
     if (rc != STORE_OK) {
@@ -498,11 +494,25 @@ static int load_file(const cmd_server *srv, const char *name, cmd_result *r)
         return -1;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    log_info("INITFILE %s: %zu lines in %.3f s", name, n,
-             (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+    log_info("%s %s: %zu lines in %.3f s", verb, name, n,
+             (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9);
     r->kind = REPLY_OK;
     buf_printf(&r->text, "%zu", n);
     return 0;
+}
+
+/* Loads file name into list name; shared by INITFILE and start-up. */
+static int load_file(const cmd_server *srv, const char *name, cmd_result *r)
+{
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    list *l = NULL;
+    dataset_rc drc = dataset_load(srv->ds, name, &l);
+    if (drc != DATASET_OK) {
+        ko_dataset(r, drc);
+        return -1;
+    }
+    return install_list(srv, "INITFILE", name, l, &t0, r);
 }
 
 static void cmd_initfile(const cmd_server *srv, const params *p, cmd_result *r)
@@ -510,6 +520,26 @@ static void cmd_initfile(const cmd_server *srv, const params *p, cmd_result *r)
     const char *name = file_name(p, r);
     if (name)
         load_file(srv, name, r);
+}
+
+/* LOAD: like INITFILE, with the file's bytes sent in the request (multipart part FILE,
+ * a FILE parameter, or a text/csv body) instead of read from the dataset directory. */
+static void cmd_load(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    const char *name = file_name(p, r);
+    if (!name)
+        return;
+    size_t len;
+    const char *text = params_get(p, PARAM_FILE, &len);
+    if (!text)
+        return ko(r, MSG_NO_FILE);
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    list *l = NULL;
+    dataset_rc drc = dataset_load_text(srv->ds, text, len, &l);
+    if (drc != DATASET_OK)
+        return ko_dataset(r, drc);
+    install_list(srv, "LOAD", name, l, &t0, r);
 }
 
 static void cmd_save(const cmd_server *srv, const params *p, cmd_result *r)
@@ -585,6 +615,7 @@ static const cmd_def commands[] = {
     {"PEEK",      browse_peek,   0, FIELD_MESSAGE},
     {"FILES",     browse_files,  0, FIELD_MESSAGE},
     {"INFO",      browse_info,   0, FIELD_MESSAGE},
+    {"LOAD",      cmd_load,      0, FIELD_COUNT},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

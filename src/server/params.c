@@ -14,6 +14,7 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_MATCH] = "MATCH",
     [PARAM_TIMEOUT] = "TIMEOUT",     [PARAM_LEASE] = "LEASE",
     [PARAM_TOKEN] = "TOKEN",
+    [PARAM_FILE] = "FILE",
 };
 
 void params_reset(params *p)
@@ -228,5 +229,9 @@ params_rc params_parse_body(params *p, const char *ctype, const char *body, size
         return params_parse_urlencoded(p, body, len);
     if (strncasecmp(ctype, "multipart/form-data", 19) == 0)
         return params_parse_multipart(p, ctype, body, len);
+    /* LOAD's file sent as the whole body. */
+    if (strncasecmp(ctype, "text/csv", 8) == 0 &&
+        (ctype[8] == '\0' || ctype[8] == ';' || ctype[8] == ' '))
+        return param_store(p, PARAM_FILE, body, len, 0);
     return PARAMS_OK;
 }

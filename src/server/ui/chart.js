@@ -11,7 +11,7 @@ function points(series, w, ht, lo, hi) {
     const v = series[i];
     if (Number.isNaN(v)) return;
     const x = ((t - (now - WINDOW_MS)) / WINDOW_MS) * w;
-    const y = ht - 1 - ((v - lo) / span) * (ht - 2);
+    const y = ht - 2 - ((v - lo) / span) * (ht - 4);
     out.push(`${x.toFixed(1)},${y.toFixed(1)}`);
   });
   return out.join(' ');

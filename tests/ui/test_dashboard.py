@@ -1,0 +1,490 @@
+#!/usr/bin/python3
+"""test_dashboard.py - the dashboard in a real headless Chromium against a real stsd.
+
+Starts build/stsd (or $STSD) on a free port in a fresh temp directory, drives Debian's
+chromium through chromedriver (python3-selenium), and checks what issue 13 asks: the lists
+and counts appear, a change made outside shows within a second, browsing, search, ADD,
+RESET with its confirmation, LOAD and INITFILE, a hostile line shown as text, no console
+error, no request off-site, first load under 100 KB, no horizontal scroll at 390 px, and a
+foreign page cannot write. Screenshots of each view go to build/ui-screens/.
+"""
+import http.server
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import (NoAlertPresentException, NoSuchElementException,
+                                        StaleElementReferenceException)
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support import expected_conditions as EC
+from selenium.webdriver.support.ui import WebDriverWait
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STSD = os.environ.get('STSD', os.path.join(ROOT, 'build', 'stsd'))
+SCREENS = os.environ.get('UI_SCREENS', os.path.join(ROOT, 'build', 'ui-screens'))
+XSS = '<img src=x onerror=alert(1)>'
+CHROME_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+                '--disable-background-networking', '--disable-component-update', '--disable-sync',
+                '--disable-dev-shm-usage']
+
+
+class Server:
+    """A real stsd on a free port in a temp directory."""
+
+    def __init__(self, extra=()):
+        self.dir = tempfile.mkdtemp(prefix='stsd-ui-')
+        self.data = os.path.join(self.dir, 'data')
+        os.mkdir(self.data)
+        with open(os.path.join(self.data, 'logins.csv'), 'w') as f:
+            f.write(''.join(f'login{i};password{i}\n' for i in range(1, 251)))
+        with open(os.path.join(self.data, 'queue.csv'), 'w') as f:
+            f.write(''.join(f'order-{i}\n' for i in range(1, 11)))
+        with open(os.path.join(self.data, 'cards.csv'), 'w') as f:
+            f.write('4111;12/30\n5500;01/29\n')
+        portfile = os.path.join(self.dir, 'port')
+        self.log = open(os.path.join(self.dir, 'stsd.log'), 'w')
+        self.proc = subprocess.Popen(
+            [STSD, '--port', '0', '--port-file', portfile, '--dataset-dir', self.data,
+             '--bind', '127.0.0.1', '-DjmeterPlugin.sts.daemon=true',
+             '-DjmeterPlugin.sts.initFileAtStartup=logins.csv,queue.csv', *extra],
+            stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        for _ in range(200):
+            if os.path.exists(portfile) and open(portfile).read().strip():
+                break
+            time.sleep(0.025)
+        self.port = int(open(portfile).read())
+        self.base = f'http://127.0.0.1:{self.port}'
+
+    def call(self, cmd, method='GET', headers=None, body=None, **params):
+        """Runs a command in JSON, as curl would; returns (status, answer)."""
+        params['FORMAT'] = 'JSON'
+        url = f'{self.base}/sts/{cmd}?{urllib.parse.urlencode(params)}'
+        req = urllib.request.Request(url, method=method, data=body, headers=headers or {})
+        try:
+            with urllib.request.urlopen(req, timeout=5) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b'null')
+
+    def lines(self, name):
+        status, r = self.call('LENGTH', FILENAME=name)
+        return r['length'] if status == 200 else None
+
+    def stop(self):
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def make_driver(profile):
+    opts = webdriver.ChromeOptions()
+    for f in CHROME_FLAGS:
+        opts.add_argument(f)
+    opts.add_argument(f'--user-data-dir={profile}')
+    opts.binary_location = shutil.which('chromium') or '/usr/bin/chromium'
+    opts.set_capability('goog:loggingPrefs', {'browser': 'ALL', 'performance': 'ALL'})
+    d = webdriver.Chrome(service=Service(shutil.which('chromedriver') or '/usr/bin/chromedriver'),
+                         options=opts)
+    d.set_window_size(1280, 900)
+    return d
+
+
+class Dashboard(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.makedirs(SCREENS, exist_ok=True)
+        cls.srv = Server()
+        cls.profile = tempfile.mkdtemp(prefix='stsd-ui-chromium-')
+        cls.d = make_driver(cls.profile)
+        cls.requests = []      # every URL the page asked for
+        cls.console = []       # every console message
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.quit()
+        shutil.rmtree(cls.profile, ignore_errors=True)
+        cls.srv.stop()
+
+    def drain_logs(self):
+        """Collects the page's network requests and console messages so far; returns the
+        bytes transferred for requests to stsd since the last call."""
+        urls = {}
+        transferred = 0
+        for e in self.d.get_log('performance'):
+            msg = json.loads(e['message'])['message']
+            p = msg.get('params', {})
+            if msg['method'] == 'Network.requestWillBeSent':
+                url = p['request']['url']
+                urls[p['requestId']] = url
+                # The browser's own pages (chrome://, the new tab) are not the dashboard's.
+                if url.startswith(('http:', 'https:', 'ws:', 'wss:', 'ftp:')):
+                    self.requests.append(url)
+            elif msg['method'] == 'Network.loadingFinished':
+                if urls.get(p['requestId'], '').startswith(self.srv.base):
+                    transferred += p['encodedDataLength']
+        self.console.extend(self.d.get_log('browser'))
+        return transferred
+
+    def wait(self, cond, timeout=5):
+        return WebDriverWait(self.d, timeout, poll_frequency=0.02,
+                             ignored_exceptions=(StaleElementReferenceException,
+                                                 NoSuchElementException)).until(cond)
+
+    def text_is(self, css, want, timeout=5):
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, css).text == want, timeout)
+
+    def open(self, frag=''):
+        self.d.get('about:blank')      # a fresh page even when only the fragment differs
+        self.d.get(f'{self.srv.base}/ui/{frag}')
+        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
+
+    def row(self, name):
+        """The lists view's cells for list name, as texts."""
+        for tr in self.d.find_elements(By.CSS_SELECTOR, '#lists-table tbody tr'):
+            if tr.find_element(By.CSS_SELECTOR, 'th').text == name:
+                return [td.text for td in tr.find_elements(By.CSS_SELECTOR, 'td')]
+        return None
+
+    def shot(self, name):
+        self.d.save_screenshot(os.path.join(SCREENS, f'{name}.png'))
+
+    def confirm_dialog(self):
+        return self.wait(EC.visibility_of_element_located((By.ID, 'confirm')))
+
+    # ---- the tests, in order (they share one server and browser) ----
+
+    def test_01_redirect_and_first_load(self):
+        self.d.get(f'{self.srv.base}/')
+        self.wait(lambda d: d.current_url.startswith(f'{self.srv.base}/ui/'))
+        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
+        # Everything the first load transferred (headers and bodies), STATUS included.
+        transferred = self.drain_logs()
+        self.assertGreater(transferred, 1000)
+        self.assertLess(transferred, 100 * 1024)
+        print(f'\n  first load: {len(self.requests)} requests, {transferred} bytes', end=' ')
+
+    def test_02_lists_and_counts_appear(self):
+        self.open()
+        self.wait(lambda d: self.row('logins.csv') is not None)
+        self.assertEqual(self.row('logins.csv')[0], '250')
+        self.assertEqual(self.row('queue.csv')[0], '10')
+        self.assertEqual(self.d.find_element(By.ID, 'lists-summary').text, '2 lists')
+        time.sleep(2.5)             # a few samples for the sparklines
+        self.shot('lists')
+
+    def test_03_change_by_curl_shows_within_a_second(self):
+        self.open()
+        self.wait(lambda d: self.row('queue.csv') is not None)
+        # The page notes when the count of queue.csv changes on screen (same clock as ours).
+        self.d.execute_script('''
+            window.shownAt = [];
+            new MutationObserver(() => window.shownAt.push(Date.now()))
+              .observe(document.getElementById('lists-table'), {subtree: true, characterData: true, childList: true});''')
+        delays = []
+        for i in range(6):
+            before = int(self.row('queue.csv')[0])
+            self.d.execute_script('window.shownAt = []')
+            status, _ = self.srv.call('ADD', FILENAME='queue.csv', LINE=f'late-{i}')
+            added = time.time() * 1000
+            self.assertEqual(status, 200)
+            self.wait(lambda d: self.row('queue.csv')[0] == str(before + 1), 3)
+            shown = self.d.execute_script('return window.shownAt')
+            delays.append(max(0, min(shown) - added) / 1000)
+            time.sleep(0.23 * (i + 1))    # land at different points of the poll cycle
+        print(f'\n  change shown after {min(delays):.3f}-{max(delays):.3f} s', end=' ')
+        # One poll a second: at most a second, plus the answer's way back.
+        self.assertLess(max(delays), 1.05)
+        # A new list appears too.
+        self.srv.call('ADD', FILENAME='fresh', LINE='x')
+        self.wait(lambda d: self.row('fresh') is not None, 2)
+
+    def test_04_sort_and_filter(self):
+        self.open()
+        self.wait(lambda d: self.row('fresh') is not None)
+        f = self.d.find_element(By.ID, 'lists-filter')
+        f.send_keys('que')
+        self.wait(lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, '#lists-table tbody th')] == ['queue.csv'])
+        f.send_keys(Keys.BACKSPACE * 3)     # as a user does (clear() fires no input event)
+        self.wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, '#lists-table tbody tr')) == 3)
+        heads = self.d.find_elements(By.CSS_SELECTOR, '#lists-table thead button.sort')
+        lines_head = [b for b in heads if b.text.startswith('Lines')][0]
+        lines_head.click()              # numbers sort largest first
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, '#lists-table tbody th').text == 'logins.csv')
+        self.assertEqual(lines_head.find_element(By.XPATH, '..').get_attribute('aria-sort'), 'descending')
+        lines_head.send_keys(Keys.ENTER)  # keyboard works too: now smallest first
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, '#lists-table tbody th').text == 'fresh')
+        self.d.find_element(By.CSS_SELECTOR, '#lists-sort option[value="name"]').click()
+
+    def test_05_browse_pages(self):
+        self.open()
+        self.wait(lambda d: self.row('logins.csv') is not None)
+        self.d.find_element(By.LINK_TEXT, 'logins.csv').click()
+        self.wait(lambda d: d.find_element(By.ID, 'list-h').text == 'logins.csv')
+        self.text_is('#lines-info', 'Lines 1–100 of 250')
+        cells = self.d.find_elements(By.CSS_SELECTOR, '#lines-body td.line')
+        self.assertEqual(cells[0].text, 'login1;password1')
+        self.assertEqual(len(cells), 100)
+        self.d.find_element(By.ID, 'lines-next').click()
+        self.text_is('#lines-info', 'Lines 101–200 of 250')
+        self.d.find_element(By.ID, 'lines-next').click()
+        self.text_is('#lines-info', 'Lines 201–250 of 250')
+        self.assertFalse(self.d.find_element(By.ID, 'lines-next').is_enabled())
+        self.d.find_element(By.ID, 'lines-prev').click()
+        self.text_is('#lines-info', 'Lines 101–200 of 250')
+        # Browsing consumed nothing.
+        self.assertEqual(self.srv.lines('logins.csv'), 250)
+        self.shot('list')
+
+    def search(self, pattern, mode):
+        p = self.d.find_element(By.ID, 'search-pattern')
+        p.clear()
+        p.send_keys(pattern)
+        self.d.find_element(By.CSS_SELECTOR, f'#search-mode option[value="{mode}"]').click()
+        p.send_keys(Keys.ENTER)
+
+    def test_06_search(self):
+        self.open('#/list/logins.csv')
+        self.text_is('#lines-info', 'Lines 1–100 of 250')
+        self.search('login24', 'SUBSTRING')
+        self.wait(lambda d: [c.text for c in d.find_elements(By.CSS_SELECTOR, '#lines-body td.line')]
+                  == [f'login24;password24'] + [f'login24{i};password24{i}' for i in range(10)])
+        self.search(r'^login1\d;', 'REGEX_FIND')
+        self.wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, '#lines-body td.line')) == 10)
+        pos = [c.text for c in self.d.find_elements(By.CSS_SELECTOR, '#lines-body td.num')]
+        self.assertEqual(pos[0], '9')        # login10 is at position 9
+        self.search('login7;password7', 'EQUALS')
+        self.text_is('#lines-info', '1 match from position 0')
+        self.d.find_element(By.ID, 'search-clear').click()
+        self.text_is('#lines-info', 'Lines 1–100 of 250')
+        self.assertEqual(self.srv.lines('logins.csv'), 250)
+
+    def test_07_add(self):
+        n = self.srv.lines('queue.csv')
+        self.open('#/list/queue.csv')
+        self.wait(lambda d: f'of {n}' in d.find_element(By.ID, 'lines-info').text)
+        self.d.find_element(By.ID, 'add-line').send_keys('urgent-order')
+        self.d.find_element(By.CSS_SELECTOR, '#add-mode option[value="FIRST"]').click()
+        self.d.find_element(By.ID, 'add-submit').click()
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, '#lines-body td.line').text == 'urgent-order')
+        self.assertEqual(self.srv.lines('queue.csv'), n + 1)
+        # UNIQUE refuses a duplicate, and says so.
+        self.d.find_element(By.ID, 'add-line').send_keys('urgent-order')
+        self.d.find_element(By.ID, 'add-unique').click()
+        self.d.find_element(By.ID, 'add-submit').click()
+        self.wait(lambda d: 'already in the list' in d.find_element(By.ID, 'toast').text)
+        self.assertEqual(self.srv.lines('queue.csv'), n + 1)
+        self.text_is('#stat-lines', str(n + 1))
+
+    def test_08_hostile_line_is_text(self):
+        self.srv.call('ADD', FILENAME='hostile', LINE=XSS, ADD_MODE='LAST')
+        self.srv.call('ADD', FILENAME='hostile', LINE='<b>bold</b> & "quotes"', ADD_MODE='LAST')
+        self.open('#/list/hostile')
+        self.wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, '#lines-body td.line')) == 2)
+        cells = self.d.find_elements(By.CSS_SELECTOR, '#lines-body td.line')
+        self.assertEqual(cells[0].text, XSS)
+        self.assertEqual(cells[1].text, '<b>bold</b> & "quotes"')
+        self.assertEqual(self.d.find_elements(By.CSS_SELECTOR, '#lines-body img, #lines-body b'), [])
+        with self.assertRaises(NoAlertPresentException):
+            self.d.switch_to.alert.text
+        # A list named like markup is text in the lists view too.
+        self.srv.call('ADD', FILENAME='<i>x</i>', LINE='y')
+        self.open()
+        self.wait(lambda d: self.row('<i>x</i>') is not None)
+        self.assertEqual(self.d.find_elements(By.CSS_SELECTOR, '#lists-table i'), [])
+
+    def test_09_reset_asks_first(self):
+        n = self.srv.lines('queue.csv')
+        self.open('#/list/queue.csv')
+        self.text_is('#stat-lines', str(n))
+        self.d.find_element(By.ID, 'reset').click()
+        dialog = self.confirm_dialog()
+        self.assertIn(f'{n} lines', dialog.text)
+        self.shot('reset-confirm')
+        dialog.find_element(By.ID, 'confirm-cancel').click()
+        self.wait(EC.invisibility_of_element_located((By.ID, 'confirm')))
+        self.assertEqual(self.srv.lines('queue.csv'), n)
+        # Escape cancels as well.
+        self.d.find_element(By.ID, 'reset').click()
+        self.confirm_dialog()
+        self.d.switch_to.active_element.send_keys(Keys.ESCAPE)
+        self.wait(EC.invisibility_of_element_located((By.ID, 'confirm')))
+        self.assertEqual(self.srv.lines('queue.csv'), n)
+        self.d.find_element(By.ID, 'reset').click()
+        self.confirm_dialog().find_element(By.ID, 'confirm-ok').click()
+        self.text_is('#stat-lines', '0', 3)
+        self.assertEqual(self.srv.lines('queue.csv'), 0)
+
+    def test_10_save(self):
+        self.open('#/list/logins.csv')
+        self.text_is('#stat-lines', '250')
+        self.d.find_element(By.ID, 'save-stamp').click()      # off: saved under its own name
+        os.remove(os.path.join(self.srv.data, 'logins.csv'))
+        self.d.find_element(By.ID, 'save-submit').click()
+        self.wait(lambda d: 'Saved 250 lines' in d.find_element(By.ID, 'toast').text)
+        with open(os.path.join(self.srv.data, 'logins.csv')) as f:
+            self.assertEqual(f.read().count('\n'), 250)
+        self.d.find_element(By.ID, 'save-stamp').click()
+        self.d.find_element(By.ID, 'save-submit').click()
+        self.wait(lambda d: 'with a timestamp' in d.find_element(By.ID, 'toast').text)
+        self.assertTrue(any(n.endswith('.logins.csv') for n in os.listdir(self.srv.data)))
+
+    def test_11_load_upload_and_initfile(self):
+        upload = os.path.join(self.srv.dir, 'desk.csv')
+        with open(upload, 'w') as f:
+            f.write('u1;p1\r\nu2;p2\r\nu3;p3\r\n')
+        self.open('#/load')
+        self.wait(lambda d: len(d.find_elements(By.CSS_SELECTOR, '#files-body tr')) >= 3)
+        self.shot('load')
+        self.d.find_element(By.ID, 'upload-file').send_keys(upload)
+        self.assertEqual(self.d.find_element(By.ID, 'upload-name').get_attribute('value'), 'desk.csv')
+        self.d.find_element(By.ID, 'upload-submit').click()
+        self.wait(lambda d: 'Loaded 3 lines into desk.csv' in d.find_element(By.ID, 'toast').text)
+        self.assertEqual(self.srv.lines('desk.csv'), 3)
+        # Over an existing list: asked first; cancel keeps it.
+        self.d.find_element(By.ID, 'upload-file').send_keys(upload)
+        name = self.d.find_element(By.ID, 'upload-name')
+        name.clear()
+        name.send_keys('logins.csv')
+        self.d.find_element(By.ID, 'upload-submit').click()
+        dialog = self.confirm_dialog()
+        self.assertIn('250 lines', dialog.text)
+        dialog.find_element(By.ID, 'confirm-cancel').click()
+        self.wait(EC.invisibility_of_element_located((By.ID, 'confirm')))
+        self.assertEqual(self.srv.lines('logins.csv'), 250)
+        # INITFILE from the picker, new list: no question.
+        self.d.find_element(By.CSS_SELECTOR, 'button[aria-label="Load cards.csv"]').click()
+        self.wait(lambda d: 'Loaded 2 lines into cards.csv' in d.find_element(By.ID, 'toast').text)
+        self.assertEqual(self.srv.lines('cards.csv'), 2)
+        # INITFILE over an existing list: asked, confirmed.
+        self.srv.call('ADD', FILENAME='cards.csv', LINE='extra')
+        self.wait(lambda d: self.srv.lines('cards.csv') == 3)
+        time.sleep(1.2)                 # the page learns the list has 3 lines
+        self.d.find_element(By.CSS_SELECTOR, 'button[aria-label="Load cards.csv"]').click()
+        self.confirm_dialog().find_element(By.ID, 'confirm-ok').click()
+        self.wait(lambda d: self.srv.lines('cards.csv') == 2, 3)
+
+    def test_12_server_view(self):
+        self.open('#/server')
+        self.wait(lambda d: d.find_element(By.ID, 'info-version').text not in ('', '—'))
+        self.assertEqual(self.d.find_element(By.ID, 'info-j_enabled').text, 'off')
+        keys = [th.text for th in self.d.find_elements(By.CSS_SELECTOR, '#config-body th')]
+        self.assertIn('jmeterPlugin.sts.port', keys)
+        self.shot('server')
+
+    def test_13_phone_width(self):
+        self.d.set_window_size(390, 844)
+        try:
+            inner = self.d.execute_script('return window.innerWidth')
+            self.d.set_window_size(390 + (390 - inner), 844)    # a 390 px viewport
+            self.assertEqual(self.d.execute_script('return window.innerWidth'), 390)
+            for frag in ('', '#/list/logins.csv', '#/load', '#/server', '#/list/hostile'):
+                self.open(frag)
+                time.sleep(0.5)
+                sw, cw = self.d.execute_script(
+                    'return [document.documentElement.scrollWidth, document.documentElement.clientWidth]')
+                self.assertLessEqual(sw, cw, f'horizontal scroll at 390 px on {frag or "#/"}')
+                if frag in ('', '#/list/logins.csv'):
+                    self.shot('phone-' + ('lists' if not frag else 'list'))
+        finally:
+            self.d.set_window_size(1280, 900)
+
+    def test_14_keyboard_reaches_everything(self):
+        self.open('#/list/logins.csv')
+        self.text_is('#stat-lines', '250')
+        seen = set()
+        body = self.d.find_element(By.TAG_NAME, 'body')
+        body.send_keys(Keys.TAB)
+        for _ in range(200):
+            el = self.d.switch_to.active_element
+            seen.add(el.get_attribute('id') or el.text)
+            el.send_keys(Keys.TAB) if el.tag_name != 'select' else el.send_keys(Keys.TAB)
+        for want in ('search-pattern', 'search-mode', 'add-line', 'add-mode', 'add-unique',
+                     'add-submit', 'save-stamp', 'save-submit', 'reset', 'lines-next'):
+            self.assertIn(want, seen)
+        # Every form control has a label.
+        unlabelled = self.d.execute_script('''
+            return [...document.querySelectorAll('input, select')].filter(e =>
+              !(e.labels && e.labels.length) && !e.getAttribute('aria-label')).map(e => e.id)''')
+        self.assertEqual(unlabelled, [])
+
+    def test_15_dark_mode(self):
+        self.d.execute_cdp_cmd('Emulation.setEmulatedMedia',
+                               {'features': [{'name': 'prefers-color-scheme', 'value': 'dark'}]})
+        try:
+            self.open()
+            bg = self.d.execute_script('return getComputedStyle(document.body).backgroundColor')
+            self.assertEqual(bg, 'rgb(13, 17, 23)')
+            self.shot('lists-dark')
+        finally:
+            self.d.execute_cdp_cmd('Emulation.setEmulatedMedia', {'features': []})
+
+    def test_16_no_console_error_no_offsite_request(self):
+        self.drain_logs()
+        errors = [e for e in self.console if e['level'] == 'SEVERE'
+                  # the 409 of the UNIQUE refusal in test_07 is an expected answer
+                  and not ('/sts/ADD' in e['message'] and '409' in e['message'])]
+        self.assertEqual(errors, [])
+        base = self.srv.base + '/'
+        offsite = [u for u in self.requests if not u.startswith(base)]
+        self.assertEqual(offsite, [])
+        self.assertGreater(len(self.requests), 20)
+
+    def test_17_foreign_page_cannot_write(self):
+        # A page of another origin posts a form to RESET and loads an image of a
+        # consuming READ; it also tries fetch with the header (which needs CORS).
+        evil = f'''<form id=f method=post action="{self.srv.base}/sts/RESET">
+<input name=FILENAME value=logins.csv></form>
+<img src="{self.srv.base}/sts/READ?FILENAME=logins.csv&amp;KEEP=FALSE">'''.encode()
+
+        class Evil(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                self.send_response(200)
+                self.send_header('Content-Type', 'text/html')
+                self.send_header('Content-Length', str(len(evil)))
+                self.end_headers()
+                self.wfile.write(evil)
+
+            def log_message(self, *args):
+                pass
+
+        site = http.server.HTTPServer(('127.0.0.1', 0), Evil)
+        threading.Thread(target=site.serve_forever, daemon=True).start()
+        try:
+            self.d.get(f'http://localhost:{site.server_port}/')
+            time.sleep(0.5)
+            self.assertEqual(self.srv.lines('logins.csv'), 250)
+            err = self.d.execute_async_script(f'''
+                const done = arguments[0];
+                fetch("{self.srv.base}/sts/RESET", {{method: "POST", headers: {{"X-STS-UI": "1"}},
+                  body: new URLSearchParams({{FILENAME: "logins.csv"}})}})
+                  .then(r => done("status " + r.status), e => done("refused"));''')
+            self.assertEqual(err, 'refused')
+            self.d.execute_script('document.getElementById("f").submit()')
+            self.wait(lambda d: 'X-STS-UI' in d.page_source)
+            self.assertEqual(self.srv.lines('logins.csv'), 250)
+        finally:
+            site.shutdown()
+            site.server_close()
+        # This page's refusals are not the dashboard's console errors.
+        self.d.get_log('browser')
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)

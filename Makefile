@@ -47,7 +47,7 @@ UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test
 PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
 TESTLIB := $(BUILD)/obj/tests/testlib.o
 
-.PHONY: all run test test-unit test-proto test-pkg test-examples test-asan test-fuzz deps deps-test install uninstall clean \
+.PHONY: all run test test-unit test-proto test-ui test-pkg test-examples test-asan test-fuzz deps deps-test install uninstall clean \
         help bench bench-store fuzz
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8
@@ -56,6 +56,7 @@ help:
 	@echo "make            build $(BUILD)/stsd and $(BUILD)/stsd.8 (V=1 prints the commands)"
 	@echo "make run        build and serve the example datasets on port 9191 (conf/run.properties)"
 	@echo "make test       build, run every test: unit, protocol, install, examples, ASan+UBSan, fuzz"
+	@echo "make test-ui    the dashboard in headless Chromium (screenshots in build/ui-screens/)"
 	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
 	@echo "make test-examples  the curl examples and Locust against a real stsd"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
@@ -115,6 +116,7 @@ run: all
 test: deps-test
 	@scripts/check-layers.sh
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
+	$(Q)$(MAKE) --no-print-directory test-ui
 	$(Q)$(MAKE) --no-print-directory test-pkg test-examples
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-fuzz
@@ -132,6 +134,10 @@ test-pkg: all
 # examples/ against a real stsd: the curl scripts, and Locust headless for a few seconds.
 test-examples: $(BUILD)/stsd
 	@STSD=$(BUILD)/stsd tests/examples/test-examples.sh
+
+# The dashboard in headless Chromium (tests/ui/); says "skipped" when Chromium is absent.
+test-ui: $(BUILD)/stsd
+	@tests/ui/run.sh $(BUILD)/stsd
 
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \

@@ -7,7 +7,8 @@ set -eu
 need="gcc make pkg-config libmicrohttpd-dev libpcre2-dev libgnutls28-dev"
 case "${1:-build}" in
     build) ;;
-    test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev prometheus groff-base python3-locust openssl" ;;
+    test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev prometheus groff-base python3-locust openssl"
+           need="$need chromium chromium-driver python3-selenium" ;;   # tests/ui
     bench) need="$need wrk curl" ;;
     *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac

@@ -104,7 +104,7 @@ static void test_methods(void **state)
     http_reply_free(&r);
     expect_ko("/sts/READ/extra?FILENAME=logins.csv", "unknown command !");
     expect_ko("/stsREAD", "unknown command !");
-    expect_ko("/", "unknown command !");
+    expect_ko("/dashboard", "unknown command !");     /* "/" is the dashboard's (test_dashboard) */
 }
 
 static void test_read_modes(void **state)

@@ -27,6 +27,7 @@ from selenium import webdriver
 from selenium.common.exceptions import (NoAlertPresentException, NoSuchElementException,
                                         StaleElementReferenceException)
 from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as EC
@@ -196,10 +197,12 @@ class Dashboard(unittest.TestCase):
         # The page notes when the count of queue.csv changes on screen (same clock as ours).
         self.d.execute_script('''
             window.shownAt = [];
+            const tr = [...document.querySelectorAll('#lists-table tbody tr')]
+              .find(tr => tr.querySelector('th').textContent === 'queue.csv');
             new MutationObserver(() => window.shownAt.push(Date.now()))
-              .observe(document.getElementById('lists-table'), {subtree: true, characterData: true, childList: true});''')
+              .observe(tr.querySelector('td'), {subtree: true, characterData: true, childList: true});''')
         delays = []
-        for i in range(6):
+        for i in range(7):
             before = int(self.row('queue.csv')[0])
             self.d.execute_script('window.shownAt = []')
             status, _ = self.srv.call('ADD', FILENAME='queue.csv', LINE=f'late-{i}')
@@ -208,10 +211,14 @@ class Dashboard(unittest.TestCase):
             self.wait(lambda d: self.row('queue.csv')[0] == str(before + 1), 3)
             shown = self.d.execute_script('return window.shownAt')
             delays.append(max(0, min(shown) - added) / 1000)
-            time.sleep(0.23 * (i + 1))    # land at different points of the poll cycle
-        print(f'\n  change shown after {min(delays):.3f}-{max(delays):.3f} s', end=' ')
-        # One poll a second: at most a second, plus the answer's way back.
-        self.assertLess(max(delays), 1.05)
+            time.sleep(0.13 * (i + 1))    # land at different points of the poll cycle
+        delays.sort()
+        print(f'\n  change shown after {delays[0]:.3f}-{delays[-1]:.3f} s '
+              f'(median {delays[len(delays) // 2]:.3f})', end=' ')
+        # One STATUS a second: a change waits at most for the next poll, plus the answer's
+        # way back and timer slack on a busy machine.
+        self.assertLess(delays[-1], 1.25)
+        self.assertLess(delays[len(delays) // 2], 0.8)
         # A new list appears too.
         self.srv.call('ADD', FILENAME='fresh', LINE='x')
         self.wait(lambda d: self.row('fresh') is not None, 2)
@@ -409,16 +416,16 @@ class Dashboard(unittest.TestCase):
     def test_14_keyboard_reaches_everything(self):
         self.open('#/list/logins.csv')
         self.text_is('#stat-lines', '250')
+        want = {'search-pattern', 'search-mode', 'add-line', 'add-mode', 'add-unique',
+                'add-submit', 'save-stamp', 'save-submit', 'reset', 'lines-next'}
         seen = set()
-        body = self.d.find_element(By.TAG_NAME, 'body')
-        body.send_keys(Keys.TAB)
-        for _ in range(200):
-            el = self.d.switch_to.active_element
-            seen.add(el.get_attribute('id') or el.text)
-            el.send_keys(Keys.TAB) if el.tag_name != 'select' else el.send_keys(Keys.TAB)
-        for want in ('search-pattern', 'search-mode', 'add-line', 'add-mode', 'add-unique',
-                     'add-submit', 'save-stamp', 'save-submit', 'reset', 'lines-next'):
-            self.assertIn(want, seen)
+        chain = ActionChains(self.d)
+        for _ in range(120):            # Tab alone walks to every control, in page order
+            chain.send_keys(Keys.TAB).perform()
+            seen.add(self.d.execute_script('return document.activeElement.id'))
+            if want <= seen:
+                break
+        self.assertEqual(want - seen, set())
         # Every form control has a label.
         unlabelled = self.d.execute_script('''
             return [...document.querySelectorAll('input, select')].filter(e =>

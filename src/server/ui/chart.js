@@ -2,15 +2,24 @@
 import {h} from './util.js';
 import {eachSample, WINDOW_MS} from './state.js';
 
+// The time the x axis starts at: 5 minutes ago, or the first sample when the page has
+// watched for less (so a young chart uses the whole width).
+function start(now) {
+  let first = now;
+  eachSample((i, t) => { if (t < first) first = t; });
+  return Math.max(now - WINDOW_MS, Math.min(first, now - 10000));
+}
+
 // The polyline points of series (a ring buffer) scaled into w x h; '' when empty.
 function points(series, w, ht, lo, hi) {
   const now = Date.now();
+  const t0 = start(now);
   const span = hi - lo || 1;
   const out = [];
   eachSample((i, t) => {
     const v = series[i];
     if (Number.isNaN(v)) return;
-    const x = ((t - (now - WINDOW_MS)) / WINDOW_MS) * w;
+    const x = ((t - t0) / (now - t0)) * w;
     const y = ht - 2 - ((v - lo) / span) * (ht - 4);
     out.push(`${x.toFixed(1)},${y.toFixed(1)}`);
   });
@@ -63,7 +72,7 @@ export function chart(title, series) {
   ...lines);
   const legend = h('p', {class: 'legend'},
     series.map((s) => h('span', {class: `key ${s.cls}`}, s.label)),
-    h('span', {class: 'muted'}, ' · last 5 minutes'));
+    h('span', {class: 'muted'}, ' · up to the last 5 minutes'));
   const max = h('span', {class: 'chart-max'});
   const el = h('figure', {class: 'chart-box'}, h('figcaption', {}, title, ' ', max), svg, legend);
   el._lines = lines;

@@ -88,11 +88,11 @@ $(BUILD)/obj/%.o: src/%.c
 
 $(UI_GEN): scripts/ui-embed.sh $(UI_FILES)
 	@mkdir -p $(@D)
-	scripts/ui-embed.sh src/server/ui $@
+	$(call say,GEN,$@)scripts/ui-embed.sh src/server/ui $@
 
 $(BUILD)/obj/gen/ui_assets.o: $(UI_GEN)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -Isrc/server -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(CFLAGS) -Isrc/server -c -o $@ $<
 
 $(BUILD)/obj/tests/%.o: tests/%.c | $(BUILD)/obj/tests
 	$(call say,CC,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) -c -o $@ $<
@@ -171,11 +171,11 @@ $(FUZZ_DIR)/obj/%.o: src/%.c
 
 $(FUZZ_DIR)/obj/gen/ui_assets.o: $(FUZZ_DIR)/gen/ui_assets.c
 	@mkdir -p $(@D)
-	clang $(FUZZ_CFLAGS) -Isrc/server -c -o $@ $<
+	$(call say,CC,$@)clang $(FUZZ_CFLAGS) -Isrc/server -c -o $@ $<
 
 $(FUZZ_DIR)/gen/ui_assets.c: scripts/ui-embed.sh $(UI_FILES)
 	@mkdir -p $(@D)
-	scripts/ui-embed.sh src/server/ui $@
+	$(call say,GEN,$@)scripts/ui-embed.sh src/server/ui $@
 
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
 	$(call say,CCLD,$@)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) \

@@ -106,6 +106,7 @@ static const struct start_url {
     const char *path;
     const char *what;
 } start_urls[] = {
+    {"/", "the dashboard (lists live; browse, search, load)"},
     {"/sts/", "the API (help page; /sts/STATUS lists the lists)"},
     {"/metrics", "Prometheus metrics"},
 };

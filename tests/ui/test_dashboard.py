@@ -45,7 +45,8 @@ CHROME_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
 class Server:
     """A real stsd on a free port in a temp directory."""
 
-    def __init__(self, extra=()):
+    def __init__(self, extra=(), token=None):
+        self.token = token             # what call() sends, as a curl user with a token would
         self.dir = tempfile.mkdtemp(prefix='stsd-ui-')
         self.data = os.path.join(self.dir, 'data')
         os.mkdir(self.data)
@@ -62,23 +63,34 @@ class Server:
              '--bind', '127.0.0.1', '-DjmeterPlugin.sts.daemon=true',
              '-DjmeterPlugin.sts.initFileAtStartup=logins.csv,queue.csv', *extra],
             stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        port = ''
         for _ in range(200):
-            if os.path.exists(portfile) and open(portfile).read().strip():
-                break
+            if os.path.exists(portfile):
+                with open(portfile) as f:
+                    port = f.read().strip()
+                if port:
+                    break
             time.sleep(0.025)
-        self.port = int(open(portfile).read())
+        self.port = int(port)
         self.base = f'http://127.0.0.1:{self.port}'
 
     def call(self, cmd, method='GET', headers=None, body=None, **params):
         """Runs a command in JSON, as curl would; returns (status, answer)."""
         params['FORMAT'] = 'JSON'
         url = f'{self.base}/sts/{cmd}?{urllib.parse.urlencode(params)}'
-        req = urllib.request.Request(url, method=method, data=body, headers=headers or {})
+        headers = dict(headers or {})
+        if self.token:
+            headers['Authorization'] = f'Bearer {self.token}'
+        req = urllib.request.Request(url, method=method, data=body, headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=5) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
-            return e.code, json.loads(e.read() or b'null')
+            body = e.read()
+            try:
+                return e.code, json.loads(body or b'null')
+            except ValueError:
+                return e.code, body.decode()
 
     def lines(self, name):
         status, r = self.call('LENGTH', FILENAME=name)
@@ -492,6 +504,71 @@ class Dashboard(unittest.TestCase):
             site.server_close()
         # This page's refusals are not the dashboard's console errors.
         self.d.get_log('browser')
+
+class TokenPrompt(unittest.TestCase):
+    """With stsd.token and stsd.adminToken set, the dashboard asks for a token on 401,
+    keeps it for the tab, and asks for the admin token when a command needs it."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.srv = Server(extra=('-Dstsd.token=data-secret', '-Dstsd.adminToken=admin-secret'),
+                         token='admin-secret')
+        cls.profile = tempfile.mkdtemp(prefix='stsd-ui-chromium-')
+        cls.d = make_driver(cls.profile)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.quit()
+        shutil.rmtree(cls.profile, ignore_errors=True)
+        cls.srv.stop()
+
+    def wait(self, cond, timeout=5):
+        return WebDriverWait(self.d, timeout, poll_frequency=0.02,
+                             ignored_exceptions=(StaleElementReferenceException,
+                                                 NoSuchElementException)).until(cond)
+
+    def give_token(self, value, why):
+        dialog = self.wait(EC.visibility_of_element_located((By.ID, 'token')))
+        self.assertIn(why, dialog.find_element(By.ID, 'token-text').text)
+        field = dialog.find_element(By.ID, 'token-input')
+        self.assertEqual(field.get_attribute('type'), 'password')
+        field.send_keys(value + Keys.ENTER)          # Enter submits with "Use token"
+        # Closed, or open again (emptied) for the next question.
+        self.wait(lambda d: not dialog.is_displayed() or field.get_attribute('value') == '')
+
+    def test_token_prompt_and_admin(self):
+        self.d.get(f'{self.srv.base}/')
+        # The page itself loads without a token (it holds no data); its API calls ask.
+        self.give_token('wrong', 'asks for a token')
+        self.give_token('still-wrong', 'refused')
+        self.give_token('data-secret', 'refused')
+        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
+        self.wait(lambda d: 'logins.csv' in d.find_element(By.ID, 'lists-table').text)
+        self.assertEqual(self.d.execute_script('return sessionStorage.getItem("stsd.token")'),
+                         'data-secret')
+        # RESET needs the admin token: confirmed, then asked for, then done.
+        self.d.get(f'{self.srv.base}/ui/#/list/queue.csv')
+        self.wait(lambda d: d.find_element(By.ID, 'stat-lines').text == '10')
+        self.d.find_element(By.ID, 'reset').click()
+        self.wait(EC.visibility_of_element_located((By.ID, 'confirm')))
+        self.d.find_element(By.ID, 'confirm-ok').click()
+        self.give_token('admin-secret', 'admin token')
+        self.wait(lambda d: d.find_element(By.ID, 'stat-lines').text == '0')
+        status, r = self.srv.call('LENGTH', FILENAME='queue.csv')
+        self.assertEqual((status, r['length']), (200, 0))
+        # Cancelling the prompt stops asking: the live indicator offers it instead.
+        self.d.execute_script('sessionStorage.removeItem("stsd.token")')
+        self.d.refresh()
+        self.wait(EC.visibility_of_element_located((By.ID, 'token')))
+        self.d.find_element(By.ID, 'token-cancel').click()
+        self.wait(lambda d: 'Enter token' in d.find_element(By.ID, 'live').text)
+        time.sleep(1.5)
+        self.assertFalse(self.d.find_element(By.ID, 'token').is_displayed())
+        self.d.find_element(By.CSS_SELECTOR, '#live button').click()
+        self.give_token('data-secret', 'asks for a token')
+        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
+        self.d.save_screenshot(os.path.join(SCREENS, 'token.png'))
+
 
 if __name__ == '__main__':
     unittest.main(verbosity=2)

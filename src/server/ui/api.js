@@ -16,11 +16,11 @@ export class ApiError extends Error {
 // reopen it every second.
 let asking = null;
 let declined = false;
-function askToken(wrong) {
-  if (declined) return Promise.resolve(null);
+function askToken(why) {
+  if (declined && why !== 'admin') return Promise.resolve(null);
   if (!asking) {
-    asking = tokenDialog(wrong).then((t) => {
-      if (t === null) declined = true;
+    asking = tokenDialog(why).then((t) => {
+      if (t === null && why !== 'admin') declined = true;
       return t;
     }).finally(() => { asking = null; });
   }
@@ -33,6 +33,17 @@ export function allowTokenPrompt() {
 
 function token() {
   try { return sessionStorage.getItem(TOKEN_KEY); } catch { return null; }
+}
+
+// The message of an answer: JSON's "error", or the text of an STS KO page (the access
+// rules answer 401/403 with one).
+function koMessage(text, status, cmd) {
+  try {
+    const data = JSON.parse(text);
+    if (data && data.error) return data.error;
+  } catch { /* not JSON */ }
+  const m = /<body>(?:Error : )?([^<]*)<\/body>/.exec(text);
+  return m ? m[1] : `HTTP ${status} from ${cmd}`;
 }
 
 async function call(method, cmd, params, form) {
@@ -50,17 +61,20 @@ async function call(method, cmd, params, form) {
       init.body = form || new URLSearchParams(params);
     }
     const res = await fetch(url, init);
-    if (res.status === 401) {
-      const t = await askToken(Boolean(tok));
-      if (t === null) throw new ApiError(401, 'A token is needed');
+    const text = await res.text();
+    let data = null;
+    try { data = JSON.parse(text); } catch { /* a KO page, below */ }
+    if (data && data.ok) return data;
+    const message = koMessage(text, res.status, cmd);
+    // 401: no token or a wrong one; 403 for an admin command: the admin token is needed.
+    const admin = res.status === 403 && /admin token/i.test(message);
+    if (res.status === 401 || admin) {
+      const t = await askToken(admin ? 'admin' : tok ? 'wrong' : 'needed');
+      if (t === null) throw new ApiError(res.status, message);
       try { sessionStorage.setItem(TOKEN_KEY, t); } catch { /* private mode: retry once */ }
       continue;
     }
-    let data = null;
-    try { data = await res.json(); } catch { /* not JSON: reported below */ }
-    if (!data) throw new ApiError(res.status, `HTTP ${res.status} from ${cmd}`);
-    if (!data.ok) throw new ApiError(res.status, data.error || `${cmd} failed`);
-    return data;
+    throw new ApiError(res.status, message);
   }
   throw new ApiError(401, 'A token is needed');
 }

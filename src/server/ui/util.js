@@ -94,15 +94,21 @@ export function confirmDialog(title, text, okLabel) {
   });
 }
 
-// Asks for a token; resolves with it, or null when the user cancels.
-export function tokenDialog(wrong) {
+const TOKEN_TEXT = {
+  needed: 'This server asks for a token. It is kept for this tab only.',
+  wrong: 'That token was refused. Enter another one (kept for this tab only).',
+  admin: 'This needs the admin token. It is kept for this tab only.',
+};
+
+// Asks for a token (why: needed, wrong or admin); resolves with it, or null on cancel.
+export function tokenDialog(why) {
   const d = document.getElementById('token');
   const input = document.getElementById('token-input');
-  document.getElementById('token-text').textContent = wrong
-    ? 'That token was refused. Enter another one (kept for this tab only).'
-    : 'This server asks for a token. It is kept for this tab only.';
+  document.getElementById('token-text').textContent = TOKEN_TEXT[why] || TOKEN_TEXT.needed;
   input.value = '';
   d.returnValue = 'cancel';
+  // Cancel is a plain button, so Enter in the field submits with "Use token".
+  document.getElementById('token-cancel').onclick = () => d.close('cancel');
   return new Promise((resolve) => {
     d.addEventListener('close', () => {
       resolve(d.returnValue === 'ok' && input.value ? input.value : null);

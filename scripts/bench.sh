@@ -4,7 +4,8 @@
 # the ratio to the ceiling measured in the same run, as medians of ROUNDS runs.
 #
 # Usage: scripts/bench.sh [SECONDS_PER_RUN [ROUNDS]]   (defaults 5 and 3)
-# Env:   BENCH_ONLY="scenario names"  run only these; BENCH_BIG=0 skips the 10M/1M lists;
+# Env:   BENCH_ONLY="scenario names"  run only these ("scrape": the /metrics rows);
+#        BENCH_BIG=0 skips the 10M/1M lists;
 #        STSD_ARGS="..."               extra stsd arguments (e.g. --journal on)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -69,6 +70,22 @@ request = function()
     i = i % #reqs + 1
     return reqs[i]
 end
+LUA
+
+# Fills stsd with distinct lists l1..l10000 (cycled ADDs), for the scrape rows.
+cat > "$work/lists.lua" <<'LUA'
+local reqs, i = {}, 0
+init = function(args)
+    for k = 1, 10000 do reqs[k] = wrk.format("GET", "/sts/ADD?FILENAME=l" .. k .. "&LINE=x") end
+end
+request = function()
+    i = i % #reqs + 1
+    return reqs[i]
+end
+LUA
+# A Prometheus-like scraper: one keep-alive connection, GET /metrics every 100 ms.
+cat > "$work/scrape.lua" <<'LUA'
+delay = function() return 100 end
 LUA
 
 stsd_port=$(free_port)
@@ -167,6 +184,46 @@ if [ "$big" = 1 ]; then
     scenario find-equals-1M 50 -s "$cyc" "$base/" -- find m1.csv 1000000
 fi
 scenario keepalive-2000-conns 2000 "$base/READ?FILENAME=logins.csv"
+# READ keep-alive while GET /metrics runs every 100 ms on one keep-alive connection (as a
+# Prometheus would), against the same READ without; ratio = with / without (goal
+# >= 0.97). Then the same with 10,000 lists (each scrape formats ~30,000 list series),
+# and how long one scrape of those lists takes.
+scrape_pair() {   # NAME
+    local name=$1
+    : > "$work/s.txt"; : > "$work/c.txt"
+    for _ in $(seq "$rounds"); do
+        run_wrk 50 "http://127.0.0.1:$stsd_port/sts/READ?FILENAME=logins.csv" >> "$work/c.txt"
+        wrk -t1 -c1 -d"$((secs + 1))s" -s "$work/scrape.lua" \
+            "http://127.0.0.1:$stsd_port/metrics" > "$work/scraper.txt" 2>&1 &
+        local scraper=$!
+        run_wrk 50 "http://127.0.0.1:$stsd_port/sts/READ?FILENAME=logins.csv" >> "$work/s.txt"
+        wait "$scraper" || true
+    done
+    report "$name" "$work/s.txt" "$work/c.txt"
+}
+scrape_rows() {
+    if [ -n "${BENCH_ONLY:-}" ] && ! grep -qw -- "scrape" <<< "$BENCH_ONLY"; then return; fi
+    local lists
+    lists=$(curl -sf "http://127.0.0.1:$stsd_port/metrics" | awk '$1 == "stsd_lists" { print $2 }')
+    echo
+    echo "stsd alone: READ keep-alive while GET /metrics runs every 100 ms ('ceiling' column: the same READ without scrapes); ratio = with / without"
+    scrape_pair "read-keepalive-50-scrape-$lists-lists"
+    wrk -t1 -c4 -d3s -s "$work/lists.lua" "http://127.0.0.1:$stsd_port/" > /dev/null 2>&1
+    lists=$(curl -sf "http://127.0.0.1:$stsd_port/metrics" | awk '$1 == "stsd_lists" { print $2 }')
+    scrape_pair "read-keepalive-50-scrape-$lists-lists"
+    local t
+    : > "$work/t.txt"
+    for _ in 1 2 3 4 5 6 7; do
+        curl -sf -o "$work/scrape.txt" -w '%{time_total}\n' \
+            "http://127.0.0.1:$stsd_port/metrics" >> "$work/t.txt"
+    done
+    t=$(median < "$work/t.txt")
+    printf '%-34s %s ms (median of 7 curl fetches), %s bytes, %s lines\n' "scrape-$lists-lists" \
+        "$(awk -v t="$t" 'BEGIN { printf "%.1f", t * 1000 }')" "$(wc -c < "$work/scrape.txt")" \
+        "$(wc -l < "$work/scrape.txt")"
+}
+scrape_rows
+
 if [ "$big" = 1 ]; then
     echo
     echo "stsd alone: the same command on a 1k-line list ('ceiling' column) and a 2M-line list; ratio = 2M / 1k"

@@ -13,4 +13,7 @@
  * longer than reading one list's counters. Returns 0, or -1 on ENOMEM. */
 int metrics_render(const cmd_server *srv, buf *out);
 
+/* Frees the buffers scrapes keep for the next one (at exit). */
+void metrics_shutdown(void);
+
 #endif

@@ -151,9 +151,11 @@ typedef struct store_list_stats {
     double empty_in_s;        /* lines / net drain rate; -1 when not draining */
 } store_list_stats;
 
-/* Calls fn for every list, sorted by name (s is valid during the call only). Returns the
- * number of lists, or -1 on ENOMEM. Each list's lock is held only while it is read. */
-long store_stats(store *st, void (*fn)(const store_list_stats *s, void *ctx), void *ctx);
+/* Calls fn for every list, sorted by name (s is valid during the call only); rates and
+ * empty_in_s only with rates (else 0 and -1). Returns the number of lists, or -1 on
+ * ENOMEM. Each list's lock is held only while it is read. */
+long store_stats(store *st, int rates, void (*fn)(const store_list_stats *s, void *ctx),
+                 void *ctx);
 
 /* A PEEK: lines from position offset, without changing the list. */
 typedef struct store_peek_req {

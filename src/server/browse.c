@@ -93,7 +93,7 @@ void browse_status_json(const cmd_server *srv, cmd_result *r)
     json_start(r, &j);
     json_key(&j, "lists");
     json_arr_begin(&j);
-    long n = store_stats(srv->st, status_one, &j);
+    long n = store_stats(srv->st, 1, status_one, &j);
     json_arr_end(&j);
     json_obj_end(&j);
     if (n < 0)

@@ -15,6 +15,7 @@
 #include "store/dataset.h"
 #include "server/http.h"
 #include "server/log_json.h"
+#include "server/metrics.h"
 #include "server/notify.h"
 #include "server/park.h"
 #include "journal/journal.h"
@@ -310,6 +311,7 @@ done:
     dataset_close(ds);
     rx_shutdown();
     stats_shutdown();
+    metrics_shutdown();
     config_free(&conf);
     buf_free(&err);
     return status;

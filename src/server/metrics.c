@@ -20,6 +20,24 @@
 #include "server/stats.h"
 #include "store/store.h"
 
+/* Appends v in decimal: the scrape writes ~30,000 numbers for 10,000 lists, too many
+ * for printf. */
+static void put_u64(buf *b, uint64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    if (buf_reserve(b, (size_t)n) != 0)
+        return;
+    for (int i = 0; i < n; i++)
+        b->data[b->len + (size_t)i] = tmp[n - 1 - i];
+    b->len += (size_t)n;
+    b->data[b->len] = '\0';
+}
+
 static void family(buf *b, const char *name, const char *type, const char *help)
 {
     buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
@@ -30,6 +48,12 @@ static void family(buf *b, const char *name, const char *type, const char *help)
 static void label_value(buf *b, const char *s, size_t len)
 {
     size_t i = 0;
+    while (i < len && (unsigned char)s[i] >= 0x20 && (unsigned char)s[i] < 0x7f &&
+           s[i] != '\\' && s[i] != '"')
+        i++;
+    if (i == len)                       /* the usual name: as it is */
+        return (void)buf_append(b, s, len);
+    i = 0;
     while (i < len) {
         unsigned char c = (unsigned char)s[i];
         size_t n = json_utf8_seq(s + i, len - i);
@@ -99,9 +123,13 @@ static void requests(buf *b)
     pthread_mutex_unlock(&mu);
 }
 
-/* The per-list families are written side by side in one pass over the lists. */
+/* The per-list families are written side by side in one pass over the lists, into
+ * buffers kept from one scrape to the next (under lists_lock). */
+static pthread_mutex_t lists_lock = PTHREAD_MUTEX_INITIALIZER;
+static buf keep_lines, keep_added, keep_removed;
+
 typedef struct lists_walk {
-    buf lines, added, removed;
+    buf *lines, *added, *removed;
     size_t shown, max;
     size_t other_lines;
     uint64_t other_added, other_removed;
@@ -120,42 +148,53 @@ static void list_one(const store_list_stats *s, void *ctx)
     }
     w->shown++;
     size_t len = strlen(s->name);
-    buf_puts(&w->lines, "stsd_list_lines{list=\"");
-    label_value(&w->lines, s->name, len);
-    buf_printf(&w->lines, "\"} %zu\n", s->lines);
-    buf_puts(&w->added, "stsd_list_added_total{list=\"");
-    label_value(&w->added, s->name, len);
-    buf_printf(&w->added, "\"} %llu\n", (unsigned long long)s->added_total);
-    buf_puts(&w->removed, "stsd_list_removed_total{list=\"");
-    label_value(&w->removed, s->name, len);
-    buf_printf(&w->removed, "\"} %llu\n", (unsigned long long)s->removed_total);
+    buf_append(w->lines, "stsd_list_lines{list=\"", 22);
+    label_value(w->lines, s->name, len);
+    buf_append(w->lines, "\"} ", 3);
+    put_u64(w->lines, s->lines);
+    buf_append(w->lines, "\n", 1);
+    buf_append(w->added, "stsd_list_added_total{list=\"", 28);
+    label_value(w->added, s->name, len);
+    buf_append(w->added, "\"} ", 3);
+    put_u64(w->added, s->added_total);
+    buf_append(w->added, "\n", 1);
+    buf_append(w->removed, "stsd_list_removed_total{list=\"", 30);
+    label_value(w->removed, s->name, len);
+    buf_append(w->removed, "\"} ", 3);
+    put_u64(w->removed, s->removed_total);
+    buf_append(w->removed, "\n", 1);
 }
 
 static int lists(const cmd_server *srv, buf *b)
 {
-    lists_walk w = {BUF_INIT, BUF_INIT, BUF_INIT, 0, srv->conf->metrics_max_lists, 0, 0, 0, 0};
-    long n = store_stats(srv->st, list_one, &w);
+    pthread_mutex_lock(&lists_lock);
+    buf_clear(&keep_lines);
+    buf_clear(&keep_added);
+    buf_clear(&keep_removed);
+    lists_walk w = {&keep_lines, &keep_added, &keep_removed, 0, srv->conf->metrics_max_lists,
+                    0, 0, 0, 0};
+    long n = store_stats(srv->st, 0, list_one, &w);
     if (w.any_other) {
-        buf_printf(&w.lines, "stsd_list_lines{list=\"_other\"} %zu\n", w.other_lines);
-        buf_printf(&w.added, "stsd_list_added_total{list=\"_other\"} %llu\n",
+        buf_printf(w.lines, "stsd_list_lines{list=\"_other\"} %zu\n", w.other_lines);
+        buf_printf(w.added, "stsd_list_added_total{list=\"_other\"} %llu\n",
                    (unsigned long long)w.other_added);
-        buf_printf(&w.removed, "stsd_list_removed_total{list=\"_other\"} %llu\n",
+        buf_printf(w.removed, "stsd_list_removed_total{list=\"_other\"} %llu\n",
                    (unsigned long long)w.other_removed);
     }
+    /* Room for the whole page at once rather than doubling through it. */
+    buf_reserve(b, w.lines->len + w.added->len + w.removed->len + 16384);
     family(b, "stsd_lists", "gauge", "Number of lists.");
     buf_printf(b, "stsd_lists %ld\n", n < 0 ? 0 : n);
     family(b, "stsd_list_lines", "gauge",
            "Lines in each list (lists past stsd.metrics.maxLists by name add up in _other).");
-    buf_append(b, w.lines.data ? w.lines.data : "", w.lines.len);
+    buf_append(b, w.lines->data ? w.lines->data : "", w.lines->len);
     family(b, "stsd_list_added_total", "counter", "Lines added to each list by ADD.");
-    buf_append(b, w.added.data ? w.added.data : "", w.added.len);
+    buf_append(b, w.added->data ? w.added->data : "", w.added->len);
     family(b, "stsd_list_removed_total", "counter",
            "Lines taken from each list by READ, READMULTI and FIND with KEEP=FALSE.");
-    buf_append(b, w.removed.data ? w.removed.data : "", w.removed.len);
-    int failed = n < 0 || w.lines.oom || w.added.oom || w.removed.oom;
-    buf_free(&w.lines);
-    buf_free(&w.added);
-    buf_free(&w.removed);
+    buf_append(b, w.removed->data ? w.removed->data : "", w.removed->len);
+    int failed = n < 0 || w.lines->oom || w.added->oom || w.removed->oom;
+    pthread_mutex_unlock(&lists_lock);
     return failed ? -1 : 0;
 }
 
@@ -222,6 +261,15 @@ static void process_metrics(buf *b)
                    ? (unsigned long long)rl.rlim_cur : 0ULL);
     family(b, "process_start_time_seconds", "gauge", "Start time, in seconds since the epoch.");
     buf_printf(b, "process_start_time_seconds %.3f\n", stats_start_time());
+}
+
+void metrics_shutdown(void)
+{
+    pthread_mutex_lock(&lists_lock);
+    buf_free(&keep_lines);
+    buf_free(&keep_added);
+    buf_free(&keep_removed);
+    pthread_mutex_unlock(&lists_lock);
 }
 
 int metrics_render(const cmd_server *srv, buf *out)

@@ -83,6 +83,7 @@ void store_free(store *st)
         t = older;
     }
     pthread_mutex_destroy(&st->add_lock);
+    free(st->sorted);
     free(st);
 }
 
@@ -489,11 +490,19 @@ static int cmp_entry_name(const void *a, const void *b)
 
 entry **store_entries_sorted(store *st, size_t *count)
 {
-    /* Taken under add_lock so that the count and the table agree. */
+    /* Taken under add_lock so that the count and the table agree. Names are only ever
+     * added, so while the count is unchanged the last sorted order still holds: STATUS
+     * and scrapes then copy it instead of sorting again. */
     pthread_mutex_lock(&st->add_lock);
-    table *t = atomic_load_explicit(&st->names, memory_order_relaxed);
     size_t n = st->count, k = 0;
     entry **all = malloc((n ? n : 1) * sizeof *all);
+    if (all && st->sorted && st->sorted_n == n) {
+        memcpy(all, st->sorted, n * sizeof *all);
+        pthread_mutex_unlock(&st->add_lock);
+        *count = n;
+        return all;
+    }
+    table *t = atomic_load_explicit(&st->names, memory_order_relaxed);
     for (size_t i = 0; all && i <= t->mask; i++) {
         entry *e = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
         if (e)
@@ -503,6 +512,19 @@ entry **store_entries_sorted(store *st, size_t *count)
     if (!all)
         return NULL;
     qsort(all, n, sizeof *all, cmp_entry_name);
+    entry **keep = malloc((n ? n : 1) * sizeof *keep);
+    if (keep) {
+        memcpy(keep, all, n * sizeof *keep);
+        pthread_mutex_lock(&st->add_lock);
+        if (st->count == n && (!st->sorted || st->sorted_n != n)) {
+            free(st->sorted);
+            st->sorted = keep;
+            st->sorted_n = n;
+            keep = NULL;
+        }
+        pthread_mutex_unlock(&st->add_lock);
+        free(keep);
+    }
     *count = n;
     return all;
 }

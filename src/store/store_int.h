@@ -42,6 +42,8 @@ struct store {
     _Atomic(table *) names;
     pthread_mutex_t add_lock;    /* serializes writers of names */
     size_t count;                /* under add_lock */
+    entry **sorted;              /* under add_lock: every entry by name, when sorted_n */
+    size_t sorted_n;             /* equals count (names are only added, never removed) */
     store_limits limits;
     atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
     const store_recorder *rec;   /* NULL: changes live in memory only */

@@ -11,7 +11,8 @@
  * READs on the list are never held up for long. */
 #define PEEK_CHUNK 4096
 
-long store_stats(store *st, void (*fn)(const store_list_stats *s, void *ctx), void *ctx)
+long store_stats(store *st, int rates, void (*fn)(const store_list_stats *s, void *ctx),
+                 void *ctx)
 {
     size_t n;
     entry **all = store_entries_sorted(st, &n);
@@ -26,9 +27,10 @@ long store_stats(store *st, void (*fn)(const store_list_stats *s, void *ctx), vo
         s.lines = list_length(e->l);
         s.added_total = e->added_total;
         s.removed_total = e->removed_total;
-        rate_get(&e->rate, now, &s.added_per_s, &s.removed_per_s);
+        if (rates)
+            rate_get(&e->rate, now, &s.added_per_s, &s.removed_per_s);
         pthread_mutex_unlock(&e->lock);
-        s.empty_in_s = rate_empty_in(s.lines, s.added_per_s, s.removed_per_s);
+        s.empty_in_s = rates ? rate_empty_in(s.lines, s.added_per_s, s.removed_per_s) : -1;
         fn(&s, ctx);
     }
     free(all);

@@ -201,6 +201,19 @@ scrape_pair() {   # NAME
     done
     report "$name" "$work/s.txt" "$work/c.txt"
 }
+# CPU that stsd spends per scrape (user + system ticks over 50 scrapes), which load on the
+# machine does not skew as it skews wall-clock times.
+scrape_cpu() {   # LISTS
+    local tick c0 c1
+    tick=$(getconf CLK_TCK)
+    c0=$(awk '{ print $14 + $15 }' "/proc/$stsd_pid/stat")
+    for _ in $(seq 50); do curl -sf -o /dev/null "http://127.0.0.1:$stsd_port/metrics"; done
+    c1=$(awk '{ print $14 + $15 }' "/proc/$stsd_pid/stat")
+    printf '%-34s %s ms of stsd CPU per scrape (50 scrapes): %s%% of one core at one per 100 ms\n' \
+        "scrape-cpu-$1-lists" \
+        "$(awk -v a="$c0" -v b="$c1" -v t="$tick" 'BEGIN { printf "%.2f", (b - a) * 1000 / t / 50 }')" \
+        "$(awk -v a="$c0" -v b="$c1" -v t="$tick" 'BEGIN { printf "%.1f", (b - a) * 1000 / t / 50 / 100 * 100 }')"
+}
 scrape_rows() {
     if [ -n "${BENCH_ONLY:-}" ] && ! grep -qw -- "scrape" <<< "$BENCH_ONLY"; then return; fi
     local lists
@@ -208,6 +221,7 @@ scrape_rows() {
     echo
     echo "stsd alone: READ keep-alive while GET /metrics runs every 100 ms ('ceiling' column: the same READ without scrapes); ratio = with / without"
     scrape_pair "read-keepalive-50-scrape-$lists-lists"
+    scrape_cpu "$lists"
     wrk -t1 -c4 -d3s -s "$work/lists.lua" "http://127.0.0.1:$stsd_port/" > /dev/null 2>&1
     lists=$(curl -sf "http://127.0.0.1:$stsd_port/metrics" | awk '$1 == "stsd_lists" { print $2 }')
     scrape_pair "read-keepalive-50-scrape-$lists-lists"
@@ -221,6 +235,7 @@ scrape_rows() {
     printf '%-34s %s ms (median of 7 curl fetches), %s bytes, %s lines\n' "scrape-$lists-lists" \
         "$(awk -v t="$t" 'BEGIN { printf "%.1f", t * 1000 }')" "$(wc -c < "$work/scrape.txt")" \
         "$(wc -l < "$work/scrape.txt")"
+    scrape_cpu "$lists"
 }
 scrape_rows
 

@@ -206,14 +206,16 @@ class Dashboard(unittest.TestCase):
     def test_03_change_by_curl_shows_within_a_second(self):
         self.open()
         self.wait(lambda d: self.row('queue.csv') is not None)
-        # The page notes when the count of queue.csv changes on screen (same clock as ours).
+        # The page notes when the count of queue.csv changes on screen (same clock as ours),
+        # and the browser times every STATUS it sends (Resource Timing).
         self.d.execute_script('''
+            performance.setResourceTimingBufferSize(10000);
             window.shownAt = [];
             const tr = [...document.querySelectorAll('#lists-table tbody tr')]
               .find(tr => tr.querySelector('th').textContent === 'queue.csv');
             new MutationObserver(() => window.shownAt.push(Date.now()))
               .observe(tr.querySelector('td'), {subtree: true, characterData: true, childList: true});''')
-        delays = []
+        delays, lags = [], []
         for i in range(7):
             before = int(self.row('queue.csv')[0])
             self.d.execute_script('window.shownAt = []')
@@ -221,16 +223,31 @@ class Dashboard(unittest.TestCase):
             added = time.time() * 1000
             self.assertEqual(status, 200)
             self.wait(lambda d: self.row('queue.csv')[0] == str(before + 1), 3)
-            shown = self.d.execute_script('return window.shownAt')
-            delays.append(max(0, min(shown) - added) / 1000)
+            shown = min(self.d.execute_script('return window.shownAt'))
+            # The first STATUS sent after the change: the page must show it with that answer.
+            answered = self.d.execute_script('''
+                const after = arguments[0];
+                const e = performance.getEntriesByType('resource').find(e =>
+                  e.name.includes('/sts/STATUS') && performance.timeOrigin + e.requestStart > after);
+                return e ? performance.timeOrigin + e.responseEnd : null;''', added)
+            self.assertIsNotNone(answered)
+            lags.append((shown - answered) / 1000)
+            delays.append(max(0, shown - added) / 1000)
             time.sleep(0.13 * (i + 1))    # land at different points of the poll cycle
+        starts = self.d.execute_script('''
+            return performance.getEntriesByType('resource')
+              .filter(e => e.name.includes('/sts/STATUS')).map(e => e.startTime);''')
+        gaps = sorted(b - a for a, b in zip(starts, starts[1:]))
         delays.sort()
         print(f'\n  change shown after {delays[0]:.3f}-{delays[-1]:.3f} s '
-              f'(median {delays[len(delays) // 2]:.3f})', end=' ')
-        # One STATUS a second: a change waits at most for the next poll, plus the answer's
-        # way back and timer slack on a busy machine.
-        self.assertLess(delays[-1], 1.25)
-        self.assertLess(delays[len(delays) // 2], 0.8)
+              f'(median {delays[len(delays) // 2]:.3f}); STATUS every '
+              f'{gaps[len(gaps) // 2] / 1000:.3f} s (median of {len(gaps)})', end=' ')
+        # One STATUS a second, never more: a change waits at most for the next one...
+        self.assertGreaterEqual(gaps[0], 990)
+        self.assertLess(gaps[len(gaps) // 2], 1100)
+        # ...and shows as soon as that answer is in (a busy 2-core machine may delay the
+        # timers themselves, so the end-to-end figure is printed, not asserted).
+        self.assertLess(max(lags), 0.5)
         # A new list appears too.
         self.srv.call('ADD', FILENAME='fresh', LINE='x')
         self.wait(lambda d: self.row('fresh') is not None, 2)

@@ -274,7 +274,8 @@ class Dashboard(unittest.TestCase):
     def test_05_browse_pages(self):
         self.open()
         self.wait(lambda d: self.row('logins.csv') is not None)
-        self.d.find_element(By.LINK_TEXT, 'logins.csv').click()
+        # Rows are redrawn by every poll: find and click in one retried step.
+        self.wait(lambda d: d.find_element(By.LINK_TEXT, 'logins.csv').click() is None)
         self.wait(lambda d: d.find_element(By.ID, 'list-h').text == 'logins.csv')
         self.text_is('#lines-info', 'Lines 1–100 of 250')
         cells = self.d.find_elements(By.CSS_SELECTOR, '#lines-body td.line')
@@ -583,7 +584,8 @@ class TokenPrompt(unittest.TestCase):
         self.wait(lambda d: 'Enter token' in d.find_element(By.ID, 'live').text)
         time.sleep(1.5)
         self.assertFalse(self.d.find_element(By.ID, 'token').is_displayed())
-        self.d.find_element(By.CSS_SELECTOR, '#live button').click()
+        # The live indicator is redrawn by every poll: find and click in one retried step.
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, '#live button').click() is None)
         self.give_token('data-secret', 'asks for a token')
         self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
         self.d.save_screenshot(os.path.join(SCREENS, 'token.png'))

@@ -35,6 +35,7 @@ typedef struct cmd_result {
     unsigned status;     /* HTTP status of a KO answered in JSON (400 when 0) */
     reply_field field;   /* set by the dispatcher from the command table */
     int cmd;        /* the command run (command_name), -1 for none */
+    buf lease;      /* owned: the X-STS-Lease header's value (lease ids); empty: none */
 } cmd_result;
 
 #endif

@@ -27,6 +27,7 @@ typedef enum store_rc {
     STORE_NOMEM,        /* out of memory; nothing changed */
     STORE_JOURNAL,      /* the recorder (journal) cannot record changes; nothing changed */
     STORE_WAITING,      /* store_*_wait: not servable now; the waiter is queued */
+    STORE_NO_LEASE,     /* ACK/RELEASE: no such open lease in that list */
 } store_rc;
 
 typedef enum store_end { STORE_FIRST, STORE_LAST, STORE_RANDOM } store_end;
@@ -69,7 +70,9 @@ struct store_waiter {
      * recorder promises: rc STORE_OK with the lines in out (store_next_line format) and
      * count set, or the error. May free w. */
     void (*served)(store_waiter *w, store_rc rc);
+    int64_t lease_ms;             /* > 0 (with keep 0): each line taken is leased this long */
     buf out;
+    buf ids;                      /* the leases' ids (uint64_t each), in line order */
     size_t count;
     /* The store's own: */
     store_waiter *prev, *next;
@@ -124,6 +127,51 @@ store_rc store_find_wait(store *st, store_waiter *w, buf *out);
  * refers to w (call it from whoever ended w by other means: deadline, shutdown). */
 void store_unwait(store *st, store_waiter *w);
 
+/* Leases. A line taken with a lease (KEEP=FALSE) leaves its list but stays on loan until
+ * settled: ACK forgets it, RELEASE puts it back at the head of its list (feeding waiters),
+ * and so does its deadline, by store_lease_expire. RESET and INITFILE drop the list's
+ * leases. Ids are unique, nonzero and do not look sequential; an id settles only in its
+ * own list. Deadlines are wall-clock milliseconds (store_wall_ms), so that they keep
+ * their meaning across a restart. Each lease costs 56 bytes plus its line. */
+
+/* Milliseconds of CLOCK_REALTIME: the clock of lease deadlines. */
+int64_t store_wall_ms(void);
+
+/* READ/READMULTI with keep 0 and a lease of lease_ms each (lease_ms 0: store_read); the
+ * ids are appended to ids (uint64_t each) in line order. */
+store_rc store_read_leased(store *st, const char *name, store_end end, size_t n,
+                           int64_t lease_ms, buf *out, size_t *count, buf *ids);
+
+/* FIND with keep 0 and a lease, as store_read_leased. */
+store_rc store_find_leased(store *st, const char *name, const store_matcher *m,
+                           int64_t lease_ms, buf *out, buf *ids);
+
+/* ACK (release 0) or RELEASE (1) of list name's lease id, or with line non-NULL of the
+ * oldest lease of that exact line. STORE_NO_LEASE when there is none (settled already,
+ * expired, unknown, or of another list); STORE_NOT_LOADED without the list. */
+store_rc store_settle(store *st, const char *name, int release, uint64_t id, const char *line,
+                      size_t len);
+
+/* LEASES: the number of open leases of list name, in *n. */
+store_rc store_leases(store *st, const char *name, size_t *n);
+
+/* Puts back every lease whose deadline is at or before now (wall-clock ms). Returns how
+ * many; sets *next to the next deadline (0: none). */
+size_t store_lease_expire(store *st, int64_t now, int64_t *next);
+
+/* Recovery: an open lease of list name (created if absent), without recording; an id
+ * known already is ignored. */
+store_rc store_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
+                           const char *line, size_t len);
+
+/* Compaction, from inside a store_each_locked callback for list name (its lock held):
+ * calls fn for each open lease of the list, oldest first; stops at fn's first nonzero
+ * value and returns it. */
+int store_each_lease_locked(store *st, const char *name,
+                            int (*fn)(uint64_t id, int64_t until, const char *line, size_t len,
+                                      void *ctx),
+                            void *ctx);
+
 /* The next line of a READ/FIND result, from offset *off (start at 0), which it advances.
  * Returns the line and sets *len, or NULL after the last one. */
 const char *store_next_line(const buf *out, size_t *off, size_t *len);
@@ -149,6 +197,8 @@ typedef struct store_list_stats {
     uint64_t added_total, removed_total;
     double added_per_s, removed_per_s;
     double empty_in_s;        /* lines / net drain rate; -1 when not draining */
+    size_t leased;            /* lines on loan (open leases) */
+    size_t waiters;           /* requests waiting for lines (TIMEOUT) */
 } store_list_stats;
 
 /* Calls fn for every list, sorted by name (s is valid during the call only); rates and
@@ -201,6 +251,13 @@ typedef struct store_recorder {
     int (*wait)(void *ctx, uint64_t lsn);
     /* A recorded change could not be applied in memory: memory and record disagree. */
     void (*mark_broken)(void *ctx);
+    /* A line of name taken (its take recorded just before) is on loan as lease id until
+     * the wall-clock ms until. */
+    int (*lease)(void *ctx, const char *name, uint64_t id, int64_t until, const char *line,
+                 size_t len, uint64_t *lsn);
+    /* Lease id of name is settled: acked (release 0), or its line back at the head. */
+    int (*settle)(void *ctx, const char *name, uint64_t id, int release, const char *line,
+                  size_t len, uint64_t *lsn);
 } store_recorder;
 
 /* From now on, every change is first given to r (with ctx), and answered only once r's

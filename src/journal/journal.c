@@ -155,6 +155,30 @@ int journal_log_push(journal *j, const char *name, int at_tail, const char *line
     return rc;
 }
 
+int journal_log_lease(journal *j, const char *name, uint64_t id, int64_t until,
+                      const char *line, size_t len, uint64_t *lsn)
+{
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_lease(&j->rec, name, id, until, line, len);
+    int rc = journal_append_locked(j, 0, lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+int journal_log_settle(journal *j, const char *name, uint64_t id, int release,
+                       const char *line, size_t len, uint64_t *lsn)
+{
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    /* A RELEASE carries its line: replayed, it puts the line back even where the LEASE
+     * record is gone (a compaction ran in between). */
+    wal_enc_settle(&j->rec, name, id, release, line, release ? len : 0);
+    int rc = journal_append_locked(j, 0, lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
 int journal_log_take(journal *j, const char *name, int keep, const size_t *pos, size_t n,
                      uint64_t *lsn)
 {
@@ -332,9 +356,21 @@ static void rec_mark_broken(void *j)
     journal_mark_broken(j);
 }
 
+static int rec_lease(void *j, const char *name, uint64_t id, int64_t until, const char *line,
+                     size_t len, uint64_t *lsn)
+{
+    return journal_log_lease(j, name, id, until, line, len, lsn);
+}
+
+static int rec_settle(void *j, const char *name, uint64_t id, int release, const char *line,
+                      size_t len, uint64_t *lsn)
+{
+    return journal_log_settle(j, name, id, release, line, len, lsn);
+}
+
 static const store_recorder journal_recorder = {
     rec_push, rec_take, rec_reset, rec_write_snapshot, rec_replace, rec_wait,
-    rec_mark_broken,
+    rec_mark_broken, rec_lease, rec_settle,
 };
 
 void journal_attach(journal *j, store *st)

@@ -17,6 +17,8 @@
 /* The lists a compaction copied under their locks, to write to files outside them. */
 typedef struct compaction {
     journal *j;
+    store *st;
+    const char *name;      /* the list whose leases are being written */
     struct copy {
         uint64_t id;
         list *l;
@@ -34,8 +36,23 @@ static int stopping(journal *j)
     return s;
 }
 
+/* Under the lock of a list, after its SNAPSHOT record: one of its open leases. */
+static int lease_one(uint64_t id, int64_t until, const char *line, size_t len, void *ctx)
+{
+    compaction *c = ctx;
+    journal *j = c->j;
+    uint64_t lsn;
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_lease(&j->rec, c->name, id, until, line, len);
+    c->bytes += j->rec.len;
+    int rc = journal_append_locked(j, 1, &lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
 /* Under the lock of list name: its SNAPSHOT record, inline for a small list, else naming
- * a file written later from a copy. */
+ * a file written later from a copy; then its open leases. */
 static int snap_one(const char *name, const list *l, void *ctx)
 {
     compaction *c = ctx;
@@ -71,7 +88,8 @@ static int snap_one(const char *name, const list *l, void *ctx)
     else
         c->bytes += len;
     c->lists++;
-    return 0;
+    c->name = name;
+    return store_each_lease_locked(c->st, name, lease_one, c);
 }
 
 /* Starts generation gen: the old log whole on disk first (the replay reads the logs in a
@@ -184,7 +202,7 @@ cleanup:
 
 int journal_compact(journal *j, store *st)
 {
-    compaction c = {.j = j};
+    compaction c = {.j = j, .st = st};
     buf err = BUF_INIT;
     uint32_t gen;
     uint64_t lsn;

@@ -139,6 +139,18 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
     }
     if (rs->nlists > LOG_LISTS_MAX)
         log_info("journal: ... and %zu more lists", rs->nlists - LOG_LISTS_MAX);
+    for (size_t i = 0; i < rs->nleases; i++) {
+        const struct recover_lease *l = &rs->leases[i];
+        if (store_lease_adopt(st, rs->names[l->list], l->id, l->until, l->line, l->len) !=
+            STORE_OK) {
+            buf_printf(err, "cannot restore a lease of list %s: out of memory",
+                       rs->names[l->list]);
+            return -1;
+        }
+    }
+    if (rs->nleases)
+        log_info("journal: recovered %zu open leases (those past their deadline go back "
+                 "to their lists now)", rs->nleases);
     return 0;
 }
 

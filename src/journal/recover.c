@@ -21,14 +21,25 @@ typedef struct rlog {
     size_t end;            /* after the last whole record */
     int complete;          /* holds COMPACT_DONE */
     int empty;             /* newest log without a single record */
-    size_t count[WAL_COMPACT_DONE + 1];
+    size_t count[WAL_TYPE_MAX + 1];
     const char *torn_why;
 } rlog;
+
+/* One open lease during the replay. */
+typedef struct rlease {
+    struct rlease *next;
+    uint64_t id;
+    int64_t until;
+    size_t len;
+    char line[];
+} rlease;
 
 /* One list during the replay. */
 typedef struct rent {
     struct rent *next;
     list *l;
+    rlease *leases;        /* newest first */
+    size_t nleases;
     size_t def_log;        /* 1 + index of the log of its defining record; 0: none */
     size_t def_off;
     size_t name_len;
@@ -105,11 +116,23 @@ static rent *rmap_get(replay *x, const char *name, size_t len)
     return e;
 }
 
+/* Forgets e's leases (RESET, INITFILE, a snapshot that carries them again). */
+static void drop_leases(rent *e)
+{
+    while (e->leases) {
+        rlease *next = e->leases->next;
+        free(e->leases);
+        e->leases = next;
+    }
+    e->nleases = 0;
+}
+
 static void rmap_free(replay *x)
 {
     for (size_t i = 0; i < x->nb; i++)
         for (rent *e = x->b[i], *next; e; e = next) {
             next = e->next;
+            drop_leases(e);
             list_free(e->l);
             free(e);
         }
@@ -202,7 +225,7 @@ static int scan_log(replay *x, rlog *g, int newest)
     }
     g->end = off;
     size_t total = 0;
-    for (int t = 0; t <= WAL_COMPACT_DONE; t++)
+    for (int t = 0; t <= WAL_TYPE_MAX; t++)
         total += g->count[t];
     g->empty = newest && total == 0;
     return 0;
@@ -337,6 +360,43 @@ static int apply_take(replay *x, const rlog *g, size_t off, const wal_rec *r, li
     return p == end ? 0 : fail(x, g->name, off, "malformed positions", g->gen, off);
 }
 
+/* Applies a LEASE (a line on loan: its TAKE came before) or a SETTLE (ACK forgets the
+ * lease; RELEASE also puts its line back at the head, even if the lease is unknown). */
+static int apply_lease(replay *x, const rlog *g, size_t off, const wal_rec *r, rent *e)
+{
+    rlease **pp = &e->leases;
+    while (*pp && (*pp)->id != r->id)
+        pp = &(*pp)->next;
+    if (r->type == WAL_LEASE) {
+        if (*pp)
+            return 0;               /* carried again by a compaction */
+        rlease *l = malloc(sizeof *l + (r->data_len ? r->data_len : 1));
+        if (!l)
+            return fail(x, g->name, off, "out of memory", 0, 0);
+        l->id = r->id;
+        l->until = (int64_t)r->n;
+        l->len = r->data_len;
+        memcpy(l->line, r->data, r->data_len);
+        l->next = e->leases;
+        e->leases = l;
+        e->nleases++;
+        return 0;
+    }
+    if (*pp) {
+        rlease *l = *pp;
+        *pp = l->next;
+        free(l);
+        e->nleases--;
+    }
+    if (r->flag) {
+        if (!e->l && !(e->l = list_create()))
+            return fail(x, g->name, off, "out of memory", 0, 0);
+        if (list_push_front(e->l, (const char *)r->data, r->data_len) != 0)
+            return fail(x, g->name, off, "out of memory", 0, 0);
+    }
+    return 0;
+}
+
 /* Pass 2, per record: applied if it comes at or after its list's defining record. */
 static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
                         const wal_rec *r, rent *e)
@@ -356,7 +416,11 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
     if (fresh) {
         list_free(e->l);
         e->l = fresh;
+        if (r->type != WAL_PUSH)
+            drop_leases(e);
     }
+    if (r->type == WAL_LEASE || r->type == WAL_SETTLE)
+        return apply_lease(x, g, off, r, e);
     if (r->type == WAL_PUSH) {
         const char *s = (const char *)r->data;
         if ((r->flag ? list_push_back(e->l, s, r->data_len)
@@ -391,10 +455,28 @@ static int hand_over(replay *x)
             rs->nlists = ++k;     /* so that recover_free frees what is there */
         }
     qsort(rs->names, k, sizeof *rs->names, cmp_name);
+    size_t nl = 0;
+    for (size_t j = 0; j < k; j++)
+        nl += rmap_find(x, rs->names[j], strlen(rs->names[j]))->nleases;
+    if (nl && !(rs->leases = calloc(nl, sizeof *rs->leases)))
+        return -1;
     for (size_t j = 0; j < k; j++) {
         rent *e = rmap_find(x, rs->names[j], strlen(rs->names[j]));
         rs->lists[j] = e->l;
         e->l = NULL;
+        /* Oldest first: the replay chained them newest first. */
+        size_t at = rs->nleases + e->nleases;
+        for (rlease *l = e->leases; l; l = l->next) {
+            struct recover_lease *o = &rs->leases[--at];
+            if (!(o->line = malloc(l->len ? l->len : 1)))
+                return -1;
+            memcpy(o->line, l->line, l->len);
+            o->list = j;
+            o->id = l->id;
+            o->until = l->until;
+            o->len = l->len;
+        }
+        rs->nleases += e->nleases;
     }
     return 0;
 }
@@ -403,7 +485,8 @@ static int hand_over(replay *x)
 
 static void report_logs(const replay *x, size_t first_kept)
 {
-    static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done"};
+    static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done",
+                                  "lease", "settle"};
     for (size_t i = 0; i < first_kept; i++) {
         char name[32];
         wal_log_name(name, sizeof name, x->gens[i]);
@@ -414,7 +497,7 @@ static void report_logs(const replay *x, size_t first_kept)
         const rlog *g = &x->logs[i];
         fprintf(x->report, "%s: %zu bytes, compaction %s;", g->name, g->len,
                 g->complete ? "complete" : "not complete");
-        for (int t = WAL_PUSH; t <= WAL_COMPACT_DONE; t++)
+        for (int t = WAL_PUSH; t <= WAL_TYPE_MAX; t++)
             fprintf(x->report, " %zu %s", g->count[t], types[t]);
         fputc('\n', x->report);
         if (g->torn_why)
@@ -517,6 +600,9 @@ void recover_free(recover_state *rs)
         free(rs->names[i]);
         list_free(rs->lists[i]);
     }
+    for (size_t i = 0; i < rs->nleases; i++)
+        free(rs->leases[i].line);
+    free(rs->leases);
     free(rs->names);
     free(rs->lists);
     free(rs->refs);

@@ -27,6 +27,15 @@ typedef struct recover_state {
     char **names;
     list **lists;
     uint64_t snap_bytes;     /* bytes of the snapshot files and inline snapshots loaded */
+    /* The open leases, by list (index into names), oldest first per list. */
+    size_t nleases;
+    struct recover_lease {
+        size_t list;
+        uint64_t id;
+        int64_t until;       /* wall-clock ms */
+        char *line;          /* owned */
+        size_t len;
+    } *leases;
     /* The log to go on appending to; last_gen 0: none, start a new history. */
     uint32_t last_gen;
     size_t last_end;         /* where its last whole record ends */

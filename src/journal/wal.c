@@ -421,6 +421,22 @@ int wal_enc_done(buf *out, uint64_t gen, uint64_t lists)
            wal_put_varint(out, lists) == 0 ? 0 : -1;
 }
 
+int wal_enc_lease(buf *out, const char *name, uint64_t id, int64_t until, const char *line,
+                  size_t len)
+{
+    return put_name(out, WAL_LEASE, name) == 0 && wal_put_varint(out, id) == 0 &&
+           wal_put_varint(out, (uint64_t)until) == 0 && buf_append(out, line, len) == 0
+               ? 0 : -1;
+}
+
+int wal_enc_settle(buf *out, const char *name, uint64_t id, int release, const char *line,
+                   size_t len)
+{
+    uint8_t f = release ? 1 : 0;
+    return put_name(out, WAL_SETTLE, name) == 0 && buf_append(out, &f, 1) == 0 &&
+           wal_put_varint(out, id) == 0 && buf_append(out, line, len) == 0 ? 0 : -1;
+}
+
 int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
 {
     const uint8_t *p = body + 1, *end = body + len;
@@ -431,7 +447,7 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     if (r->type == WAL_COMPACT_DONE)
         return wal_get_varint(&p, end, &r->id) == 0 && wal_get_varint(&p, end, &r->n) == 0 &&
                p == end ? 0 : -1;
-    if (r->type < WAL_PUSH || r->type > WAL_SNAPSHOT) {
+    if (r->type < WAL_PUSH || r->type > WAL_TYPE_MAX) {
         *why = "unknown record type";
         return -1;
     }
@@ -457,6 +473,18 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
         break;
     case WAL_RESET:
         if (p != end)
+            return -1;
+        break;
+    case WAL_LEASE:
+        if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0 ||
+            wal_get_varint(&p, end, &r->n) != 0)
+            return -1;
+        break;
+    case WAL_SETTLE:
+        if (p == end || *p > 1)
+            return -1;
+        r->flag = *p++;
+        if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0)
             return -1;
         break;
     default:        /* REPLACE, SNAPSHOT */

@@ -105,6 +105,9 @@ enum {
     WAL_REPLACE = 4,      /* name, snapshot id (0: empty list)           INITFILE */
     WAL_SNAPSHOT = 5,     /* name, snapshot id; id 0: count, then lines   compaction */
     WAL_COMPACT_DONE = 6, /* generation, number of lists */
+    WAL_LEASE = 7,        /* name, lease id, deadline (wall-clock ms), line (the rest) */
+    WAL_SETTLE = 8,       /* name, release:u8, lease id, line (the rest)  ACK/RELEASE */
+#define WAL_TYPE_MAX WAL_SETTLE
     /* snapshot file records */
     WAL_LINES = 16,       /* lines, each varint length + bytes, to the end of the body */
     WAL_END_LINES = 17,   /* line count, total bytes */
@@ -115,11 +118,14 @@ typedef struct wal_rec {
     int type;
     const char *name;
     size_t name_len;
-    int flag;                 /* PUSH: at_tail; TAKE: keep */
-    const uint8_t *data;      /* PUSH: the line; TAKE: positions; SNAPSHOT id 0: lines */
+    int flag;                 /* PUSH: at_tail; TAKE: keep; SETTLE: release */
+    const uint8_t *data;      /* PUSH, LEASE, SETTLE: the line; TAKE: positions; SNAPSHOT
+                               * id 0: lines */
     size_t data_len;
-    uint64_t n;               /* TAKE: positions; SNAPSHOT id 0: lines; COMPACT_DONE: lists */
-    uint64_t id;              /* REPLACE/SNAPSHOT: snapshot id; COMPACT_DONE: generation */
+    uint64_t n;               /* TAKE: positions; SNAPSHOT id 0: lines; COMPACT_DONE: lists;
+                               * LEASE: the deadline */
+    uint64_t id;              /* REPLACE/SNAPSHOT: snapshot id; COMPACT_DONE: generation;
+                               * LEASE/SETTLE: the lease id */
 } wal_rec;
 
 /* Decodes a log record body. Returns 0, or -1 with the reason in *why. Checks structure
@@ -132,6 +138,10 @@ int wal_enc_take(buf *out, const char *name, int keep, const size_t *pos, size_t
 int wal_enc_name(buf *out, int type, const char *name);  /* RESET */
 int wal_enc_ref(buf *out, int type, const char *name, uint64_t id);  /* REPLACE, SNAPSHOT */
 int wal_enc_done(buf *out, uint64_t gen, uint64_t lists);
+int wal_enc_lease(buf *out, const char *name, uint64_t id, int64_t until, const char *line,
+                  size_t len);
+int wal_enc_settle(buf *out, const char *name, uint64_t id, int release, const char *line,
+                   size_t len);
 
 /* Varints (LEB128): wal_put_varint appends; wal_get_varint reads from *p (below end),
  * advancing it; returns 0 or -1 if truncated or longer than 64 bits. */

@@ -72,9 +72,9 @@ static void status_one(const store_list_stats *s, void *ctx)
     json_key(j, "lines");
     json_uint(j, s->lines);
     json_key(j, "leased");
-    json_uint(j, 0);
+    json_uint(j, s->leased);
     json_key(j, "waiters");
-    json_uint(j, 0);
+    json_uint(j, s->waiters);
     json_key(j, "added_per_s");
     json_double(j, s->added_per_s);
     json_key(j, "removed_per_s");

@@ -285,14 +285,27 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
         }
         return;
     }
+    int64_t lease_ms;
+    if (cmd_lease_param(srv, p, keep, r, &lease_ms) != 0)
+        return;
     if (strlen(name) != nlen)
         return ko_not_loaded(r, name, nlen);
     if (wait_ms > 0 && srv->lot) {
-        cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi};
+        cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi, lease_ms};
         return cmd_wait_read(srv, &q, park_now_ms() + wait_ms, r);
     }
     size_t count;
-    store_rc rc = store_read(srv->st, name, (store_end)end, keep, (size_t)n, &r->text, &count);
+    store_rc rc;
+    if (lease_ms) {
+        buf ids = BUF_INIT;
+        rc = store_read_leased(srv->st, name, (store_end)end, (size_t)n, lease_ms, &r->text,
+                               &count, &ids);
+        if (rc == STORE_OK)
+            cmd_lease_ids(r, &ids);
+        buf_free(&ids);
+    } else {
+        rc = store_read(srv->st, name, (store_end)end, keep, (size_t)n, &r->text, &count);
+    }
     cmd_read_answer(r, rc, name, nlen, n, count, multi);
 }
 
@@ -372,9 +385,14 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
             return ko(r, MSG_FIND_KEEP);
         return ko(r, MSG_REGEX);
     }
+    int64_t lease_ms;
+    if (cmd_lease_param(srv, p, keep, r, &lease_ms) != 0) {
+        rx_release(re);
+        return;
+    }
     if (wait_ms > 0 && srv->lot && strlen(name) == nlen) {
         rx_release(re);
-        cmd_find_req q = {name, nlen, line, llen, mode, keep};
+        cmd_find_req q = {name, nlen, line, llen, mode, keep, lease_ms};
         return cmd_wait_find(srv, &q, park_now_ms() + wait_ms, r);
     }
     store_matcher m = {0};
@@ -388,8 +406,16 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
         m.match = substring_match;
         m.ctx = (void *)p;
     }
-    store_rc rc = strlen(name) == nlen ? store_find(srv->st, name, &m, keep, &r->text)
-                                       : STORE_NOT_LOADED;
+    store_rc rc = STORE_NOT_LOADED;
+    if (strlen(name) == nlen && lease_ms) {
+        buf ids = BUF_INIT;
+        rc = store_find_leased(srv->st, name, &m, lease_ms, &r->text, &ids);
+        if (rc == STORE_OK)
+            cmd_lease_ids(r, &ids);
+        buf_free(&ids);
+    } else if (strlen(name) == nlen) {
+        rc = store_find(srv->st, name, &m, keep, &r->text);
+    }
     rx_release(re);
     cmd_find_answer(r, rc, name, nlen);
 }
@@ -616,6 +642,9 @@ static const cmd_def commands[] = {
     {"FILES",     browse_files,  0, FIELD_MESSAGE},
     {"INFO",      browse_info,   0, FIELD_MESSAGE},
     {"LOAD",      cmd_load,      0, FIELD_COUNT},
+    {"ACK",       cmd_ack,       0, FIELD_MESSAGE},
+    {"RELEASE",   cmd_release,   0, FIELD_MESSAGE},
+    {"LEASES",    cmd_leases,    0, FIELD_LENGTH},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -652,6 +681,7 @@ void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_m
                  const params *p, cmd_result *r)
 {
     buf_clear(&r->text);
+    buf_clear(&r->lease);
     r->stop = 0;
     r->park = NULL;
     r->kind = REPLY_OK;

@@ -48,6 +48,7 @@ typedef struct cmd_read_req {
     int keep;
     long n;
     int multi;
+    int64_t lease_ms;     /* LEASE (keep 0), 0: none */
 } cmd_read_req;
 
 /* What a FIND asks: LINE, its mode (FIND_SUBSTRING...), keep. */
@@ -59,7 +60,19 @@ typedef struct cmd_find_req {
     size_t llen;
     int mode;
     int keep;
+    int64_t lease_ms;
 } cmd_find_req;
+
+/* LEASE= of READ, READMULTI, FIND (keep: their KEEP) in ms into *ms (0 when absent); 0,
+ * or -1 with the KO set (bad value, or KEEP=TRUE). */
+int cmd_lease_param(const cmd_server *srv, const params *p, int keep, cmd_result *r,
+                    int64_t *ms);
+/* Writes the lease ids in ids (uint64_t each) as r's X-STS-Lease value. */
+void cmd_lease_ids(cmd_result *r, const buf *ids);
+/* ACK, RELEASE, LEASES (command_lease.c). */
+void cmd_ack(const cmd_server *srv, const params *p, cmd_result *r);
+void cmd_release(const cmd_server *srv, const params *p, cmd_result *r);
+void cmd_leases(const cmd_server *srv, const params *p, cmd_result *r);
 
 /* Runs READ/READMULTI q, waiting up to deadline_ms (park_now_ms clock) when it cannot be
  * served now: the answer is in r, or r->park is set and it comes later. */

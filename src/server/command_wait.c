@@ -51,6 +51,7 @@ static void waiter_free(cmd_waiter *w)
         park_unref(w->slot);
     rx_release(w->re);
     buf_free(&w->sw.out);
+    buf_free(&w->sw.ids);
     free(w->name);
     free(w->line);
     free(w);
@@ -74,7 +75,10 @@ static void answer(cmd_waiter *w, store_rc rc, buf *out, size_t count, cmd_resul
         cmd_find_answer(r, rc, w->fq.name, w->fq.nlen);
     else
         cmd_read_answer(r, rc, w->rq.name, w->rq.nlen, w->rq.n, count, w->rq.multi);
-    if (r->text.oom)
+    buf_clear(&r->lease);
+    if (rc == STORE_OK && w->sw.lease_ms)
+        cmd_lease_ids(r, &w->sw.ids);
+    if (r->text.oom || r->lease.oom)
         command_ko_store(r, STORE_NOMEM, w->name, 0);
 }
 
@@ -89,8 +93,13 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     store_rc rc;
     if (park_client_gone(s))
         rc = STORE_EMPTY;              /* nobody will read it: take no line */
+    else if (w->find && w->sw.lease_ms)
+        rc = store_find_leased(srv->st, w->name, &w->m, w->sw.lease_ms, &out, &w->sw.ids);
     else if (w->find)
         rc = store_find(srv->st, w->name, &w->m, w->fq.keep, &out);
+    else if (w->sw.lease_ms)
+        rc = store_read_leased(srv->st, w->name, w->rq.end, (size_t)w->rq.n, w->sw.lease_ms,
+                               &out, &count, &w->sw.ids);
     else
         rc = store_read(srv->st, w->name, w->rq.end, w->rq.keep, (size_t)w->rq.n, &out,
                         &count);
@@ -166,11 +175,14 @@ void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadlin
     w->sw.end = q->end;
     w->sw.keep = q->keep;
     w->sw.n = (size_t)q->n;
+    w->sw.lease_ms = q->lease_ms;
     size_t count;
     store_rc rc = store_read_wait(srv->st, &w->sw, &r->text, &count);
     if (rc == STORE_WAITING)
         return;                         /* w belongs to its slot now */
     cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
+    if (rc == STORE_OK && q->lease_ms)
+        cmd_lease_ids(r, &w->sw.ids);
     waiter_free(w);
 }
 
@@ -206,9 +218,12 @@ void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadlin
     }
     w->sw.m = &w->m;
     w->sw.keep = q->keep;
+    w->sw.lease_ms = q->lease_ms;
     store_rc rc = store_find_wait(srv->st, &w->sw, &r->text);
     if (rc == STORE_WAITING)
         return;
     cmd_find_answer(r, rc, q->name, q->nlen);
+    if (rc == STORE_OK && q->lease_ms)
+        cmd_lease_ids(r, &w->sw.ids);
     waiter_free(w);
 }

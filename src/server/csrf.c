@@ -6,7 +6,7 @@
 
 /* Commands that change nothing. Any other name, present or future, needs the header
  * from a browser: a new command is refused there until it is listed here. */
-static const char *const read_only[] = {"STATUS", "LENGTH", "CONFIG", "PEEK", "FILES", "INFO",
+static const char *const read_only[] = {"STATUS", "LENGTH", "CONFIG", "PEEK", "FILES", "INFO", "LEASES",
                                         NULL};
 
 static int is_read_only(const char *path, size_t len)

@@ -69,6 +69,7 @@ static void request_destroy(request *q)
     buf_free(&q->page);
     params_free(&q->prm);
     buf_free(&q->result.text);
+    buf_free(&q->result.lease);
     free(q);
 }
 
@@ -190,8 +191,10 @@ static int csrf_refused(struct MHD_Connection *c, const buf *path)
                         MHD_lookup_connection_value(c, MHD_HEADER_KIND, CSRF_HEADER));
 }
 
-static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
-                                 size_t len, const char *ctype)
+/* Queues page with our headers; lease, when not NULL, is the X-STS-Lease value. */
+static enum MHD_Result send_page_lease(struct MHD_Connection *c, unsigned status,
+                                       const char *page, size_t len, const char *ctype,
+                                       const char *lease)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
@@ -202,9 +205,17 @@ static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, cons
                             "no-cache, no-store, must-revalidate");
     MHD_add_response_header(r, MHD_HTTP_HEADER_PRAGMA, "no-cache");
     MHD_add_response_header(r, MHD_HTTP_HEADER_EXPIRES, "0");
+    if (lease)
+        MHD_add_response_header(r, "X-STS-Lease", lease);
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
+                                 size_t len, const char *ctype)
+{
+    return send_page_lease(c, status, page, len, ctype, NULL);
 }
 
 static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *text)
@@ -233,8 +244,9 @@ static enum MHD_Result send_result(struct MHD_Connection *c, request *q)
     stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, hist_now_ns() - q->t0);
     if (rc != 0)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    return send_page(c, status, q->page.data, q->page.len,
-                     q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type());
+    return send_page_lease(c, status, q->page.data, q->page.len,
+                           q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
+                           q->result.lease.len ? q->result.lease.data : NULL);
 }
 
 /* Suspends c until q's slot ends (park.h); the slot may end before or during this. */

@@ -17,6 +17,7 @@
 #include "server/log_json.h"
 #include "server/metrics.h"
 #include "server/notify.h"
+#include "server/lease_timer.h"
 #include "server/park.h"
 #include "journal/journal.h"
 #include "base/log.h"
@@ -193,6 +194,7 @@ int main(int argc, char **argv)
     store *st = NULL;
     http_server *http = NULL;
     park_lot *lot = NULL;
+    lease_timer *leases = NULL;
     journal *j = NULL;
     access_rules acc = ACCESS_RULES_INIT;
 
@@ -271,6 +273,10 @@ int main(int argc, char **argv)
         log_error("cannot start the journal's threads");
         goto done;
     }
+    if (!(leases = lease_timer_start(st, &err))) {
+        log_error("%s", err.data);
+        goto done;
+    }
     log_info("listening on %s port %d%s, dataset directory %s", conf.bind, conf.port,
              acc.http.tls ? " (https)" : "", dataset_path(ds));
     access_log_start(&conf, &acc);
@@ -298,6 +304,7 @@ int main(int argc, char **argv)
 done:
     park_lot_shutdown(lot);
     http_stop(http, 0);
+    lease_timer_stop(leases);
     park_lot_free(lot);
     /* No request is running any more: the last records get flushed and fsynced. */
     if (j) {

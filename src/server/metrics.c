@@ -126,12 +126,12 @@ static void requests(buf *b)
 /* The per-list families are written side by side in one pass over the lists, into
  * buffers kept from one scrape to the next (under lists_lock). */
 static pthread_mutex_t lists_lock = PTHREAD_MUTEX_INITIALIZER;
-static buf keep_lines, keep_added, keep_removed;
+static buf keep_lines, keep_added, keep_removed, keep_leased, keep_waiters;
 
 typedef struct lists_walk {
-    buf *lines, *added, *removed;
+    buf *lines, *added, *removed, *leased, *waiters;
     size_t shown, max;
-    size_t other_lines;
+    size_t other_lines, other_leased, other_waiters;
     uint64_t other_added, other_removed;
     int any_other;
 } lists_walk;
@@ -144,6 +144,8 @@ static void list_one(const store_list_stats *s, void *ctx)
         w->other_lines += s->lines;
         w->other_added += s->added_total;
         w->other_removed += s->removed_total;
+        w->other_leased += s->leased;
+        w->other_waiters += s->waiters;
         return;
     }
     w->shown++;
@@ -163,6 +165,16 @@ static void list_one(const store_list_stats *s, void *ctx)
     buf_append(w->removed, "\"} ", 3);
     put_u64(w->removed, s->removed_total);
     buf_append(w->removed, "\n", 1);
+    buf_append(w->leased, "stsd_list_leased{list=\"", 23);
+    label_value(w->leased, s->name, len);
+    buf_append(w->leased, "\"} ", 3);
+    put_u64(w->leased, s->leased);
+    buf_append(w->leased, "\n", 1);
+    buf_append(w->waiters, "stsd_list_waiters{list=\"", 24);
+    label_value(w->waiters, s->name, len);
+    buf_append(w->waiters, "\"} ", 3);
+    put_u64(w->waiters, s->waiters);
+    buf_append(w->waiters, "\n", 1);
 }
 
 static int lists(const cmd_server *srv, buf *b)
@@ -171,8 +183,10 @@ static int lists(const cmd_server *srv, buf *b)
     buf_clear(&keep_lines);
     buf_clear(&keep_added);
     buf_clear(&keep_removed);
-    lists_walk w = {&keep_lines, &keep_added, &keep_removed, 0, srv->conf->metrics_max_lists,
-                    0, 0, 0, 0};
+    buf_clear(&keep_leased);
+    buf_clear(&keep_waiters);
+    lists_walk w = {&keep_lines, &keep_added, &keep_removed, &keep_leased, &keep_waiters, 0,
+                    srv->conf->metrics_max_lists, 0, 0, 0, 0, 0, 0};
     long n = store_stats(srv->st, 0, list_one, &w);
     if (w.any_other) {
         buf_printf(w.lines, "stsd_list_lines{list=\"_other\"} %zu\n", w.other_lines);
@@ -180,9 +194,12 @@ static int lists(const cmd_server *srv, buf *b)
                    (unsigned long long)w.other_added);
         buf_printf(w.removed, "stsd_list_removed_total{list=\"_other\"} %llu\n",
                    (unsigned long long)w.other_removed);
+        buf_printf(w.leased, "stsd_list_leased{list=\"_other\"} %zu\n", w.other_leased);
+        buf_printf(w.waiters, "stsd_list_waiters{list=\"_other\"} %zu\n", w.other_waiters);
     }
     /* Room for the whole page at once rather than doubling through it. */
-    buf_reserve(b, w.lines->len + w.added->len + w.removed->len + 16384);
+    buf_reserve(b, w.lines->len + w.added->len + w.removed->len + w.leased->len +
+                       w.waiters->len + 16384);
     family(b, "stsd_lists", "gauge", "Number of lists.");
     buf_printf(b, "stsd_lists %ld\n", n < 0 ? 0 : n);
     family(b, "stsd_list_lines", "gauge",
@@ -193,7 +210,14 @@ static int lists(const cmd_server *srv, buf *b)
     family(b, "stsd_list_removed_total", "counter",
            "Lines taken from each list by READ, READMULTI and FIND with KEEP=FALSE.");
     buf_append(b, w.removed->data ? w.removed->data : "", w.removed->len);
-    int failed = n < 0 || w.lines->oom || w.added->oom || w.removed->oom;
+    family(b, "stsd_list_leased", "gauge",
+           "Lines of each list on loan (taken with LEASE, not yet acked or released).");
+    buf_append(b, w.leased->data ? w.leased->data : "", w.leased->len);
+    family(b, "stsd_list_waiters", "gauge",
+           "Requests waiting for lines of each list (READ, READMULTI, FIND with TIMEOUT).");
+    buf_append(b, w.waiters->data ? w.waiters->data : "", w.waiters->len);
+    int failed = n < 0 || w.lines->oom || w.added->oom || w.removed->oom || w.leased->oom ||
+                 w.waiters->oom;
     pthread_mutex_unlock(&lists_lock);
     return failed ? -1 : 0;
 }

@@ -112,6 +112,7 @@ void park_unref(park_slot *s)
     if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
     buf_free(&s->result.text);
+    buf_free(&s->result.lease);
     free(s);
 }
 
@@ -183,6 +184,7 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     s->result = *r;
     s->result.park = NULL;
     r->text = (buf)BUF_INIT;
+    r->lease = (buf)BUF_INIT;
     return s;
 }
 

@@ -57,6 +57,12 @@ store *store_create(const store_limits *limits)
         free(st);
         return NULL;
     }
+    if (store_lease_init(&st->leases) != 0) {
+        pthread_mutex_destroy(&st->add_lock);
+        free(t);
+        free(st);
+        return NULL;
+    }
     atomic_init(&st->names, t);
     if (limits)
         st->limits = *limits;
@@ -82,6 +88,7 @@ void store_free(store *st)
         free(t);
         t = older;
     }
+    store_lease_destroy(&st->leases);
     pthread_mutex_destroy(&st->add_lock);
     free(st->sorted);
     free(st);
@@ -105,7 +112,7 @@ entry *store_lookup(store *st, const char *name)
 }
 
 /* The entry for name, created with an empty list if absent. NULL with *rc set on error. */
-static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
+entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
 {
     entry *e = store_lookup(st, name);
     if (e)
@@ -148,6 +155,8 @@ static entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
     rate_init(&e->rate, rate_now_ms());
     e->wait_head = e->wait_tail = NULL;
     e->waiters = 0;
+    e->lease_head = e->lease_tail = NULL;
+    e->leased = 0;
     memcpy(e->name, name, nlen + 1);
     store_wait_adopt_orphans(st, e);
     table_put(t, e);
@@ -210,6 +219,7 @@ static store_rc swap_list(store *st, entry *e, const char *name, list *l, swap_l
     }
     list *old = e->l;
     e->l = l;
+    store_lease_drop_locked(st, e);
     store_waiter *served = NULL;
     store_wait_serve_locked(st, e, NULL, 0, &served, &lsn);
     pthread_mutex_unlock(&e->lock);
@@ -290,11 +300,31 @@ static size_t pick(store_end end, size_t unread)
     return end == STORE_FIRST ? 0 : end == STORE_LAST ? unread - 1 : random_below(unread);
 }
 
+/* Lends line s of e (just taken) for lease_ms: linked, recorded, id appended to ids. */
+static store_rc lend(store *st, entry *e, const char *s, size_t len, int64_t until, buf *ids,
+                     uint64_t *lsn)
+{
+    lease *ls = store_lease_new(s, len);
+    if (!ls)
+        return STORE_NOMEM;
+    if (store_lease_link_locked(st, e, ls, 0, until) != 0) {
+        free(ls);
+        return STORE_NOMEM;
+    }
+    if (buf_append(ids, &ls->id, sizeof ls->id) != 0)
+        return STORE_NOMEM;
+    if (st->rec && st->rec->lease(st->rec_ctx, e->name, ls->id, until, s, len, lsn) != 0)
+        return STORE_JOURNAL;
+    return STORE_OK;
+}
+
 store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int keep,
-                           buf *out, size_t *count, uint64_t *lsn)
+                           int64_t lease_ms, buf *ids, buf *out, size_t *count,
+                           uint64_t *lsn)
 {
     store_rc rc = STORE_OK;
     list *l = e->l;
+    int64_t until = lease_ms > 0 && !keep ? store_wall_ms() + lease_ms : 0;
     *count = 0;
     if (st->rec && st->rec->take(st->rec_ctx, e->name, keep, pos, n, lsn) != 0)
         return STORE_JOURNAL;
@@ -306,6 +336,8 @@ store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int
         } else if (keep) {
             if (list_move_to_back(l, pos[i]) != 0)
                 rc = STORE_NOMEM;
+        } else if (until && (rc = lend(st, e, s, llen, until, ids, lsn)) != STORE_OK) {
+            /* not taken: the journal holds the take, memory does not */
         } else {
             list_remove(l, pos[i]);
             bytes_release(st, llen);
@@ -323,8 +355,9 @@ store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int
     return rc;
 }
 
-store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t n, buf *out,
-                           size_t *count, uint64_t *lsn)
+store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t n,
+                           int64_t lease_ms, buf *ids, buf *out, size_t *count,
+                           uint64_t *lsn)
 {
     size_t one, *pos = &one;
     size_t len = list_length(e->l);
@@ -343,14 +376,15 @@ store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t 
         return STORE_NOMEM;
     for (size_t i = 0; i < n; i++)
         pos[i] = pick(end, len - i);
-    store_rc rc = store_take_locked(st, e, pos, n, keep, out, count, lsn);
+    store_rc rc = store_take_locked(st, e, pos, n, keep, lease_ms, ids, out, count, lsn);
     if (pos != &one)
         free(pos);
     return rc;
 }
 
-store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
-                    buf *out, size_t *count)
+/* READ, with keep or a lease. */
+static store_rc read_any(store *st, const char *name, store_end end, int keep, size_t n,
+                         int64_t lease_ms, buf *ids, buf *out, size_t *count)
 {
     *count = 0;
     entry *e = store_lookup(st, name);
@@ -358,11 +392,23 @@ store_rc store_read(store *st, const char *name, store_end end, int keep, size_t
         return STORE_NOT_LOADED;
     uint64_t lsn = 0;
     pthread_mutex_lock(&e->lock);
-    store_rc rc = store_read_locked(st, e, end, keep, n, out, count, &lsn);
+    store_rc rc = store_read_locked(st, e, end, keep, n, lease_ms, ids, out, count, &lsn);
     pthread_mutex_unlock(&e->lock);
     if (lsn)
         st->rec->wait(st->rec_ctx, lsn);
     return rc;
+}
+
+store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
+                    buf *out, size_t *count)
+{
+    return read_any(st, name, end, keep, n, 0, NULL, out, count);
+}
+
+store_rc store_read_leased(store *st, const char *name, store_end end, size_t n,
+                           int64_t lease_ms, buf *out, size_t *count, buf *ids)
+{
+    return read_any(st, name, end, 0, n, lease_ms, ids, out, count);
 }
 
 store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
@@ -416,7 +462,8 @@ store_rc store_find_pos_locked(entry *e, const store_matcher *m, size_t *pos)
     return STORE_OK;
 }
 
-store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out)
+static store_rc find_any(store *st, const char *name, const store_matcher *m, int keep,
+                         int64_t lease_ms, buf *ids, buf *out)
 {
     entry *e = store_lookup(st, name);
     if (!e)
@@ -426,11 +473,22 @@ store_rc store_find(store *st, const char *name, const store_matcher *m, int kee
     pthread_mutex_lock(&e->lock);
     store_rc rc = store_find_pos_locked(e, m, &pos);
     if (rc == STORE_OK)
-        rc = store_take_locked(st, e, &pos, 1, keep, out, &count, &lsn);
+        rc = store_take_locked(st, e, &pos, 1, keep, lease_ms, ids, out, &count, &lsn);
     pthread_mutex_unlock(&e->lock);
     if (lsn)
         st->rec->wait(st->rec_ctx, lsn);
     return rc;
+}
+
+store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out)
+{
+    return find_any(st, name, m, keep, 0, NULL, out);
+}
+
+store_rc store_find_leased(store *st, const char *name, const store_matcher *m,
+                           int64_t lease_ms, buf *out, buf *ids)
+{
+    return find_any(st, name, m, 0, lease_ms, ids, out);
 }
 
 store_rc store_length(store *st, const char *name, size_t *len)

@@ -29,6 +29,8 @@ long store_stats(store *st, int rates, void (*fn)(const store_list_stats *s, voi
         s.removed_total = e->removed_total;
         if (rates)
             rate_get(&e->rate, now, &s.added_per_s, &s.removed_per_s);
+        s.leased = e->leased;
+        s.waiters = e->waiters;
         pthread_mutex_unlock(&e->lock);
         s.empty_in_s = rates ? rate_empty_in(s.lines, s.added_per_s, s.removed_per_s) : -1;
         fn(&s, ctx);

@@ -108,9 +108,11 @@ void store_wait_serve_locked(store *st, entry *e, const char *line, size_t len,
         if (w->gone && w->gone(w))
             rc = STORE_EMPTY;           /* nobody will read it: takes no line */
         else if (rc == STORE_OK && !w->m)
-            rc = store_read_locked(st, e, w->end, w->keep, w->n, &w->out, &w->count, &l);
+            rc = store_read_locked(st, e, w->end, w->keep, w->n, w->lease_ms, &w->ids,
+                                   &w->out, &w->count, &l);
         else if (rc == STORE_OK)
-            rc = store_take_locked(st, e, &pos, 1, w->keep, &w->out, &w->count, &l);
+            rc = store_take_locked(st, e, &pos, 1, w->keep, w->lease_ms, &w->ids, &w->out,
+                                   &w->count, &l);
         if (l > *lsn)
             *lsn = l;
         w->rc = rc;
@@ -151,10 +153,12 @@ static store_rc try_or_queue(store *st, entry *e, store_waiter *w, buf *out, siz
         size_t pos;
         rc = store_find_pos_locked(e, w->m, &pos);
         if (rc == STORE_OK)
-            rc = store_take_locked(st, e, &pos, 1, w->keep, out, count, lsn);
+            rc = store_take_locked(st, e, &pos, 1, w->keep, w->lease_ms, &w->ids, out, count,
+                                   lsn);
         waitable = rc == STORE_EMPTY || rc == STORE_NO_MATCH;
     } else {
-        rc = store_read_locked(st, e, w->end, w->keep, w->n, out, count, lsn);
+        rc = store_read_locked(st, e, w->end, w->keep, w->n, w->lease_ms, &w->ids, out, count,
+                               lsn);
         waitable = rc == STORE_EMPTY || rc == STORE_TOO_FEW;
     }
     if (waitable && w->arm(w) == 0) {

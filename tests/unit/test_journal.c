@@ -189,6 +189,80 @@ static void test_compaction(void **s)
     buf_free(&want);
 }
 
+/* ---- leases --------------------------------------------------------------------------- */
+
+static uint64_t lend(store *st, const char *name, int64_t ms)
+{
+    buf out = BUF_INIT, ids = BUF_INIT;
+    size_t count;
+    uint64_t id;
+    assert_int_equal(store_read_leased(st, name, STORE_FIRST, 1, ms, &out, &count, &ids),
+                     STORE_OK);
+    memcpy(&id, ids.data, sizeof id);
+    buf_free(&out);
+    buf_free(&ids);
+    return id;
+}
+
+static size_t leases_of(store *st, const char *name)
+{
+    size_t n;
+    assert_int_equal(store_leases(st, name, &n), STORE_OK);
+    return n;
+}
+
+/* Leases, ACKs and RELEASEs replay; compaction carries the open leases; a lease past its
+ * deadline at start is put back by the first expiry round; RESET drops leases. */
+static void test_leases_replay_and_compaction(void **s)
+{
+    store *st;
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    add(st, "q", "a", 1);
+    add(st, "q", "b", 1);
+    add(st, "q", "c", 1);
+    add(st, "q", "d", 1);
+    uint64_t a = lend(st, "q", 3600000), b = lend(st, "q", 3600000), c = lend(st, "q", 1);
+    assert_int_equal(store_settle(st, "q", 0, b, NULL, 0), STORE_OK);
+    jclose(j, st);
+
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_int_equal(leases_of(st, "q"), 2);
+    int64_t next;
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    assert_int_equal(store_lease_expire(st, store_wall_ms(), &next), 1);   /* c */
+    assert_true(next > store_wall_ms());
+    assert_int_equal(store_settle(st, "q", 0, b, NULL, 0), STORE_NO_LEASE);
+    buf got = dump(st);
+    assert_string_equal(got.data, "q (2)\n  1:c\n  1:d\n");
+    buf_free(&got);
+    /* A compaction writes the open lease (a) again; the old log goes. */
+    uint64_t d = lend(st, "q", 3600000);                         /* c on loan */
+    assert_int_equal(store_settle(st, "q", 1, d, NULL, 0), STORE_OK);   /* c back first */
+    assert_int_equal(journal_compact(j, st), 0);
+    assert_int_equal(size_of(path_of("journal.0000000001.log")), -1);
+    add(st, "q", "e", 1);
+    jclose(j, st);
+
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_int_equal(leases_of(st, "q"), 1);
+    got = dump(st);
+    assert_string_equal(got.data, "q (3)\n  1:c\n  1:d\n  1:e\n");
+    buf_free(&got);
+    assert_int_equal(store_settle(st, "q", 1, a, NULL, 0), STORE_OK);
+    assert_int_equal(store_settle(st, "q", 1, c, NULL, 0), STORE_NO_LEASE);
+    got = dump(st);
+    assert_string_equal(got.data, "q (4)\n  1:a\n  1:c\n  1:d\n  1:e\n");
+    buf_free(&got);
+    uint64_t e = lend(st, "q", 3600000);
+    assert_int_equal(store_reset(st, "q"), STORE_OK);
+    jclose(j, st);
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_int_equal(leases_of(st, "q"), 0);
+    assert_int_equal(store_settle(st, "q", 1, e, NULL, 0), STORE_NO_LEASE);
+    jclose(j, st);
+}
+
 /* Offset of the first record of type t in a log, and the one after it. */
 static size_t find_record(const char *name, int t, size_t *after)
 {
@@ -309,6 +383,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damage_and_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leases_replay_and_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_crash_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_by_threshold, setup, teardown),
     };

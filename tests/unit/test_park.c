@@ -137,7 +137,7 @@ static void test_deadline_expires_not_early(void **state)
     assert_int_equal(atomic_load(&cl.resumed), 0);
     assert_int_equal(e.why, PARK_TIMEOUT);
     assert_true(e.at >= t0 + 150);
-    assert_true(e.at < t0 + 150 + 100);
+    assert_true(e.at < t0 + 150 + 1000);    /* late only by scheduling */
     take_answer(s, &answer);
     assert_int_equal(answer.kind, REPLY_KO);
     assert_string_equal(answer.text.data, "timeout");

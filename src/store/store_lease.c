@@ -1,0 +1,351 @@
+/* store_lease.c - leases: lines taken on loan, by id in a hash table, by deadline in a
+ * min-heap, by list in creation order; settled by ACK, RELEASE or their deadline. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "store_int.h"
+
+int64_t store_wall_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+int store_lease_init(lease_table *t)
+{
+    memset(t, 0, sizeof *t);
+    if (getrandom(&t->key, sizeof t->key, 0) != sizeof t->key)
+        t->key = (uint64_t)store_wall_ms() * 0x9E3779B97F4A7C15ULL;
+    t->mask = 1023;
+    t->buckets = calloc(t->mask + 1, sizeof *t->buckets);
+    if (!t->buckets)
+        return -1;
+    if (pthread_mutex_init(&t->lock, NULL) != 0) {
+        free(t->buckets);
+        return -1;
+    }
+    return 0;
+}
+
+void store_lease_destroy(lease_table *t)
+{
+    for (size_t i = 0; i < t->n; i++)
+        free(t->heap[i]);
+    free(t->heap);
+    free(t->buckets);
+    pthread_mutex_destroy(&t->lock);
+}
+
+/* A bijection of the counter under the key: unique ids that do not look sequential. */
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ULL;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBULL;
+    x ^= x >> 31;
+    return x;
+}
+
+static lease *by_id(const lease_table *t, uint64_t id)
+{
+    for (lease *l = t->buckets[mix(id) & t->mask]; l; l = l->hnext)
+        if (l->id == id)
+            return l;
+    return NULL;
+}
+
+/* ---- the heap on deadlines ---- */
+
+static void heap_set(lease_table *t, size_t i, lease *l)
+{
+    t->heap[i] = l;
+    l->heap_at = (uint32_t)i;
+}
+
+static void heap_up(lease_table *t, size_t i)
+{
+    lease *l = t->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (t->heap[parent]->until <= l->until)
+            break;
+        heap_set(t, i, t->heap[parent]);
+        i = parent;
+    }
+    heap_set(t, i, l);
+}
+
+static void heap_down(lease_table *t, size_t i)
+{
+    lease *l = t->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= t->n)
+            break;
+        if (c + 1 < t->n && t->heap[c + 1]->until < t->heap[c]->until)
+            c++;
+        if (t->heap[c]->until >= l->until)
+            break;
+        heap_set(t, i, t->heap[c]);
+        i = c;
+    }
+    heap_set(t, i, l);
+}
+
+/* ---- linking (t->lock held) ---- */
+
+static int grow_buckets(lease_table *t)
+{
+    size_t slots = (t->mask + 1) * 2;
+    lease **b = calloc(slots, sizeof *b);
+    if (!b)
+        return -1;
+    for (size_t i = 0; i <= t->mask; i++)
+        for (lease *l = t->buckets[i], *next; l; l = next) {
+            next = l->hnext;
+            size_t k = mix(l->id) & (slots - 1);
+            l->hnext = b[k];
+            b[k] = l;
+        }
+    free(t->buckets);
+    t->buckets = b;
+    t->mask = slots - 1;
+    return 0;
+}
+
+/* Links l (id set) into the table, the heap and its entry's list. 0 or -1 (ENOMEM). */
+static int link_lease(lease_table *t, lease *l)
+{
+    if (array_grow(&t->heap, &t->heap_cap, t->n, sizeof *t->heap) != 0)
+        return -1;
+    if (t->n + 1 > t->mask + 1 && grow_buckets(t) != 0)
+        return -1;
+    size_t k = mix(l->id) & t->mask;
+    l->hnext = t->buckets[k];
+    t->buckets[k] = l;
+    t->heap[t->n++] = l;
+    heap_up(t, t->n - 1);
+    entry *e = l->e;
+    l->next = NULL;
+    l->prev = e->lease_tail;
+    if (e->lease_tail)
+        e->lease_tail->next = l;
+    else
+        e->lease_head = l;
+    e->lease_tail = l;
+    e->leased++;
+    return 0;
+}
+
+static void unlink_lease(lease_table *t, lease *l)
+{
+    lease **pp = &t->buckets[mix(l->id) & t->mask];
+    while (*pp != l)
+        pp = &(*pp)->hnext;
+    *pp = l->hnext;
+    size_t i = l->heap_at;
+    lease *last = t->heap[--t->n];
+    if (last != l) {
+        heap_set(t, i, last);
+        heap_up(t, i);
+        heap_down(t, last->heap_at);
+    }
+    entry *e = l->e;
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        e->lease_head = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    else
+        e->lease_tail = l->prev;
+    e->leased--;
+}
+
+/* ---- for the store's files ---- */
+
+lease *store_lease_new(const char *line, size_t len)
+{
+    lease *l = malloc(sizeof *l + (len ? len : 1));
+    if (l) {
+        memset(l, 0, sizeof *l);
+        l->len = (uint32_t)len;
+        memcpy(l->line, line, len);
+    }
+    return l;
+}
+
+int store_lease_link_locked(store *st, entry *e, lease *l, uint64_t id, int64_t until)
+{
+    lease_table *t = &st->leases;
+    pthread_mutex_lock(&t->lock);
+    if (id == 0) {
+        do
+            id = mix(++t->counter ^ t->key);
+        while (id == 0 || by_id(t, id));
+    } else if (by_id(t, id)) {
+        pthread_mutex_unlock(&t->lock);
+        return 1;               /* recovery: that one is known already */
+    }
+    l->id = id;
+    l->until = until;
+    l->e = e;
+    int rc = link_lease(t, l);
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+void store_lease_drop_locked(store *st, entry *e)
+{
+    lease_table *t = &st->leases;
+    pthread_mutex_lock(&t->lock);
+    while (e->lease_head) {
+        lease *l = e->lease_head;
+        unlink_lease(t, l);
+        free(l);
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* Settles e's lease id (or, with line, the oldest lease of that exact line): recorded
+ * first, then forgotten; release puts its line back at the head and feeds waiters. Call
+ * with e->lock held. */
+static store_rc settle_locked(store *st, entry *e, int release, uint64_t id,
+                              const char *line, size_t len, store_waiter **served,
+                              uint64_t *lsn)
+{
+    lease_table *t = &st->leases;
+    pthread_mutex_lock(&t->lock);
+    lease *l;
+    if (line) {
+        for (l = e->lease_head; l; l = l->next)
+            if (l->len == len && memcmp(l->line, line, len) == 0)
+                break;
+    } else {
+        l = by_id(t, id);
+        if (l && l->e != e)
+            l = NULL;
+    }
+    if (!l) {
+        pthread_mutex_unlock(&t->lock);
+        return STORE_NO_LEASE;
+    }
+    if (st->rec && st->rec->settle(st->rec_ctx, e->name, l->id, release, l->line, l->len,
+                                   lsn) != 0) {
+        pthread_mutex_unlock(&t->lock);
+        return STORE_JOURNAL;
+    }
+    unlink_lease(t, l);
+    pthread_mutex_unlock(&t->lock);
+    store_rc rc = STORE_OK;
+    if (release) {
+        /* It was counted before it left: put back even past maxBytes. */
+        atomic_fetch_add(&st->bytes, l->len);
+        if (list_push_front(e->l, l->line, l->len) != 0) {
+            atomic_fetch_sub(&st->bytes, l->len);
+            rc = STORE_NOMEM;
+            if (st->rec)
+                st->rec->mark_broken(st->rec_ctx);
+        } else {
+            store_wait_serve_locked(st, e, l->line, l->len, served, lsn);
+        }
+    }
+    free(l);
+    return rc;
+}
+
+store_rc store_settle(store *st, const char *name, int release, uint64_t id, const char *line,
+                      size_t len)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    uint64_t lsn = 0;
+    store_waiter *served = NULL;
+    pthread_mutex_lock(&e->lock);
+    store_rc rc = settle_locked(st, e, release, id, line, len, &served, &lsn);
+    pthread_mutex_unlock(&e->lock);
+    store_wait_finish(st, served, lsn);
+    return rc;
+}
+
+store_rc store_leases(store *st, const char *name, size_t *n)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    pthread_mutex_lock(&e->lock);
+    *n = e->leased;
+    pthread_mutex_unlock(&e->lock);
+    return STORE_OK;
+}
+
+size_t store_lease_expire(store *st, int64_t now, int64_t *next)
+{
+    lease_table *t = &st->leases;
+    size_t n = 0;
+    for (;;) {
+        pthread_mutex_lock(&t->lock);
+        lease *top = t->n ? t->heap[0] : NULL;
+        if (!top || top->until > now) {
+            *next = top ? top->until : 0;
+            pthread_mutex_unlock(&t->lock);
+            return n;
+        }
+        entry *e = top->e;
+        uint64_t id = top->id;
+        pthread_mutex_unlock(&t->lock);
+        /* Locks in order: the list's, then the table's (ACK may have won meanwhile). */
+        uint64_t lsn = 0;
+        store_waiter *served = NULL;
+        pthread_mutex_lock(&e->lock);
+        store_rc rc = settle_locked(st, e, 1, id, NULL, 0, &served, &lsn);
+        pthread_mutex_unlock(&e->lock);
+        store_wait_finish(st, served, lsn);
+        if (rc == STORE_OK) {
+            n++;
+        } else if (rc != STORE_NO_LEASE) {
+            *next = now + 1000;      /* the journal refuses: try again in a second */
+            return n;
+        }
+    }
+}
+
+store_rc store_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
+                           const char *line, size_t len)
+{
+    store_rc rc = STORE_OK;
+    entry *e = store_lookup_or_create(st, name, &rc);
+    if (!e)
+        return rc;
+    lease *l = store_lease_new(line, len);
+    if (!l)
+        return STORE_NOMEM;
+    pthread_mutex_lock(&e->lock);
+    int r = store_lease_link_locked(st, e, l, id, until);
+    pthread_mutex_unlock(&e->lock);
+    if (r != 0)
+        free(l);
+    return r < 0 ? STORE_NOMEM : STORE_OK;
+}
+
+int store_each_lease_locked(store *st, const char *name,
+                            int (*fn)(uint64_t id, int64_t until, const char *line, size_t len,
+                                      void *ctx),
+                            void *ctx)
+{
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return 0;
+    lease_table *t = &st->leases;
+    int rc = 0;
+    pthread_mutex_lock(&t->lock);
+    for (lease *l = e->lease_head; l && rc == 0; l = l->next)
+        rc = fn(l->id, l->until, l->line, l->len, ctx);
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}

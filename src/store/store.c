@@ -311,11 +311,14 @@ static store_rc lend(store *st, entry *e, const char *s, size_t len, int64_t unt
         free(ls);
         return STORE_NOMEM;
     }
+    store_rc rc = STORE_OK;
     if (buf_append(ids, &ls->id, sizeof ls->id) != 0)
-        return STORE_NOMEM;
-    if (st->rec && st->rec->lease(st->rec_ctx, e->name, ls->id, until, s, len, lsn) != 0)
-        return STORE_JOURNAL;
-    return STORE_OK;
+        rc = STORE_NOMEM;
+    else if (st->rec && st->rec->lease(st->rec_ctx, e->name, ls->id, until, s, len, lsn) != 0)
+        rc = STORE_JOURNAL;
+    if (rc != STORE_OK)
+        store_lease_forget_locked(st, ls);      /* the line stays in the list */
+    return rc;
 }
 
 store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int keep,

@@ -123,6 +123,8 @@ lease *store_lease_new(const char *line, size_t len);
 /* Links l to e with id (0: a new one) and deadline until. Call with e->lock held.
  * Returns 0, 1 if id is known already (l not linked), -1 on ENOMEM. */
 int store_lease_link_locked(store *st, entry *e, lease *l, uint64_t id, int64_t until);
+/* Unlinks and frees l, unrecorded. Call with its entry's lock held. */
+void store_lease_forget_locked(store *st, lease *l);
 /* Drops (frees, unrecorded) every lease of e: RESET, INITFILE. Call with e->lock held. */
 void store_lease_drop_locked(store *st, entry *e);
 

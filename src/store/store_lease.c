@@ -199,6 +199,14 @@ int store_lease_link_locked(store *st, entry *e, lease *l, uint64_t id, int64_t 
     return rc;
 }
 
+void store_lease_forget_locked(store *st, lease *l)
+{
+    pthread_mutex_lock(&st->leases.lock);
+    unlink_lease(&st->leases, l);
+    pthread_mutex_unlock(&st->leases.lock);
+    free(l);
+}
+
 void store_lease_drop_locked(store *st, entry *e)
 {
     lease_table *t = &st->leases;

@@ -143,8 +143,12 @@ test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
 		test-unit test-proto
 
-bench: all $(BUILD)/ceiling
+bench: all $(BUILD)/ceiling $(BUILD)/bench-queues
 	scripts/bench.sh
+
+# Waiting and leases (scripts/bench.sh runs it last): its own stsd, on testlib.
+$(BUILD)/bench-queues: scripts/bench-queues.c $(TESTLIB) | $(BUILD)/obj
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench-store: deps
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bench-store

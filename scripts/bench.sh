@@ -269,6 +269,14 @@ if [ "$big" = 1 ]; then
         -s "$cyc" "$base/" -- unique m2.csv 2000000
 fi
 
+# Waiting and leases: wake latency with 100 waiters, 5,000 parked waiters, READ LEASE +
+# ACK pairs against READ KEEP=FALSE (build/bench-queues starts its own stsd).
+if [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" queues "* ]]; then
+    make --no-print-directory -s build/bench-queues >/dev/null
+    echo
+    STSD=build/stsd build/bench-queues "$secs" "$rounds"
+fi
+
 echo
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), $(uname -sr); wrk and both servers share the cores"
 echo "each row: median of $rounds runs of ${secs}s, stsd and ceiling alternating; ratio = stsd / ceiling"

@@ -293,6 +293,7 @@ void metrics_shutdown(void)
     buf_free(&keep_lines);
     buf_free(&keep_added);
     buf_free(&keep_removed);
+    buf_free(&keep_waiters);
     pthread_mutex_unlock(&lists_lock);
 }
 

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -132,6 +134,45 @@ static void test_counts(void **state)
     assert_int_equal(http_post(d.port, "/metrics", "a=b", &r), 0);
     assert_null(strstr(r.body, "stsd_build_info"));
     http_reply_free(&r);
+}
+
+static void *waiting_read(void *arg)
+{
+    http_reply *r = arg;
+    if (http_get(d.port, "/sts/READ?FILENAME=d&KEEP=FALSE&TIMEOUT=20", r) != 0)
+        r->status = -1;
+    return NULL;
+}
+
+/* A request waiting for a line shows in stsd_list_waiters and in STATUS until served. */
+static void test_waiters(void **state)
+{
+    get("/sts/READ?FILENAME=d&KEEP=FALSE");             /* d is empty now */
+    static http_reply r;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, waiting_read, &r), 0);
+    double waiting = 0;
+    for (int i = 0; i < 200 && waiting < 1; i++) {
+        char *m = scrape();
+        waiting = sample(m, "stsd_list_waiters{list=\"_other\"}");   /* d is past maxLists */
+        free(m);
+        if (waiting < 1)
+            usleep(10000);
+    }
+    assert_int_equal(waiting, 1);
+    http_reply s;
+    assert_int_equal(http_get(d.port, "/sts/STATUS?FORMAT=JSON", &s), 0);
+    assert_non_null(strstr(s.body, "{\"name\":\"d\",\"lines\":0,\"leased\":0,\"waiters\":1,"));
+    http_reply_free(&s);
+    get("/sts/ADD?FILENAME=d&LINE=z");
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "<html><title>OK</title>\n<body>z</body>\n</html>");
+    http_reply_free(&r);
+    char *m = scrape();
+    assert_int_equal(sample(m, "stsd_list_waiters{list=\"_other\"}"), 0);
+    assert_int_equal(sample(m, "stsd_list_waiters{list=\"b\\\\xff\"}"), 0);
+    free(m);
 }
 
 static const char *promtool(void)
@@ -332,6 +373,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts),
+        cmocka_unit_test(test_waiters),
         cmocka_unit_test(test_promtool),
         cmocka_unit_test(test_dashboard),
     };

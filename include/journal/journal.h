@@ -33,8 +33,8 @@ typedef struct journal journal;
 journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, buf *err);
 
 /* Makes j the recorder of st's changes (store_set_recorder): from then on every change
- * is recorded before it is applied and answered once j's fsync policy is met. j NULL:
- * st records nothing any more. */
+ * is recorded before it is applied, and the store hands its caller the record's lsn, to
+ * be answered once journal_when_durable says so. j NULL: st records nothing any more. */
 void journal_attach(journal *j, store *st);
 
 /* Stops the background threads, flushes and fsyncs the log and frees j. If changes are
@@ -48,9 +48,11 @@ void journal_close(journal *j);
 int journal_start(journal *j, store *st);
 
 /* Records of changes. Each returns 0 and sets *lsn (the record's place in the log, for
- * journal_wait), or -1 if the record could not be written: the change must then not be
- * applied (the caller answers KO), and the journal refuses every change until it has
- * rewritten a healthy log from memory (the background thread retries each second). */
+ * journal_when_durable or journal_wait), or -1 if the record cannot be taken: the change
+ * must then not be applied (the caller answers KO). That happens while the journal
+ * refuses changes after a write error (until it has rewritten a healthy log from memory;
+ * the background thread retries each second) and while no disk space can be reserved for
+ * the log (until there is). */
 int journal_log_push(journal *j, const char *name, int at_tail, const char *line,
                      size_t len, uint64_t *lsn);
 /* A lease of a line of name (its take logged just before), and its ACK (release 0) or
@@ -73,10 +75,26 @@ int journal_write_snapshot(journal *j, const list *l, uint64_t *snap);
  * the snapshot file is removed. */
 int journal_log_replace(journal *j, const char *name, uint64_t snap, uint64_t *lsn);
 
-/* Blocks until the record at lsn is on disk as the policy promises (fsync=always: after
- * an fsync covering it, shared by concurrent callers; otherwise at once). Call it after
- * releasing the list's lock, before answering. Returns 0, or -1 if the fsync failed. */
+/* What journal_when_durable calls back: rc 0 once the change is as durable as the fsync
+ * policy promises, -1 if it never will be known to be (the journal is stopping while the
+ * log could not be written). Called from a journal thread, without any lock held. */
+typedef void (*journal_done_fn)(void *ctx, int rc);
+
+/* Group commit without a thread waiting: returns 0 if the record at lsn is already as
+ * durable as the policy promises (fsync=always: covered by an fdatasync; everysec and no:
+ * written to the kernel, which this call does if no other thread is doing it), and then
+ * fn is not called; 1 if fn(ctx, rc) will be called exactly once, later, from another
+ * thread; -1 if it will never be durable (stopping after a log failure). A change whose
+ * write or fdatasync failed is held until a rewrite of the log from memory is on disk. */
+int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx);
+
+/* The same, blocking the calling thread until then. Call it after releasing the list's
+ * lock, before answering. Returns 0, or -1 as fn's rc. */
 int journal_wait(journal *j, uint64_t lsn);
+
+/* Stopping: every wait still pending fails now (fn called with -1), and so does every
+ * later one for a change not durable yet. Call before the answers' connections go. */
+void journal_cancel_waits(journal *j);
 
 /* Memory and log may disagree (a change was logged, then could not be applied): refuse
  * changes until a healthy log has been rewritten from memory. */

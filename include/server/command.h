@@ -7,6 +7,7 @@
 
 #include "base/buf.h"
 #include "base/config.h"
+#include "journal/journal.h"
 #include "store/dataset.h"
 #include "server/params.h"
 #include "server/result.h"
@@ -38,6 +39,9 @@ const char *command_name(int i);
 
 /* 1 if name (len bytes, any case) is a command of the table, else 0. */
 int command_exists(const char *name, size_t len);
+
+/* Turns r, whose change could not be made durable, into the KO that says so. */
+void command_not_durable(cmd_result *r);
 
 /* Loads the files initFileAtStartup names (comma list, or a regex over the directory's
  * file names), logging each with its line count and time. Returns 0, or -1 if one

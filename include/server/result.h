@@ -3,6 +3,8 @@
 #ifndef STSD_RESULT_H
 #define STSD_RESULT_H
 
+#include <stdint.h>
+
 #include "base/buf.h"
 
 typedef struct park_lot park_lot;
@@ -36,6 +38,9 @@ typedef struct cmd_result {
     reply_field field;   /* set by the dispatcher from the command table */
     int cmd;        /* the command run (command_name), -1 for none */
     buf lease;      /* owned: the X-STS-Lease header's value (lease ids); empty: none */
+    uint64_t lsn;   /* nonzero: the answer reports a change whose journal record must be
+                     * durable first (journal_when_durable; if that fails, send what
+                     * command_not_durable makes of the result instead) */
 } cmd_result;
 
 #endif

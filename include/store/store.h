@@ -66,14 +66,16 @@ struct store_waiter {
     /* Called after a claim: nonzero if nobody will read the answer (the client left).
      * It then takes no line and `served` gets STORE_EMPTY. */
     int (*gone)(store_waiter *w);
-    /* Called once served, outside every lock and once its change is as durable as the
-     * recorder promises: rc STORE_OK with the lines in out (store_next_line format) and
-     * count set, or the error. May free w. */
+    /* Called once served, outside every lock: rc STORE_OK with the lines in out
+     * (store_next_line format), count and lsn set, or the error. May free w. */
     void (*served)(store_waiter *w, store_rc rc);
     int64_t lease_ms;             /* > 0 (with keep 0): each line taken is leased this long */
     buf out;
     buf ids;                      /* the leases' ids (uint64_t each), in line order */
     size_t count;
+    /* Set when w is served, now or later: the place of its change's record (0: none). As
+     * with every change (below), its answer waits until the recorder says it is durable. */
+    uint64_t lsn;
     /* The store's own: */
     store_waiter *prev, *next;
     void *where;                  /* the entry it is queued on, NULL: not created yet */
@@ -94,24 +96,31 @@ store *store_create(const store_limits *limits);
 /* Frees the store and every list. */
 void store_free(store *st);
 
+/* Durability. Every call below that changes a list records the change with the recorder
+ * (if any) first, and sets *lsn to that record's place in the log (0: nothing recorded).
+ * It does not wait for the record to reach the disk: the caller must not report the
+ * change as done before the recorder says that lsn is durable (journal_when_durable,
+ * journal_wait). lsn may be NULL when the caller does not report the change. */
+
 /* Replaces (or creates) list name by l, which the store then owns (also on error:
  * it frees l). The old list is freed after the swap, outside every lock. */
-store_rc store_replace(store *st, const char *name, list *l);
+store_rc store_replace(store *st, const char *name, list *l, uint64_t *lsn);
 
 /* READ / READMULTI: takes n lines from the chosen end (RANDOM: uniformly among those
  * left), appending each to out (read them back with store_next_line), and sets *count. keep: move each read line to the tail (after all n are read) instead of
  * removing it. n > length gives STORE_TOO_FEW and *count = length. */
 store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
-                    buf *out, size_t *count);
+                    buf *out, size_t *count, uint64_t *lsn);
 
 /* ADD: inserts line at the head (at_tail = 0) or the tail; creates the list if absent.
  * unique: refuse with STORE_EXISTS if an equal line is in the list. */
 store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
-                   int unique);
+                   int unique, uint64_t *lsn);
 
 /* FIND: the first line from the head that m accepts; appended to out as by store_read; removed, and with
  * keep moved to the tail. */
-store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out);
+store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out,
+                    uint64_t *lsn);
 
 /* READ/READMULTI that waits: serves w (w->end, n, keep) now into out as store_read does,
  * or, when the list is absent, empty or too short and w->arm agrees, queues w and
@@ -180,7 +189,7 @@ const char *store_next_line(const buf *out, size_t *off, size_t *len);
 store_rc store_length(store *st, const char *name, size_t *len);
 
 /* RESET: empties list name if it exists (OK either way; nothing is created). */
-store_rc store_reset(store *st, const char *name);
+store_rc store_reset(store *st, const char *name, uint64_t *lsn);
 
 /* A private copy of list name for SAVE, taken atomically; the caller frees it. */
 store_rc store_snapshot(store *st, const char *name, list **copy);
@@ -233,8 +242,9 @@ size_t store_count(store *st);
 
 /* What records the store's changes: the journal implements it (the store calls up only
  * through this table). The record calls run under the list's lock, before the change is
- * applied, and return 0 with *lsn set (the record's place, for wait) or -1: the change is
- * then not applied and the caller gets STORE_JOURNAL. ctx is the recorder's own. */
+ * applied, and return 0 with *lsn set (the record's place, handed to the store's caller)
+ * or -1: the change is then not applied and the caller gets STORE_JOURNAL. ctx is the
+ * recorder's own. */
 typedef struct store_recorder {
     int (*push)(void *ctx, const char *name, int at_tail, const char *line, size_t len,
                 uint64_t *lsn);
@@ -246,8 +256,8 @@ typedef struct store_recorder {
      * replace records that name is now snapshot snap. */
     int (*write_snapshot)(void *ctx, const list *l, uint64_t *snap);
     int (*replace)(void *ctx, const char *name, uint64_t snap, uint64_t *lsn);
-    /* After the lock is released, before answering: blocks until lsn is as durable as
-     * the recorder promises. */
+    /* Blocks until lsn is as durable as the recorder promises (the lease calls, which
+     * do not hand their lsn up, wait with it before returning). */
     int (*wait)(void *ctx, uint64_t lsn);
     /* A recorded change could not be applied in memory: memory and record disagree. */
     void (*mark_broken)(void *ctx);
@@ -260,8 +270,8 @@ typedef struct store_recorder {
                   size_t len, uint64_t *lsn);
 } store_recorder;
 
-/* From now on, every change is first given to r (with ctx), and answered only once r's
- * wait returns. r must outlive the store's use; NULL: changes live in memory only. */
+/* From now on, every change is first given to r (with ctx). r must outlive the store's
+ * use; NULL: changes live in memory only. */
 void store_set_recorder(store *st, const store_recorder *r, void *ctx);
 
 /* Recovery: installs l (owned by the store from then on) as list name without recording

@@ -1,5 +1,6 @@
-/* journal.c - the write-ahead log at run time: appending records, group commit, and
- * refusing changes after a write error (threads and compaction: journal_compact.c). */
+/* journal.c - the write-ahead log at run time: the records of changes, and the store's
+ * recorder (writing and group commit: journal_writer.c; threads and compaction:
+ * journal_compact.c). */
 #include "journal/journal.h"
 
 #include <errno.h>
@@ -33,83 +34,6 @@ void journal_idset_del(idset *s, uint64_t id)
             s->v[i] = s->v[--s->n];
             return;
         }
-}
-
-/* Starts j->rec with room for the frame. Call with mu held. */
-void journal_rec_start(journal *j)
-{
-    static const uint8_t frame[WAL_FRAME_SIZE];
-    buf_clear(&j->rec);
-    buf_append(&j->rec, frame, sizeof frame);
-}
-
-/* Turns on refusal of changes, loudly. Call with mu held. */
-void journal_set_broken_locked(journal *j, const char *what, int err)
-{
-    if (!atomic_load(&j->broken))
-        log_error("journal: %s: %s; changes are refused from now on (KO \"Journal not "
-                  "writable\") until the log has been rewritten from memory, retried every "
-                  "second", what, strerror(err));
-    else
-        log_error("journal: %s: %s", what, strerror(err));
-    atomic_store(&j->broken, 1);
-    atomic_fetch_add(&j->errors, 1);
-    j->broken_gen = j->gen;
-}
-
-/* Appends the record in j->rec to the log. internal: compaction's own records, written
- * even while changes are refused. Call with mu held. Returns 0 with *lsn set, or -1. */
-int journal_append_locked(journal *j, int internal, uint64_t *lsn)
-{
-    size_t body = j->rec.len - WAL_FRAME_SIZE;
-    if (atomic_load(&j->broken) && !internal) {
-        atomic_fetch_add(&j->refused, 1);
-        return -1;
-    }
-    if (j->rec.oom || j->rec.len <= WAL_FRAME_SIZE || body > WAL_MAX_BODY) {
-        log_error("journal: a record could not be built (out of memory or too big); "
-                  "that change is refused");
-        return -1;
-    }
-    uint8_t *p = (uint8_t *)j->rec.data;
-    wal_frame_header(p, p + WAL_FRAME_SIZE, body);
-    if (wal_write_all(j->fd, p, j->rec.len) != 0) {
-        int e = errno;
-        /* Cut what part of the record got in, so that the log stays whole. */
-        if (ftruncate(j->fd, (off_t)j->size) != 0)
-            log_error("journal: cannot cut a partial record: %s", strerror(errno));
-        char what[64];
-        snprintf(what, sizeof what, "cannot write to journal.%010u.log", j->gen);
-        journal_set_broken_locked(j, what, e);
-        return -1;
-    }
-    j->size += j->rec.len;
-    j->pos += j->rec.len;
-    *lsn = j->pos;
-    return 0;
-}
-
-/* One fsync of the current log, without the mutex, for everything appended so far.
- * Call with mu held and no other sync running; returns with mu held. */
-int journal_sync_locked(journal *j)
-{
-    uint64_t target = j->pos;
-    int fd = j->fd;
-    j->syncing = 1;
-    pthread_mutex_unlock(&j->mu);
-    int rc = wal_fsync(fd), e = errno;
-    pthread_mutex_lock(&j->mu);
-    j->syncing = 0;
-    if (rc == 0) {
-        if (target > j->synced)
-            j->synced = target;
-    } else {
-        if (target > j->sync_failed)
-            j->sync_failed = target;
-        journal_set_broken_locked(j, "fsync of the log failed", e);
-    }
-    pthread_cond_broadcast(&j->cv);
-    return rc;
 }
 
 /* Creates log gen, durably: header, and with new_history a COMPACT_DONE record saying
@@ -149,7 +73,7 @@ int journal_log_push(journal *j, const char *name, int at_tail, const char *line
 {
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_push(&j->rec, name, at_tail, line, len);
+    wal_enc_push(&j->pend, name, at_tail, line, len);
     int rc = journal_append_locked(j, 0, lsn);
     pthread_mutex_unlock(&j->mu);
     return rc;
@@ -160,7 +84,7 @@ int journal_log_lease(journal *j, const char *name, uint64_t id, int64_t until,
 {
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_lease(&j->rec, name, id, until, line, len);
+    wal_enc_lease(&j->pend, name, id, until, line, len);
     int rc = journal_append_locked(j, 0, lsn);
     pthread_mutex_unlock(&j->mu);
     return rc;
@@ -173,7 +97,7 @@ int journal_log_settle(journal *j, const char *name, uint64_t id, int release,
     journal_rec_start(j);
     /* A RELEASE carries its line: replayed, it puts the line back even where the LEASE
      * record is gone (a compaction ran in between). */
-    wal_enc_settle(&j->rec, name, id, release, line, release ? len : 0);
+    wal_enc_settle(&j->pend, name, id, release, line, release ? len : 0);
     int rc = journal_append_locked(j, 0, lsn);
     pthread_mutex_unlock(&j->mu);
     return rc;
@@ -188,7 +112,7 @@ int journal_log_take(journal *j, const char *name, int keep, const size_t *pos, 
     }
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_take(&j->rec, name, keep, pos, n);
+    wal_enc_take(&j->pend, name, keep, pos, n);
     int rc = journal_append_locked(j, 0, lsn);
     pthread_mutex_unlock(&j->mu);
     return rc;
@@ -198,7 +122,7 @@ int journal_log_reset(journal *j, const char *name, uint64_t *lsn)
 {
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_name(&j->rec, WAL_RESET, name);
+    wal_enc_name(&j->pend, WAL_RESET, name);
     int rc = journal_append_locked(j, 0, lsn);
     pthread_mutex_unlock(&j->mu);
     return rc;
@@ -240,9 +164,10 @@ int journal_write_snapshot(journal *j, const list *l, uint64_t *snap)
 
 int journal_log_replace(journal *j, const char *name, uint64_t snap, uint64_t *lsn)
 {
+    uint64_t prev;
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_ref(&j->rec, WAL_REPLACE, name, snap);
+    wal_enc_ref(&j->pend, WAL_REPLACE, name, snap);
     int rc = journal_append_locked(j, 0, lsn);
     if (snap) {
         journal_idset_del(&j->pending, snap);
@@ -254,30 +179,12 @@ int journal_log_replace(journal *j, const char *name, uint64_t snap, uint64_t *l
             unlinkat(j->dirfd, name_s, 0);
         }
     }
-    pthread_mutex_unlock(&j->mu);
-    return rc;
-}
-
-int journal_wait(journal *j, uint64_t lsn)
-{
-    int rc = 0;
-    if (j->policy != CONF_FSYNC_ALWAYS)
-        return 0;                 /* written to the kernel already: a crash loses nothing */
-    pthread_mutex_lock(&j->mu);
-    /* Group commit: whoever finds no fsync running starts one for everything appended
-     * so far; the others wait for it, and most find their record covered. */
-    for (;;) {
-        if (lsn <= j->sync_failed) {
-            rc = -1;
-            break;
-        }
-        if (j->synced >= lsn)
-            break;
-        if (j->syncing)
-            pthread_cond_wait(&j->cv, &j->mu);
-        else
-            journal_sync_locked(j);
-    }
+    /* The list's previous snapshot file is needed by no recovery once this record is on
+     * disk: the background thread removes it then. */
+    if (rc == 0 && snapref_set(&j->defs, name, snap, &prev) == 0 && prev &&
+        snapref_retire(&j->defs, prev, *lsn) != 0)
+        log_warn("journal: out of memory; a superseded snapshot file stays until the next "
+                 "compaction");
     pthread_mutex_unlock(&j->mu);
     return rc;
 }

@@ -44,8 +44,8 @@ static int lease_one(uint64_t id, int64_t until, const char *line, size_t len, v
     uint64_t lsn;
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_lease(&j->rec, c->name, id, until, line, len);
-    c->bytes += j->rec.len;
+    wal_enc_lease(&j->pend, c->name, id, until, line, len);
+    c->bytes += j->pend.len - j->rec_off;
     int rc = journal_append_locked(j, 1, &lsn);
     pthread_mutex_unlock(&j->mu);
     return rc;
@@ -69,15 +69,19 @@ static int snap_one(const char *name, const list *l, void *ctx)
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
     if (small) {
-        snap_enc_inline(&j->rec, name, l);
+        snap_enc_inline(&j->pend, name, l);
     } else {
         id = (uint64_t)j->gen << 32 | ++j->snap_n;
-        wal_enc_ref(&j->rec, WAL_SNAPSHOT, name, id);
+        wal_enc_ref(&j->pend, WAL_SNAPSHOT, name, id);
     }
-    size_t len = j->rec.len;
+    size_t len = j->pend.len - j->rec_off;
     int rc = journal_append_locked(j, 1, &lsn);
     if (rc == 0 && id && journal_idset_add(&j->refs, id) != 0)
         j->refs_lost = 1;
+    /* Older files of this list go with the older logs once this compaction is done. */
+    uint64_t prev;
+    if (rc == 0)
+        snapref_set(&j->defs, name, id, &prev);
     pthread_mutex_unlock(&j->mu);
     if (rc != 0) {
         list_free(copy);
@@ -93,17 +97,21 @@ static int snap_one(const char *name, const list *l, void *ctx)
 }
 
 /* Starts generation gen: the old log whole on disk first (the replay reads the logs in a
- * row, so nothing may land in the new one while the old may still lose its tail). */
-static int switch_log(journal *j, uint32_t *gen)
+ * row, so nothing may land in the new one while the old may still lose its tail). Sets
+ * *from to the lsn where the new log starts: every change before it is in the lists the
+ * compaction is about to copy. */
+static int switch_log(journal *j, uint32_t *gen, uint64_t *from)
 {
     uint64_t hsize;
     pthread_mutex_lock(&j->mu);
-    int reuse = j->size == WAL_HEADER_SIZE;   /* no record yet: a failed attempt's log */
+    /* No record yet: a failed attempt's log, which can serve again (unless it failed). */
+    int reuse = j->size == WAL_HEADER_SIZE && j->dead_gen != j->gen;
     *gen = reuse ? j->gen : j->max_gen + 1;
     /* With no record in it, whatever broke in this generation broke before the snapshots
      * about to be taken, which will repair it. */
     if (reuse && j->broken_gen == j->gen)
         j->broken_gen = j->gen - 1;
+    *from = j->pos;
     pthread_mutex_unlock(&j->mu);
     if (reuse)
         return 0;
@@ -111,22 +119,25 @@ static int switch_log(journal *j, uint32_t *gen)
     if (fd < 0)
         return -1;
     pthread_mutex_lock(&j->mu);
-    while (j->syncing)
+    while (j->io)
         pthread_cond_wait(&j->cv, &j->mu);
-    if (j->synced < j->pos) {
-        if (wal_fsync(j->fd) == 0) {
-            j->synced = j->pos;
-        } else {
-            j->sync_failed = j->pos;
-            journal_set_broken_locked(j, "fsync of the log before compaction failed", errno);
-        }
+    if (j->dead_gen != j->gen) {
+        journal_flush_locked(j, 1, 0);        /* the bulk, without the mutex */
+        while (j->io)
+            pthread_cond_wait(&j->cv, &j->mu);
     }
+    /* What came in meanwhile, with the mutex held up to the switch (dropped, and held,
+     * if the old log failed). */
+    journal_flush_locked(j, 1, 1);
     close(j->fd);
     j->fd = fd;
     j->gen = j->max_gen = *gen;
-    j->size = hsize;
+    j->size = j->fsize = j->alloc = hsize;
     j->pos += hsize;
-    j->synced = j->pos;
+    /* The new log's header is on disk; changes held by a failure of the old one stay
+     * held (journal_int.h) until this compaction is done. */
+    j->written = j->synced = j->pos;
+    *from = j->pos;
     j->snap_n = 0;
     j->refs.n = 0;
     j->refs_lost = 0;
@@ -205,13 +216,13 @@ int journal_compact(journal *j, store *st)
     compaction c = {.j = j, .st = st};
     buf err = BUF_INIT;
     uint32_t gen;
-    uint64_t lsn;
+    uint64_t lsn, from;
     int rc = -1;
     pthread_mutex_lock(&j->compact_mu);
     pthread_mutex_lock(&j->mu);
     unsigned long long was = j->size;
     pthread_mutex_unlock(&j->mu);
-    if (switch_log(j, &gen) != 0)
+    if (switch_log(j, &gen, &from) != 0)
         goto cleanup;
     log_info("journal: compaction into journal.%010u.log started (the log had %llu bytes)",
              gen, was);
@@ -242,11 +253,8 @@ int journal_compact(journal *j, store *st)
      * is removed. */
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_done(&j->rec, gen, c.lists);
-    int ok = journal_append_locked(j, 1, &lsn) == 0;
-    while (ok && j->syncing)
-        pthread_cond_wait(&j->cv, &j->mu);
-    ok = ok && journal_sync_locked(j) == 0;
+    wal_enc_done(&j->pend, gen, c.lists);
+    int ok = journal_append_locked(j, 1, &lsn) == 0 && journal_sync_to_locked(j, lsn, gen) == 0;
     if (ok) {
         if (atomic_load(&j->broken) && j->broken_gen < gen) {
             atomic_store(&j->broken, 0);
@@ -254,9 +262,16 @@ int journal_compact(journal *j, store *st)
                      "are accepted again (%lu were refused)", j->dir, gen,
                      atomic_exchange(&j->refused, 0));
         }
+        if (j->held && j->held <= from) {
+            log_warn("journal: the changes held since the log failed are on disk in "
+                     "journal.%010u.log; their answers go out", gen);
+            j->held = j->held_from = 0;
+        }
         j->base_size = j->size;
         j->snapset = c.bytes;
     }
+    journal_fire_locked(j);
+    pthread_cond_broadcast(&j->cv);
     pthread_mutex_unlock(&j->mu);
     if (!ok)
         goto cleanup;
@@ -292,11 +307,24 @@ static void *sync_main(void *arg)
         nap(j, 1);
         if (j->stop)
             break;
-        if (j->synced < j->pos && !j->syncing)
-            journal_sync_locked(j);
+        if (!j->io && (j->pend.len || j->synced < j->written))
+            journal_flush_locked(j, 1, 0);
+        journal_fire_locked(j);
     }
     pthread_mutex_unlock(&j->mu);
     return NULL;
+}
+
+/* Each second: records no caller wrote yet go out, and superseded snapshot files go once
+ * the records superseding them are on disk (an fdatasync first if needed). */
+static void tidy_locked(journal *j)
+{
+    uint64_t due = snapref_waiting(&j->defs);
+    if (!j->io && j->dead_gen != j->gen &&
+        (j->pend.len || (due && j->synced < due && due <= j->pos)))
+        journal_flush_locked(j, due && j->synced < due, 0);
+    journal_fire_locked(j);
+    journal_reap_locked(j);
 }
 
 /* Compacts when the log outgrew its threshold, and retries each second while broken. */
@@ -309,6 +337,7 @@ static void *compact_main(void *arg)
         nap(j, wait);
         if (j->stop)
             break;
+        tidy_locked(j);
         int broken = atomic_load(&j->broken);
         int big = j->size > j->threshold && j->size - j->base_size > j->snapset;
         if (!broken && !big) {

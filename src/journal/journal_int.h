@@ -1,5 +1,5 @@
 /* journal_int.h - the journal's state and the helpers its files share (journal.c,
- * journal_open.c, journal_compact.c); private to them. */
+ * journal_writer.c, journal_open.c, journal_compact.c); private to them. */
 #ifndef STSD_JOURNAL_INT_H
 #define STSD_JOURNAL_INT_H
 
@@ -9,6 +9,7 @@
 
 #include "base/buf.h"
 #include "journal/journal.h"
+#include "snapref.h"
 
 #define DEFAULT_THRESHOLD (64ull << 20)
 
@@ -18,6 +19,20 @@ typedef struct idset {
     size_t n, cap;
 } idset;
 
+/* Someone to call back once the record ending at lsn is durable. */
+typedef struct journal_waiter {
+    uint64_t lsn;
+    journal_done_fn fn;
+    void *ctx;
+} journal_waiter;
+
+/* Positions in the log are lsns: bytes appended since open, across generations. A record
+ * is appended to `pend` (in memory) under the list's lock, its change is then applied,
+ * and it is durable once the write (fsync=everysec, no) or the fdatasync (always) that
+ * took it succeeded. When a write or an fdatasync fails, nothing more goes to that log
+ * (its generation is dead) and the changes in (held_from, held] are held: applied in
+ * memory, answered by no one, until a compaction has rewritten every list from memory
+ * into a new log and synced it. */
 struct journal {
     char *dir;
     int dirfd, lockfd;
@@ -25,19 +40,34 @@ struct journal {
 
     pthread_mutex_t mu;         /* guards everything down to `stop`; never held while
                                  * taking a list lock (the order is list, then journal) */
-    pthread_cond_t cv;          /* a sync ended, or a stop was asked for */
+    pthread_cond_t cv;          /* io ended, durability moved, held changes settled, stop */
+    pthread_cond_t wake;        /* for the writer thread: records are waiting */
     int fd;                     /* the current log, O_APPEND */
     uint32_t gen, max_gen;
-    uint64_t size;              /* of the current log */
-    uint64_t pos;               /* bytes appended since open: the lsn space */
+    uint32_t dead_gen;          /* a write or fsync failed in this generation (0: none) */
+    uint64_t size;              /* of the current log, records still in pend included */
+    uint64_t fsize;             /* of the current log file: what was written */
+    uint64_t alloc;             /* disk space reserved for the log file up to here */
+    int prealloc;               /* the file system can reserve space (fallocate) */
+    int nospace;                /* the last reservation failed: changes are refused */
+    uint64_t pos;               /* end of the last record appended: the lsn space */
+    uint64_t written;           /* up to here handed to the kernel */
     uint64_t synced;            /* up to here on disk */
-    uint64_t sync_failed;       /* up to here an fsync failed: never known on disk */
-    int syncing;                /* a thread is in fsync(fd) without the mutex */
+    uint64_t held_from, held;   /* changes in (held_from, held] wait for a rewrite */
+    int io;                     /* a thread writes or syncs the log without the mutex */
+    buf pend;                   /* framed records appended, not yet written */
+    buf out;                    /* the batch being written (the io thread's) */
+    size_t rec_off;             /* where the record being built starts in pend */
+    journal_waiter *waits;      /* a min-heap on lsn */
+    size_t nwaits, waitcap;
+    int cancelled;              /* stopping: waits that are not durable now fail */
+    int writer_idle;            /* the writer thread sleeps on `wake` */
+    int writer_stop;
     uint32_t snap_n;            /* last snapshot number taken in gen */
     idset pending;              /* snapshot files written, their REPLACE not logged yet */
     idset refs;                 /* snapshot ids referenced by records of gen */
     int refs_lost;              /* refs missed one (ENOMEM): delete no snapshot file */
-    buf rec;                    /* the record being appended: frame space, then body */
+    snapref defs;               /* each list's defining snapshot; superseded files */
     atomic_int broken;          /* changes are refused */
     uint32_t broken_gen;        /* the generation it broke in */
     atomic_ulong refused;       /* changes refused while broken */
@@ -49,27 +79,43 @@ struct journal {
 
     pthread_mutex_t compact_mu; /* one compaction at a time */
     store *st;
-    pthread_t sync_thread, compact_thread;
-    int sync_started, compact_started;
+    pthread_t sync_thread, compact_thread, writer_thread;
+    int sync_started, compact_started, writer_started;
 };
 
 /* Adds id to s / removes it. Add returns 0 or -1 on ENOMEM. */
 int journal_idset_add(idset *s, uint64_t id);
 void journal_idset_del(idset *s, uint64_t id);
 
-/* The helpers below are called with j->mu held. */
+/* The helpers below are called with j->mu held (journal_writer.c). */
 
-/* Starts j->rec: room for the frame, then the caller appends a body. */
+/* Starts a record at the end of j->pend: room for the frame, then the caller appends a
+ * body to j->pend and calls journal_append_locked. */
 void journal_rec_start(journal *j);
-/* Appends the record in j->rec to the current log (internal: compaction's own records,
- * written even while changes are refused). Returns 0 with *lsn set, or -1 (on a write
- * error the partial record is cut off and the journal refuses changes). */
+/* Frames the record started last and makes it part of the log (written by the next
+ * flush). internal: compaction's own records, taken even while changes are refused.
+ * Returns 0 with *lsn set, or -1 (the record is dropped: refused, no room on disk, or
+ * malformed; the caller must not apply its change). */
 int journal_append_locked(journal *j, int internal, uint64_t *lsn);
-/* One fsync of the current log covering everything appended so far, run without the
- * mutex (needs j->syncing clear). Returns 0, or -1 (the journal then refuses changes). */
-int journal_sync_locked(journal *j);
+/* Writes every record in pend with one write and, with sync, one fdatasync (releasing
+ * the mutex meanwhile unless keep_lock). Needs j->io clear. Returns 0, or -1 when the
+ * log failed (its generation is then dead, its pending changes held, changes refused). */
+int journal_flush_locked(journal *j, int sync, int keep_lock);
+/* Blocks until the record at lsn in generation gen is on disk (fdatasync). Returns 0, or
+ * -1 if that generation died first. */
+int journal_sync_to_locked(journal *j, uint64_t lsn, uint32_t gen);
+/* Calls back (without the mutex) every waiter whose record is durable now. */
+void journal_fire_locked(journal *j);
 /* Turns on refusal of changes, logging what failed. */
 void journal_set_broken_locked(journal *j, const char *what, int err);
+/* Removes the superseded snapshot files whose successor is on disk (the mutex is
+ * released while unlinking). */
+void journal_reap_locked(journal *j);
+
+/* Starts the writer thread (fsync=always). Returns 0 or -1. */
+int journal_writer_start(journal *j);
+/* Writes what is left, then stops the writer thread. */
+void journal_writer_stop(journal *j);
 
 /* Creates log gen durably (header; with new_history a COMPACT_DONE record saying no
  * older log is needed) and sets *size. Returns its descriptor, or -1 (logged). Needs no

@@ -163,13 +163,15 @@ static journal *journal_alloc(const char *dir, conf_fsync policy)
     j->fd = j->dirfd = j->lockfd = -1;
     j->policy = policy;
     j->threshold = DEFAULT_THRESHOLD;
+    j->prealloc = 1;
     atomic_init(&j->broken, 0);
     atomic_init(&j->refused, 0);
     atomic_init(&j->errors, 0);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     if (!(j->dir = strdup(dir)) || pthread_mutex_init(&j->mu, NULL) != 0 ||
-        pthread_mutex_init(&j->compact_mu, NULL) != 0 || pthread_cond_init(&j->cv, &ca) != 0) {
+        pthread_mutex_init(&j->compact_mu, NULL) != 0 || pthread_cond_init(&j->cv, &ca) != 0 ||
+        pthread_cond_init(&j->wake, NULL) != 0) {
         free(j->dir);
         free(j);
         j = NULL;
@@ -213,6 +215,10 @@ journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, 
         goto fail;
     if (adopt_all(j, &rs, st, err) != 0)
         goto fail;
+    for (size_t i = 0; i < rs.nlists; i++) {
+        uint64_t prev;
+        snapref_set(&j->defs, rs.names[i], rs.def_ids[i], &prev);
+    }
     recover_tidy(j->dirfd, &rs);
     if (rs.last_gen) {
         wal_log_name(name, sizeof name, rs.last_gen);
@@ -234,6 +240,11 @@ journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, 
     }
     j->max_gen = rs.max_gen > j->gen ? rs.max_gen : j->gen;
     j->snapset = rs.snap_bytes;
+    j->fsize = j->alloc = j->size;
+    if (policy == CONF_FSYNC_ALWAYS && journal_writer_start(j) != 0) {
+        buf_puts(err, "cannot start the journal's writer thread");
+        goto fail;
+    }
     log_info("journal: %s/%s, fsync %s, %zu lists recovered", dir, name,
              policy == CONF_FSYNC_ALWAYS ? "always" : policy == CONF_FSYNC_EVERYSEC ?
              "everysec" : "no", rs.nlists);
@@ -259,6 +270,7 @@ void journal_close(journal *j)
         pthread_join(j->sync_thread, NULL);
     if (j->compact_started)
         pthread_join(j->compact_thread, NULL);
+    journal_writer_stop(j);
     /* Still refusing changes: the log may disagree with what was answered. One last
      * rewrite from memory, so that the next start finds what clients were told. */
     if (j->st && j->fd >= 0 && atomic_load(&j->broken)) {
@@ -269,15 +281,22 @@ void journal_close(journal *j)
             log_error("journal: stopping with a log that could not be rewritten: the "
                       "changes refused or half-applied since the write error are not in it");
     }
+    journal_cancel_waits(j);
     if (j->fd >= 0) {
         pthread_mutex_lock(&j->mu);
-        while (j->syncing)
+        while (j->io)
             pthread_cond_wait(&j->cv, &j->mu);
-        if (wal_fsync(j->fd) != 0)
+        if (j->dead_gen == j->gen)
+            log_error("journal: %s/journal.%010u.log failed earlier and was not rewritten",
+                      j->dir, j->gen);
+        else if (journal_flush_locked(j, 0, 1) != 0 || wal_fsync(j->fd) != 0)
             log_error("journal: final fsync of %s/journal.%010u.log failed: %s", j->dir, j->gen,
                       strerror(errno));
-        else
+        else {
+            j->synced = j->pos;
             log_info("journal: %s/journal.%010u.log flushed and synced", j->dir, j->gen);
+        }
+        journal_reap_locked(j);
         pthread_mutex_unlock(&j->mu);
         close(j->fd);
     }
@@ -285,12 +304,16 @@ void journal_close(journal *j)
         close(j->dirfd);
     if (j->lockfd >= 0)
         close(j->lockfd);
-    buf_free(&j->rec);
+    buf_free(&j->pend);
+    buf_free(&j->out);
+    free(j->waits);
     free(j->pending.v);
     free(j->refs.v);
+    snapref_free(&j->defs);
     free(j->dir);
     pthread_mutex_destroy(&j->mu);
     pthread_mutex_destroy(&j->compact_mu);
     pthread_cond_destroy(&j->cv);
+    pthread_cond_destroy(&j->wake);
     free(j);
 }

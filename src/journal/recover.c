@@ -42,6 +42,7 @@ typedef struct rent {
     size_t nleases;
     size_t def_log;        /* 1 + index of the log of its defining record; 0: none */
     size_t def_off;
+    uint64_t def_id;       /* its snapshot file (0: none) */
     size_t name_len;
     char name[];
 } rent;
@@ -290,6 +291,7 @@ static int note_definition(replay *x, size_t log_no, const rlog *g, size_t off,
     if (r->type == WAL_REPLACE || (r->type == WAL_SNAPSHOT && g->complete)) {
         e->def_log = log_no;
         e->def_off = off;
+        e->def_id = r->id;
     }
     if ((r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) && r->id &&
         add_ref(x->rs, r->id, &x->refs_cap) != 0)
@@ -444,7 +446,8 @@ static int hand_over(replay *x)
     size_t k = 0;
     rs->names = calloc(x->n ? x->n : 1, sizeof *rs->names);
     rs->lists = calloc(x->n ? x->n : 1, sizeof *rs->lists);
-    if (!rs->names || !rs->lists)
+    rs->def_ids = calloc(x->n ? x->n : 1, sizeof *rs->def_ids);
+    if (!rs->names || !rs->lists || !rs->def_ids)
         return -1;
     for (size_t i = 0; i < x->nb; i++)
         for (rent *e = x->b[i]; e; e = e->next) {
@@ -463,6 +466,7 @@ static int hand_over(replay *x)
     for (size_t j = 0; j < k; j++) {
         rent *e = rmap_find(x, rs->names[j], strlen(rs->names[j]));
         rs->lists[j] = e->l;
+        rs->def_ids[j] = e->def_id;
         e->l = NULL;
         /* Oldest first: the replay chained them newest first. */
         size_t at = rs->nleases + e->nleases;
@@ -605,6 +609,7 @@ void recover_free(recover_state *rs)
     free(rs->leases);
     free(rs->names);
     free(rs->lists);
+    free(rs->def_ids);
     free(rs->refs);
     memset(rs, 0, sizeof *rs);
 }

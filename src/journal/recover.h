@@ -26,6 +26,7 @@ typedef struct recover_state {
     size_t nlists;
     char **names;
     list **lists;
+    uint64_t *def_ids;       /* the snapshot file defining each list (0: none, or inline) */
     uint64_t snap_bytes;     /* bytes of the snapshot files and inline snapshots loaded */
     /* The open leases, by list (index into names), oldest first per list. */
     size_t nleases;

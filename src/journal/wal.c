@@ -55,7 +55,17 @@ uint32_t wal_crc32c(uint32_t crc, const void *data, size_t n)
 
 /* ---- I/O seam ------------------------------------------------------------------------- */
 
-wal_io wal_sys = {write, fsync};
+static int sys_reserve(int fd, off_t off, off_t len)
+{
+    return fallocate(fd, FALLOC_FL_KEEP_SIZE, off, len);
+}
+
+wal_io wal_sys = {write, fsync, fdatasync, sys_reserve};
+
+void wal_io_reset(void)
+{
+    wal_sys = (wal_io){write, fsync, fdatasync, sys_reserve};
+}
 
 int wal_write_all(int fd, const void *data, size_t n)
 {
@@ -95,6 +105,26 @@ const hist *wal_fsync_hist(uint64_t *last_ns)
     uint64_t v = atomic_load_explicit(&fsync_last_ns, memory_order_relaxed);
     *last_ns = v ? v - 1 : UINT64_MAX;
     return &fsync_hist;
+}
+
+int wal_datasync(int fd)
+{
+    uint64_t t0 = hist_now_ns();
+    int rc = wal_sys.fdatasync(fd), e = errno;
+    uint64_t ns = hist_now_ns() - t0;
+    hist_observe(&fsync_hist, ns);
+    atomic_store_explicit(&fsync_last_ns, ns + 1, memory_order_relaxed);
+    errno = e;
+    return rc;
+}
+
+int wal_reserve(int fd, uint64_t off, uint64_t len)
+{
+    int rc;
+    do
+        rc = wal_sys.reserve(fd, (off_t)off, (off_t)len);
+    while (rc != 0 && errno == EINTR);
+    return rc;
 }
 
 int wal_fsync_dir(int dirfd)

@@ -18,21 +18,33 @@ uint32_t wal_crc32c(uint32_t crc, const void *p, size_t n);
 
 /* ---- the I/O seam ---------------------------------------------------------------------- */
 
-/* Every write and fsync of journal files goes through these pointers; tests point them at
- * failing versions (beanstalkd's falloc) and put the system calls back afterwards. */
+/* Every write, fsync and space reservation of journal files goes through these pointers;
+ * tests point them at failing versions (beanstalkd's falloc) and put the defaults back
+ * with wal_io_reset. */
 typedef struct wal_io {
     ssize_t (*write)(int fd, const void *p, size_t n);
-    int (*fsync)(int fd);
+    int (*fsync)(int fd);          /* files and directories written once */
+    int (*fdatasync)(int fd);      /* the log, after each batch of records */
+    int (*reserve)(int fd, off_t off, off_t len);  /* fallocate, KEEP_SIZE */
 } wal_io;
 extern wal_io wal_sys;
+
+/* Puts the system calls back into wal_sys. */
+void wal_io_reset(void);
 
 /* Writes all n bytes (looping over short writes). Returns 0, or -1 with errno set. */
 int wal_write_all(int fd, const void *p, size_t n);
 /* fsync through the seam. Returns 0, or -1 with errno set. */
 int wal_fsync(int fd);
-/* The times of every wal_fsync so far, and in *last_ns the last one's (UINT64_MAX if
+/* The times of every wal_fsync and wal_datasync so far, and in *last_ns the last one's (UINT64_MAX if
  * none yet). */
 const hist *wal_fsync_hist(uint64_t *last_ns);
+/* fdatasync through the seam (the log's data and size). Returns 0, or -1 with errno set. */
+int wal_datasync(int fd);
+/* Reserves disk blocks for fd's bytes [off, off + len) without changing its size, so that
+ * writing them later cannot meet a full disk. Returns 0, or -1 with errno set (EOPNOTSUPP
+ * where the file system cannot). */
+int wal_reserve(int fd, uint64_t off, uint64_t len);
 
 /* ---- files ------------------------------------------------------------------------------- */
 

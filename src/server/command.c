@@ -304,7 +304,8 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
             cmd_lease_ids(r, &ids);
         buf_free(&ids);
     } else {
-        rc = store_read(srv->st, name, (store_end)end, keep, (size_t)n, &r->text, &count);
+        rc = store_read(srv->st, name, (store_end)end, keep, (size_t)n, &r->text, &count,
+                        &r->lsn);
     }
     cmd_read_answer(r, rc, name, nlen, n, count, multi);
 }
@@ -338,7 +339,7 @@ static void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
         return ko(r, MSG_ILLEGAL);
     if (srv->conf->max_line && llen > srv->conf->max_line)
         return ko_as(r, 413, MSG_LINE_TOO_LONG);
-    store_rc rc = store_add(srv->st, name, line, llen, at_tail, unique);
+    store_rc rc = store_add(srv->st, name, line, llen, at_tail, unique, &r->lsn);
     if (rc != STORE_OK)
         return ko_store(r, rc, name, nlen);
     ok(r, "");
@@ -414,7 +415,7 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
             cmd_lease_ids(r, &ids);
         buf_free(&ids);
     } else if (strlen(name) == nlen) {
-        rc = store_find(srv->st, name, &m, keep, &r->text);
+        rc = store_find(srv->st, name, &m, keep, &r->text, &r->lsn);
     }
     rx_release(re);
     cmd_find_answer(r, rc, name, nlen);
@@ -514,7 +515,7 @@ static int install_list(const cmd_server *srv, const char *verb, const char *nam
 {
     struct timespec t1;
     size_t n = list_length(l);
-    store_rc rc = store_replace(srv->st, name, l);
+    store_rc rc = store_replace(srv->st, name, l, &r->lsn);
     if (rc != STORE_OK) {
         ko_store(r, rc, name, strlen(name));
         return -1;
@@ -609,7 +610,7 @@ static void cmd_reset(const cmd_server *srv, const params *p, cmd_result *r)
     if (!name)
         return;
     if (strlen(name) == nlen) {
-        store_rc rc = store_reset(srv->st, name);
+        store_rc rc = store_reset(srv->st, name, &r->lsn);
         if (rc != STORE_OK)
             return ko_store(r, rc, name, nlen);
         log_info("RESET %s", name);
@@ -684,6 +685,7 @@ void command_run(const cmd_server *srv, const char *path, size_t path_len, cmd_m
     buf_clear(&r->lease);
     r->stop = 0;
     r->park = NULL;
+    r->lsn = 0;
     r->kind = REPLY_OK;
     r->status = 0;
     r->field = FIELD_MESSAGE;
@@ -724,6 +726,12 @@ int command_exists(const char *name, size_t len)
     return 0;
 }
 
+void command_not_durable(cmd_result *r)
+{
+    r->lsn = 0;
+    ko(r, MSG_JOURNAL);
+}
+
 /* Loads one startup file, logging its failure; ctx is the cmd_server. */
 static int init_one(const char *name, void *ctx)
 {
@@ -735,6 +743,9 @@ static int init_one(const char *name, void *ctx)
         rc = -1;
     } else if (load_file(srv, name, &r) != 0) {
         log_error("initFileAtStartup: %s: %s", name, r.text.data ? r.text.data : "error");
+        rc = -1;
+    } else if (r.lsn && srv->j && journal_wait(srv->j, r.lsn) != 0) {
+        log_error("initFileAtStartup: %s: the journal could not make it durable", name);
         rc = -1;
     }
     buf_free(&r.text);

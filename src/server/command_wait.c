@@ -90,21 +90,26 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     store_unwait(srv->st, &w->sw);
     buf out = BUF_INIT;
     size_t count = 0;
+    uint64_t lsn = 0;
     store_rc rc;
     if (park_client_gone(s))
         rc = STORE_EMPTY;              /* nobody will read it: take no line */
     else if (w->find && w->sw.lease_ms)
         rc = store_find_leased(srv->st, w->name, &w->m, w->sw.lease_ms, &out, &w->sw.ids);
     else if (w->find)
-        rc = store_find(srv->st, w->name, &w->m, w->fq.keep, &out);
+        rc = store_find(srv->st, w->name, &w->m, w->fq.keep, &out, &lsn);
     else if (w->sw.lease_ms)
         rc = store_read_leased(srv->st, w->name, w->rq.end, (size_t)w->rq.n, w->sw.lease_ms,
                                &out, &count, &w->sw.ids);
     else
         rc = store_read(srv->st, w->name, w->rq.end, w->rq.keep, (size_t)w->rq.n, &out,
-                        &count);
+                        &count, &lsn);
     buf_clear(&r->text);
     answer(w, rc, &out, count, r);
+    /* This answer goes out when this returns: a line taken now waits for its record here
+     * (one fsync at most with fsync=always, on the lot's timer thread). */
+    if (lsn && srv->j && journal_wait(srv->j, lsn) != 0)
+        command_not_durable(r);
     buf_free(&out);
     waiter_free(w);
 }
@@ -134,6 +139,8 @@ static void on_served(store_waiter *sw, store_rc rc)
     cmd_waiter *w = (cmd_waiter *)sw;
     cmd_result *r = park_result(w->slot);
     answer(w, rc, &sw->out, sw->count, r);
+    if (rc == STORE_OK && sw->lsn && w->srv->j && journal_wait(w->srv->j, sw->lsn) != 0)
+        command_not_durable(r);
     park_finish(w->slot);
     waiter_free(w);
 }
@@ -180,6 +187,7 @@ void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadlin
     store_rc rc = store_read_wait(srv->st, &w->sw, &r->text, &count);
     if (rc == STORE_WAITING)
         return;                         /* w belongs to its slot now */
+    r->lsn = w->sw.lsn;                 /* served at once: answered once durable */
     cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
     if (rc == STORE_OK && q->lease_ms)
         cmd_lease_ids(r, &w->sw.ids);
@@ -222,6 +230,7 @@ void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadlin
     store_rc rc = store_find_wait(srv->st, &w->sw, &r->text);
     if (rc == STORE_WAITING)
         return;
+    r->lsn = w->sw.lsn;
     cmd_find_answer(r, rc, q->name, q->nlen);
     if (rc == STORE_OK && q->lease_ms)
         cmd_lease_ids(r, &w->sw.ids);

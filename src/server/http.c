@@ -403,6 +403,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     q->t0 = hist_now_ns();
     q->result.json = wants_json(c);
     command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
+    if (q->result.lsn && h->srv->j && journal_wait(h->srv->j, q->result.lsn) != 0)
+        command_not_durable(&q->result);
     if (q->result.park)
         return park_connection(c, q);
     return send_result(c, q);

@@ -205,12 +205,11 @@ typedef enum swap_log { SWAP_UNLOGGED, SWAP_REPLACE, SWAP_RESET } swap_log;
  * says; the old list is freed after the swap, outside the lock: a big list takes a
  * while, and readers need not wait. */
 static store_rc swap_list(store *st, entry *e, const char *name, list *l, swap_log how,
-                          uint64_t snap)
+                          uint64_t snap, uint64_t *lsn)
 {
-    uint64_t lsn = 0;
     pthread_mutex_lock(&e->lock);
-    int failed = how == SWAP_REPLACE ? st->rec->replace(st->rec_ctx, name, snap, &lsn)
-               : how == SWAP_RESET   ? st->rec->reset(st->rec_ctx, name, &lsn)
+    int failed = how == SWAP_REPLACE ? st->rec->replace(st->rec_ctx, name, snap, lsn)
+               : how == SWAP_RESET   ? st->rec->reset(st->rec_ctx, name, lsn)
                                      : 0;
     if (failed) {
         pthread_mutex_unlock(&e->lock);
@@ -221,16 +220,18 @@ static store_rc swap_list(store *st, entry *e, const char *name, list *l, swap_l
     e->l = l;
     store_lease_drop_locked(st, e);
     store_waiter *served = NULL;
-    store_wait_serve_locked(st, e, NULL, 0, &served, &lsn);
+    uint64_t wlsn = *lsn;        /* the waiters' records come after this change's */
+    store_wait_serve_locked(st, e, NULL, 0, &served, &wlsn);
     pthread_mutex_unlock(&e->lock);
     bytes_release(st, list_bytes(old));
     list_free(old);
-    store_wait_finish(st, served, lsn);
+    store_wait_finish(st, served, wlsn);
     return STORE_OK;
 }
 
 /* Installs l as list name, creating the name if needed. */
-static store_rc install(store *st, const char *name, list *l, swap_log how, uint64_t snap)
+static store_rc install(store *st, const char *name, list *l, swap_log how, uint64_t snap,
+                        uint64_t *lsn)
 {
     store_rc rc = STORE_OK;
     size_t add = list_bytes(l);
@@ -240,7 +241,7 @@ static store_rc install(store *st, const char *name, list *l, swap_log how, uint
     }
     entry *e = store_lookup_or_create(st, name, &rc);
     if (e)
-        rc = swap_list(st, e, name, l, how, snap);
+        rc = swap_list(st, e, name, l, how, snap, lsn);
     else
         list_free(l);
     if (rc != STORE_OK)
@@ -248,20 +249,31 @@ static store_rc install(store *st, const char *name, list *l, swap_log how, uint
     return rc;
 }
 
-store_rc store_replace(store *st, const char *name, list *l)
+/* Where a change's lsn goes (0 until something is recorded): the caller's, or scratch
+ * when the caller does not care. */
+static uint64_t *lsn_out(uint64_t *lsn, uint64_t *scratch)
 {
-    uint64_t snap = 0;
+    uint64_t *p = lsn ? lsn : scratch;
+    *p = 0;
+    return p;
+}
+
+store_rc store_replace(store *st, const char *name, list *l, uint64_t *lsn)
+{
+    uint64_t snap = 0, scratch;
+    lsn = lsn_out(lsn, &scratch);
     /* The slow part, writing the lines to disk, happens before any lock is taken. */
     if (st->rec && st->rec->write_snapshot(st->rec_ctx, l, &snap) != 0) {
         list_free(l);
         return STORE_JOURNAL;
     }
-    return install(st, name, l, st->rec ? SWAP_REPLACE : SWAP_UNLOGGED, snap);
+    return install(st, name, l, st->rec ? SWAP_REPLACE : SWAP_UNLOGGED, snap, lsn);
 }
 
 store_rc store_adopt(store *st, const char *name, list *l)
 {
-    return install(st, name, l, SWAP_UNLOGGED, 0);
+    uint64_t lsn = 0;
+    return install(st, name, l, SWAP_UNLOGGED, 0, &lsn);
 }
 
 void store_set_recorder(store *st, const store_recorder *r, void *ctx)
@@ -387,41 +399,51 @@ store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t 
 
 /* READ, with keep or a lease. */
 static store_rc read_any(store *st, const char *name, store_end end, int keep, size_t n,
-                         int64_t lease_ms, buf *ids, buf *out, size_t *count)
+                         int64_t lease_ms, buf *ids, buf *out, size_t *count, uint64_t *lsn)
 {
+    uint64_t scratch;
+    lsn = lsn_out(lsn, &scratch);
     *count = 0;
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_NOT_LOADED;
-    uint64_t lsn = 0;
     pthread_mutex_lock(&e->lock);
-    store_rc rc = store_read_locked(st, e, end, keep, n, lease_ms, ids, out, count, &lsn);
+    store_rc rc = store_read_locked(st, e, end, keep, n, lease_ms, ids, out, count, lsn);
     pthread_mutex_unlock(&e->lock);
-    if (lsn)
-        st->rec->wait(st->rec_ctx, lsn);
     return rc;
 }
 
 store_rc store_read(store *st, const char *name, store_end end, int keep, size_t n,
-                    buf *out, size_t *count)
+                    buf *out, size_t *count, uint64_t *lsn)
 {
-    return read_any(st, name, end, keep, n, 0, NULL, out, count);
+    return read_any(st, name, end, keep, n, 0, NULL, out, count, lsn);
+}
+
+/* The lease calls wait for their records themselves (their callers get no lsn). */
+static void lease_wait(store *st, uint64_t lsn)
+{
+    if (lsn && st->rec)
+        st->rec->wait(st->rec_ctx, lsn);
 }
 
 store_rc store_read_leased(store *st, const char *name, store_end end, size_t n,
                            int64_t lease_ms, buf *out, size_t *count, buf *ids)
 {
-    return read_any(st, name, end, 0, n, lease_ms, ids, out, count);
+    uint64_t lsn;
+    store_rc rc = read_any(st, name, end, 0, n, lease_ms, ids, out, count, &lsn);
+    lease_wait(st, lsn);
+    return rc;
 }
 
 store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
-                   int unique)
+                   int unique, uint64_t *lsn)
 {
+    uint64_t scratch;
+    lsn = lsn_out(lsn, &scratch);
     store_rc rc = STORE_OK;
     entry *e = store_lookup_or_create(st, name, &rc);
     if (!e)
         return rc;
-    uint64_t lsn = 0;
     pthread_mutex_lock(&e->lock);
     int found = unique ? list_contains(e->l, line, len) : 0;
     if (found < 0) {
@@ -430,7 +452,7 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
         rc = STORE_EXISTS;
     } else if (bytes_reserve(st, len) != 0) {
         rc = STORE_FULL;
-    } else if (st->rec && st->rec->push(st->rec_ctx, name, at_tail, line, len, &lsn) != 0) {
+    } else if (st->rec && st->rec->push(st->rec_ctx, name, at_tail, line, len, lsn) != 0) {
         bytes_release(st, len);
         rc = STORE_JOURNAL;
     } else if ((at_tail ? list_push_back(e->l, line, len)
@@ -443,10 +465,11 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
         count_traffic(e, 1, 0);
     }
     store_waiter *served = NULL;
+    uint64_t wlsn = *lsn;        /* the waiters' records come after this change's */
     if (rc == STORE_OK)
-        store_wait_serve_locked(st, e, line, len, &served, &lsn);
+        store_wait_serve_locked(st, e, line, len, &served, &wlsn);
     pthread_mutex_unlock(&e->lock);
-    store_wait_finish(st, served, lsn);
+    store_wait_finish(st, served, wlsn);
     return rc;
 }
 
@@ -466,32 +489,35 @@ store_rc store_find_pos_locked(entry *e, const store_matcher *m, size_t *pos)
 }
 
 static store_rc find_any(store *st, const char *name, const store_matcher *m, int keep,
-                         int64_t lease_ms, buf *ids, buf *out)
+                         int64_t lease_ms, buf *ids, buf *out, uint64_t *lsn)
 {
+    uint64_t scratch;
+    lsn = lsn_out(lsn, &scratch);
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_NOT_LOADED;
-    uint64_t lsn = 0;
     size_t pos, count;
     pthread_mutex_lock(&e->lock);
     store_rc rc = store_find_pos_locked(e, m, &pos);
     if (rc == STORE_OK)
-        rc = store_take_locked(st, e, &pos, 1, keep, lease_ms, ids, out, &count, &lsn);
+        rc = store_take_locked(st, e, &pos, 1, keep, lease_ms, ids, out, &count, lsn);
     pthread_mutex_unlock(&e->lock);
-    if (lsn)
-        st->rec->wait(st->rec_ctx, lsn);
     return rc;
 }
 
-store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out)
+store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out,
+                    uint64_t *lsn)
 {
-    return find_any(st, name, m, keep, 0, NULL, out);
+    return find_any(st, name, m, keep, 0, NULL, out, lsn);
 }
 
 store_rc store_find_leased(store *st, const char *name, const store_matcher *m,
                            int64_t lease_ms, buf *out, buf *ids)
 {
-    return find_any(st, name, m, 0, lease_ms, ids, out);
+    uint64_t lsn;
+    store_rc rc = find_any(st, name, m, 0, lease_ms, ids, out, &lsn);
+    lease_wait(st, lsn);
+    return rc;
 }
 
 store_rc store_length(store *st, const char *name, size_t *len)
@@ -505,15 +531,17 @@ store_rc store_length(store *st, const char *name, size_t *len)
     return STORE_OK;
 }
 
-store_rc store_reset(store *st, const char *name)
+store_rc store_reset(store *st, const char *name, uint64_t *lsn)
 {
+    uint64_t scratch;
+    lsn = lsn_out(lsn, &scratch);
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_OK;
     list *fresh = list_create();
     if (!fresh)
         return STORE_NOMEM;
-    return swap_list(st, e, name, fresh, st->rec ? SWAP_RESET : SWAP_UNLOGGED, 0);
+    return swap_list(st, e, name, fresh, st->rec ? SWAP_RESET : SWAP_UNLOGGED, 0, lsn);
 }
 
 store_rc store_snapshot(store *st, const char *name, list **copy)

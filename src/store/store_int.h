@@ -111,8 +111,8 @@ store_rc store_find_pos_locked(entry *e, const store_matcher *m, size_t *pos);
 void store_wait_serve_locked(store *st, entry *e, const char *line, size_t len,
                              store_waiter **done, uint64_t *lsn);
 
-/* After e->lock is released: waits for lsn to be durable, then tells each waiter of
- * done that it was served. */
+/* After e->lock is released: tells each waiter of done that it was served, with lsn (the
+ * last record of the batch) as its change's place in the log. */
 void store_wait_finish(store *st, store_waiter *done, uint64_t lsn);
 
 /* The lease table (store_lease.c): init gives 0 or -1; destroy frees every lease. */

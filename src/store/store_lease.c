@@ -277,6 +277,8 @@ store_rc store_settle(store *st, const char *name, int release, uint64_t id, con
     pthread_mutex_lock(&e->lock);
     store_rc rc = settle_locked(st, e, release, id, line, len, &served, &lsn);
     pthread_mutex_unlock(&e->lock);
+    if (lsn && st->rec)               /* ACK/RELEASE answer once their record is durable */
+        st->rec->wait(st->rec_ctx, lsn);
     store_wait_finish(st, served, lsn);
     return rc;
 }

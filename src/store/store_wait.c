@@ -123,8 +123,6 @@ void store_wait_serve_locked(store *st, entry *e, const char *line, size_t len,
 
 void store_wait_finish(store *st, store_waiter *done, uint64_t lsn)
 {
-    if (lsn)
-        st->rec->wait(st->rec_ctx, lsn);
     /* Served in arrival order: done is chained newest first, so reverse it. */
     store_waiter *order = NULL;
     while (done) {
@@ -136,6 +134,7 @@ void store_wait_finish(store *st, store_waiter *done, uint64_t lsn)
     while (order) {
         store_waiter *next = order->next;
         order->next = NULL;
+        order->lsn = lsn;
         order->served(order, order->rc);
         order = next;
     }
@@ -192,9 +191,9 @@ static store_rc wait_on(store *st, store_waiter *w, buf *out, size_t *count)
     }
     pthread_mutex_lock(&e->lock);
     rc = try_or_queue(st, e, w, out, count, &lsn);
+    if (rc != STORE_WAITING)
+        w->lsn = lsn;             /* served now: the caller answers once it is durable */
     pthread_mutex_unlock(&e->lock);
-    if (lsn)
-        st->rec->wait(st->rec_ctx, lsn);
     return rc;
 }
 

@@ -40,6 +40,7 @@ static void setup(void)
     if (dirfd_ < 0)
         abort();
     wal_sys.fsync = no_fsync;
+    wal_sys.fdatasync = no_fsync;
     log_set_level((log_level)(LOG_ERROR + 1));
 }
 

@@ -27,6 +27,14 @@
 #include "journal/wal.h"
 
 static char tmp[64], state[96];
+static journal *fx_j;     /* the journal jopen opened last: helpers wait for it */
+
+/* Waits until the change recorded at lsn is durable (0: nothing was recorded). */
+static inline void settle(uint64_t lsn)
+{
+    if (fx_j && lsn)
+        assert_int_equal(journal_wait(fx_j, lsn), 0);
+}
 
 static inline int setup(void **s)
 {
@@ -40,8 +48,7 @@ static inline int setup(void **s)
 static inline int teardown(void **s)
 {
     char cmd[128];
-    wal_sys.write = write;
-    wal_sys.fsync = fsync;
+    wal_io_reset();
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     return system(cmd) == 0 ? 0 : -1;
 }
@@ -105,6 +112,7 @@ static inline journal *jopen(conf_fsync policy, int fresh, store **st)
     assert_non_null(j);
     buf_free(&err);
     journal_attach(j, *st);
+    fx_j = j;
     return j;
 }
 
@@ -113,6 +121,8 @@ static inline void jclose(journal *j, store *st)
     journal_attach(NULL, st);
     journal_close(j);
     store_free(st);
+    if (fx_j == j)
+        fx_j = NULL;
 }
 
 /* The whole store as bytes: every list by name, every line with its length. */
@@ -170,15 +180,19 @@ static inline void reopen_same(const buf *want, conf_fsync policy)
 
 static inline void add(store *st, const char *name, const char *line, int at_tail)
 {
-    assert_int_equal(store_add(st, name, line, strlen(line), at_tail, 0), STORE_OK);
+    uint64_t lsn;
+    assert_int_equal(store_add(st, name, line, strlen(line), at_tail, 0, &lsn), STORE_OK);
+    settle(lsn);
 }
 
 static inline void take(store *st, const char *name, store_end end, int keep, size_t n)
 {
     buf out = BUF_INIT;
     size_t count;
-    assert_int_equal(store_read(st, name, end, keep, n, &out, &count), STORE_OK);
+    uint64_t lsn;
+    assert_int_equal(store_read(st, name, end, keep, n, &out, &count, &lsn), STORE_OK);
     assert_int_equal(count, n);
+    settle(lsn);
     buf_free(&out);
 }
 
@@ -203,35 +217,46 @@ static inline list *lines(const char *prefix, size_t n)
 static inline void workload(store *st)
 {
     buf out = BUF_INIT;
+    uint64_t lsn;
     for (int i = 0; i < 40; i++) {
         char s[32];
         snprintf(s, sizeof s, "%c%d", "abc"[i % 3], i);
         add(st, "q", s, i % 4 != 0);
     }
-    assert_int_equal(store_add(st, "q", "a3", 2, 1, 1), STORE_EXISTS);
+    assert_int_equal(store_add(st, "q", "a3", 2, 1, 1, &lsn), STORE_EXISTS);
+    settle(lsn);
     take(st, "q", STORE_FIRST, 0, 1);
     take(st, "q", STORE_LAST, 1, 2);
     take(st, "q", STORE_RANDOM, 0, 3);
     take(st, "q", STORE_RANDOM, 1, 4);
     add(st, "q", "findme", 0);       /* random reads may have taken any other line */
     store_matcher eq = {NULL, NULL, "findme", 6};
-    assert_int_equal(store_find(st, "q", &eq, 1, &out), STORE_OK);
+    assert_int_equal(store_find(st, "q", &eq, 1, &out, &lsn), STORE_OK);
+    settle(lsn);
     store_matcher fn = {starts_with_b, NULL, NULL, 0};
-    assert_int_equal(store_find(st, "q", &fn, 0, &out), STORE_OK);
-    assert_int_equal(store_add(st, "bin", "x\0y\nz\r", 6, 1, 0), STORE_OK);
+    assert_int_equal(store_find(st, "q", &fn, 0, &out, &lsn), STORE_OK);
+    settle(lsn);
+    assert_int_equal(store_add(st, "bin", "x\0y\nz\r", 6, 1, 0, &lsn), STORE_OK);
+    settle(lsn);
     add(st, "bin", "", 1);
     add(st, "r", "gone", 1);
-    assert_int_equal(store_reset(st, "r"), STORE_OK);
-    assert_int_equal(store_reset(st, "nothere"), STORE_OK);
+    assert_int_equal(store_reset(st, "r", &lsn), STORE_OK);
+    settle(lsn);
+    assert_int_equal(store_reset(st, "nothere", &lsn), STORE_OK);
+    settle(lsn);
     add(st, "drained", "1", 1);
     add(st, "drained", "2", 1);
     take(st, "drained", STORE_FIRST, 0, 2);
-    assert_int_equal(store_replace(st, "big", lines("big", 5000)), STORE_OK);
+    assert_int_equal(store_replace(st, "big", lines("big", 5000), &lsn), STORE_OK);
+    settle(lsn);
     take(st, "big", STORE_RANDOM, 0, 10);
     add(st, "big", "tail", 1);
-    assert_int_equal(store_replace(st, "none", list_create()), STORE_OK);
-    assert_int_equal(store_replace(st, "twice", lines("first", 10)), STORE_OK);
-    assert_int_equal(store_replace(st, "twice", lines("second", 3)), STORE_OK);
+    assert_int_equal(store_replace(st, "none", list_create(), &lsn), STORE_OK);
+    settle(lsn);
+    assert_int_equal(store_replace(st, "twice", lines("first", 10), &lsn), STORE_OK);
+    settle(lsn);
+    assert_int_equal(store_replace(st, "twice", lines("second", 3), &lsn), STORE_OK);
+    settle(lsn);
     buf_free(&out);
 }
 

@@ -31,7 +31,7 @@ static void test_initfile_not_in_log(void **s)
 {
     store *st;
     journal *j = jopen(CONF_FSYNC_EVERYSEC, 0, &st);
-    assert_int_equal(store_replace(st, "huge", lines("line", 100000)), STORE_OK);
+    assert_int_equal(store_replace(st, "huge", lines("line", 100000), NULL), STORE_OK);
     buf want = dump(st);
     jclose(j, st);
     assert_true(size_of(path_of("journal.0000000001.log")) < 200);
@@ -150,7 +150,7 @@ static void test_missing_snapshot(void **s)
     store *st;
     journal *j = jopen(CONF_FSYNC_NO, 0, &st);
     add(st, "a", "1", 1);
-    assert_int_equal(store_replace(st, "b", lines("b", 10)), STORE_OK);
+    assert_int_equal(store_replace(st, "b", lines("b", 10), NULL), STORE_OK);
     add(st, "a", "2", 1);
     buf want = dump(st);
     jclose(j, st);
@@ -173,7 +173,7 @@ static void test_compaction(void **s)
     store *st;
     journal *j = jopen(CONF_FSYNC_EVERYSEC, 0, &st);
     workload(st);
-    assert_int_equal(store_replace(st, "large", lines("large", 20000)), STORE_OK);
+    assert_int_equal(store_replace(st, "large", lines("large", 20000), NULL), STORE_OK);
     assert_int_equal(journal_compact(j, st), 0);
     assert_int_equal(size_of(path_of("journal.0000000001.log")), -1);
     assert_int_equal(size_of(path_of("snap-0000000001-0000000001.dat")), -1);
@@ -255,7 +255,7 @@ static void test_leases_replay_and_compaction(void **s)
     assert_string_equal(got.data, "q (4)\n  1:a\n  1:c\n  1:d\n  1:e\n");
     buf_free(&got);
     uint64_t e = lend(st, "q", 3600000);
-    assert_int_equal(store_reset(st, "q"), STORE_OK);
+    assert_int_equal(store_reset(st, "q", NULL), STORE_OK);
     jclose(j, st);
     j = jopen(CONF_FSYNC_NO, 0, &st);
     assert_int_equal(leases_of(st, "q"), 0);
@@ -304,7 +304,7 @@ static void test_compaction_crash_points(void **s)
     snprintf(saved, sizeof saved, "%s/saved", tmp);
     journal *j = jopen(CONF_FSYNC_NO, 0, &st);
     workload(st);
-    assert_int_equal(store_replace(st, "large", lines("large", 20000)), STORE_OK);
+    assert_int_equal(store_replace(st, "large", lines("large", 20000), NULL), STORE_OK);
     /* Hard links keep generation 1 as the compaction leaves it (appended, then removed). */
     sh("mkdir %s && ln %s/journal.* %s/snap-* %s/", saved, state, state, saved);
     pthread_t t;

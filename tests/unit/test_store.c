@@ -28,7 +28,7 @@ static int teardown(void **state)
 
 static void add(const char *name, const char *line, int at_tail)
 {
-    assert_int_equal(store_add(st, name, line, strlen(line), at_tail, 0), STORE_OK);
+    assert_int_equal(store_add(st, name, line, strlen(line), at_tail, 0, NULL), STORE_OK);
 }
 
 /* The lines of a READ/FIND result joined with '|'. */
@@ -54,7 +54,7 @@ static void contents(const char *name, char *dst, size_t n)
     buf out = BUF_INIT;
     dst[0] = '\0';
     if (len)
-        assert_int_equal(store_read(st, name, STORE_FIRST, 1, len, &out, &count), STORE_OK);
+        assert_int_equal(store_read(st, name, STORE_FIRST, 1, len, &out, &count, NULL), STORE_OK);
     joined(&out, dst, n);
     buf_free(&out);
 }
@@ -66,7 +66,7 @@ static void load(const char *name, const char *csv)
     snprintf(tmp, sizeof tmp, "%s", csv);
     for (char *s = strtok(tmp, ","); s; s = strtok(NULL, ","))
         assert_int_equal(list_push_back(l, s, strlen(s)), 0);
-    assert_int_equal(store_replace(st, name, l), STORE_OK);
+    assert_int_equal(store_replace(st, name, l, NULL), STORE_OK);
 }
 
 static void test_read_ends_and_keep(void **state)
@@ -75,13 +75,13 @@ static void test_read_ends_and_keep(void **state)
     buf out = BUF_INIT;
     size_t count;
     load("l", "a,b,c,d,e");
-    assert_int_equal(store_read(st, "l", STORE_FIRST, 1, 1, &out, &count), STORE_OK);
+    assert_int_equal(store_read(st, "l", STORE_FIRST, 1, 1, &out, &count, NULL), STORE_OK);
     joined(&out, got, sizeof got);
     assert_string_equal(got, "a");
     contents("l", got, sizeof got);
     assert_string_equal(got, "b|c|d|e|a");
     buf_clear(&out);
-    assert_int_equal(store_read(st, "l", STORE_LAST, 0, 2, &out, &count), STORE_OK);
+    assert_int_equal(store_read(st, "l", STORE_LAST, 0, 2, &out, &count, NULL), STORE_OK);
     joined(&out, got, sizeof got);
     assert_string_equal(got, "a|e");
     assert_int_equal(count, 2);
@@ -89,13 +89,13 @@ static void test_read_ends_and_keep(void **state)
     assert_string_equal(got, "b|c|d");
     /* READMULTI LAST with keep: read d, c; then appended in read order. */
     buf_clear(&out);
-    assert_int_equal(store_read(st, "l", STORE_LAST, 1, 2, &out, &count), STORE_OK);
+    assert_int_equal(store_read(st, "l", STORE_LAST, 1, 2, &out, &count, NULL), STORE_OK);
     contents("l", got, sizeof got);
     assert_string_equal(got, "b|d|c");
     buf_clear(&out);
-    assert_int_equal(store_read(st, "l", STORE_FIRST, 1, 4, &out, &count), STORE_TOO_FEW);
+    assert_int_equal(store_read(st, "l", STORE_FIRST, 1, 4, &out, &count, NULL), STORE_TOO_FEW);
     assert_int_equal(count, 3);
-    assert_int_equal(store_read(st, "none", STORE_FIRST, 1, 1, &out, &count), STORE_NOT_LOADED);
+    assert_int_equal(store_read(st, "none", STORE_FIRST, 1, 1, &out, &count, NULL), STORE_NOT_LOADED);
     buf_free(&out);
 }
 
@@ -105,7 +105,7 @@ static void test_random_removal_keeps_order(void **state)
     buf out = BUF_INIT;
     size_t count;
     load("r", "1,2,3,4,5,6,7,8,9");
-    assert_int_equal(store_read(st, "r", STORE_RANDOM, 0, 4, &out, &count), STORE_OK);
+    assert_int_equal(store_read(st, "r", STORE_RANDOM, 0, 4, &out, &count, NULL), STORE_OK);
     contents("r", got, sizeof got);
     /* What is left is an increasing subsequence of five. */
     int prev = 0, n = 0;
@@ -121,7 +121,7 @@ static void test_random_removal_keeps_order(void **state)
     int seen[3] = {0};
     for (int i = 0; i < 200; i++) {
         buf_clear(&out);
-        assert_int_equal(store_read(st, "r3", STORE_RANDOM, 1, 1, &out, &count), STORE_OK);
+        assert_int_equal(store_read(st, "r3", STORE_RANDOM, 1, 1, &out, &count, NULL), STORE_OK);
         size_t off = 0, len;
         const char *s = store_next_line(&out, &off, &len);
         seen[*s - 'x']++;
@@ -135,11 +135,11 @@ static void test_empty_and_reset(void **state)
     buf out = BUF_INIT;
     size_t count, len;
     load("e", "only");
-    assert_int_equal(store_reset(st, "e"), STORE_OK);
+    assert_int_equal(store_reset(st, "e", NULL), STORE_OK);
     assert_int_equal(store_length(st, "e", &len), STORE_OK);
     assert_int_equal(len, 0);
-    assert_int_equal(store_read(st, "e", STORE_FIRST, 1, 1, &out, &count), STORE_EMPTY);
-    assert_int_equal(store_reset(st, "ghost"), STORE_OK);
+    assert_int_equal(store_read(st, "e", STORE_FIRST, 1, 1, &out, &count, NULL), STORE_EMPTY);
+    assert_int_equal(store_reset(st, "ghost", NULL), STORE_OK);
     assert_int_equal(store_length(st, "ghost", &len), STORE_NOT_LOADED);
     buf_free(&out);
 }
@@ -150,10 +150,10 @@ static void test_add_unique_and_ends(void **state)
     add("a", "m", 0);
     add("a", "f", 0);
     add("a", "z", 1);
-    assert_int_equal(store_add(st, "a", "m", 1, 1, 1), STORE_EXISTS);
-    assert_int_equal(store_add(st, "a", "n", 1, 1, 1), STORE_OK);
-    assert_int_equal(store_add(st, "a", "", 0, 0, 0), STORE_OK);
-    assert_int_equal(store_add(st, "a", "", 0, 0, 1), STORE_EXISTS);
+    assert_int_equal(store_add(st, "a", "m", 1, 1, 1, NULL), STORE_EXISTS);
+    assert_int_equal(store_add(st, "a", "n", 1, 1, 1, NULL), STORE_OK);
+    assert_int_equal(store_add(st, "a", "", 0, 0, 0, NULL), STORE_OK);
+    assert_int_equal(store_add(st, "a", "", 0, 0, 1, NULL), STORE_EXISTS);
     contents("a", got, sizeof got);
     assert_string_equal(got, "|f|m|z|n");
 }
@@ -169,25 +169,25 @@ static void test_find(void **state)
     buf out = BUF_INIT;
     load("f", "aq,b,dup,cq,dup");
     store_matcher eq = {NULL, NULL, "dup", 3};
-    assert_int_equal(store_find(st, "f", &eq, 1, &out), STORE_OK);
+    assert_int_equal(store_find(st, "f", &eq, 1, &out, NULL), STORE_OK);
     contents("f", got, sizeof got);
     assert_string_equal(got, "aq|b|cq|dup|dup");
     store_matcher q = {has_q, NULL, NULL, 0};
     buf_clear(&out);
-    assert_int_equal(store_find(st, "f", &q, 0, &out), STORE_OK);
+    assert_int_equal(store_find(st, "f", &q, 0, &out, NULL), STORE_OK);
     joined(&out, got, sizeof got);
     assert_string_equal(got, "aq");
     rx *re = rx_get("^c.$", 4, 1);
     assert_non_null(re);
     store_matcher m = {rx_match, re, NULL, 0};
     buf_clear(&out);
-    assert_int_equal(store_find(st, "f", &m, 0, &out), STORE_OK);
+    assert_int_equal(store_find(st, "f", &m, 0, &out, NULL), STORE_OK);
     joined(&out, got, sizeof got);
     assert_string_equal(got, "cq");
-    assert_int_equal(store_find(st, "f", &m, 0, &out), STORE_NO_MATCH);
+    assert_int_equal(store_find(st, "f", &m, 0, &out, NULL), STORE_NO_MATCH);
     rx_release(re);
     store_matcher none = {NULL, NULL, "zzz", 3};
-    assert_int_equal(store_find(st, "f", &none, 0, &out), STORE_NO_MATCH);
+    assert_int_equal(store_find(st, "f", &none, 0, &out, NULL), STORE_NO_MATCH);
     contents("f", got, sizeof got);
     assert_string_equal(got, "b|dup|dup");
     buf_free(&out);
@@ -228,19 +228,19 @@ static void test_limits(void **state)
 {
     store_limits lim = {2, 10};
     store *s2 = store_create(&lim);
-    assert_int_equal(store_add(s2, "a", "12345", 5, 1, 0), STORE_OK);
-    assert_int_equal(store_add(s2, "b", "1234", 4, 1, 0), STORE_OK);
-    assert_int_equal(store_add(s2, "c", "1", 1, 1, 0), STORE_FULL);     /* a third list */
-    assert_int_equal(store_add(s2, "a", "12", 2, 1, 0), STORE_FULL);    /* 11 bytes */
-    assert_int_equal(store_add(s2, "a", "1", 1, 1, 0), STORE_OK);       /* exactly 10 */
+    assert_int_equal(store_add(s2, "a", "12345", 5, 1, 0, NULL), STORE_OK);
+    assert_int_equal(store_add(s2, "b", "1234", 4, 1, 0, NULL), STORE_OK);
+    assert_int_equal(store_add(s2, "c", "1", 1, 1, 0, NULL), STORE_FULL);     /* a third list */
+    assert_int_equal(store_add(s2, "a", "12", 2, 1, 0, NULL), STORE_FULL);    /* 11 bytes */
+    assert_int_equal(store_add(s2, "a", "1", 1, 1, 0, NULL), STORE_OK);       /* exactly 10 */
     buf out = BUF_INIT;
     size_t count, len;
-    assert_int_equal(store_read(s2, "a", STORE_FIRST, 0, 1, &out, &count), STORE_OK);
-    assert_int_equal(store_add(s2, "b", "12345", 5, 1, 0), STORE_OK);   /* room freed */
-    assert_int_equal(store_reset(s2, "b"), STORE_OK);
+    assert_int_equal(store_read(s2, "a", STORE_FIRST, 0, 1, &out, &count, NULL), STORE_OK);
+    assert_int_equal(store_add(s2, "b", "12345", 5, 1, 0, NULL), STORE_OK);   /* room freed */
+    assert_int_equal(store_reset(s2, "b", NULL), STORE_OK);
     list *l = list_create();
     list_push_back(l, "123456789", 9);
-    assert_int_equal(store_replace(s2, "a", l), STORE_OK);
+    assert_int_equal(store_replace(s2, "a", l, NULL), STORE_OK);
     assert_int_equal(store_length(s2, "a", &len), STORE_OK);
     assert_int_equal(len, 1);
     buf_free(&out);
@@ -258,9 +258,9 @@ static void *churn(void *arg)
     size_t count;
     for (int i = 0; i < PER_WORKER; i++) {
         snprintf(line, sizeof line, "w%d-%d", id, i);
-        store_add(st, "shared", line, strlen(line), i & 1, 0);
+        store_add(st, "shared", line, strlen(line), i & 1, 0, NULL);
         buf_clear(&out);
-        store_read(st, "shared", (store_end)(i % 3), i % 2, 1, &out, &count);
+        store_read(st, "shared", (store_end)(i % 3), i % 2, 1, &out, &count, NULL);
     }
     buf_free(&out);
     return NULL;
@@ -288,7 +288,7 @@ static void *create_names(void *arg)
     size_t len;
     for (int i = 0; i < NAMES_PER_THREAD; i++) {
         snprintf(name, sizeof name, "t%d-%d", id, i);
-        if (store_add(st, name, "x", 1, 1, 0) != STORE_OK)
+        if (store_add(st, name, "x", 1, 1, 0, NULL) != STORE_OK)
             return (void *)1;
         /* A name just created is found at once, while other threads grow the table. */
         if (store_length(st, name, &len) != STORE_OK || len != 1)

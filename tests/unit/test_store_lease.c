@@ -57,7 +57,7 @@ static void check(store *st)
         if (!len)
             continue;
         buf out = BUF_INIT;
-        assert_int_equal(store_read(st, names[k], STORE_FIRST, 1, len, &out, &count), STORE_OK);
+        assert_int_equal(store_read(st, names[k], STORE_FIRST, 1, len, &out, &count, NULL), STORE_OK);
         size_t off = 0, l;
         for (int i = 0; i < mlen[k]; i++) {
             const char *s = store_next_line(&out, &off, &l);
@@ -92,7 +92,7 @@ static void run_one(unsigned seed)
             if (mlen[k] >= MAX_L - 4)
                 continue;
             int tail = rand() % 2;
-            assert_int_equal(store_add(st, names[k], v, strlen(v), tail, 0), STORE_OK);
+            assert_int_equal(store_add(st, names[k], v, strlen(v), tail, 0, NULL), STORE_OK);
             if (tail)
                 strcpy(mlist[k][mlen[k]++], v);
             else
@@ -185,7 +185,7 @@ static void run_one(unsigned seed)
                     }
             assert_int_equal(n, want);
         } else if (rand() % 4 == 0) {                      /* RESET drops the leases */
-            assert_int_equal(store_reset(st, names[k]), STORE_OK);
+            assert_int_equal(store_reset(st, names[k], NULL), STORE_OK);
             mlen[k] = 0;
             for (int i = 0; i < nml; i++)
                 if (ml[i].list == k)
@@ -220,7 +220,7 @@ static void test_release_feeds_waiter(void **state)
     w.served = served;
     buf out = BUF_INIT, ids = BUF_INIT;
     size_t count;
-    assert_int_equal(store_add(st, "q", "x", 1, 1, 0), STORE_OK);
+    assert_int_equal(store_add(st, "q", "x", 1, 1, 0, NULL), STORE_OK);
     assert_int_equal(store_read_leased(st, "q", STORE_FIRST, 1, HOUR, &out, &count, &ids),
                      STORE_OK);
     uint64_t id;

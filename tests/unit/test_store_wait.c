@@ -144,7 +144,7 @@ static void check_list(store *st)
         len = 0;                               /* no line added yet */
     assert_int_equal(len, (size_t)mlen);
     if (len)
-        assert_int_equal(store_read(st, "q", STORE_FIRST, 1, len, &out, &count), STORE_OK);
+        assert_int_equal(store_read(st, "q", STORE_FIRST, 1, len, &out, &count, NULL), STORE_OK);
     join_lines(&out, got, sizeof got);
     for (int i = 0; i < mlen; i++) {
         if (i)
@@ -214,7 +214,7 @@ static void run_one(unsigned seed)
             int tail = rand() % 3 != 0;
             if (mlen >= MAX_L - 8)
                 continue;
-            assert_int_equal(store_add(st, "q", line, strlen(line), tail, 0), STORE_OK);
+            assert_int_equal(store_add(st, "q", line, strlen(line), tail, 0, NULL), STORE_OK);
             if (tail) {
                 strcpy(mlist[mlen++], line);
             } else {
@@ -280,7 +280,7 @@ static void test_orphan_waiter(void **state)
     assert_int_equal(store_read_wait(st, &t.sw, &out, &count), STORE_WAITING);
     size_t len;
     assert_int_equal(store_length(st, "later", &len), STORE_NOT_LOADED);  /* not created */
-    assert_int_equal(store_add(st, "later", "x", 1, 1, 0), STORE_OK);
+    assert_int_equal(store_add(st, "later", "x", 1, 1, 0, NULL), STORE_OK);
     assert_true(t.served);
     assert_int_equal(t.rc, STORE_OK);
     assert_string_equal(t.got, "x");
@@ -293,7 +293,7 @@ static void test_orphan_waiter(void **state)
     u.sw.name = "never";
     assert_int_equal(store_read_wait(st, &u.sw, &out, &count), STORE_WAITING);
     store_unwait(st, &u.sw);
-    assert_int_equal(store_add(st, "never", "y", 1, 1, 0), STORE_OK);
+    assert_int_equal(store_add(st, "never", "y", 1, 1, 0, NULL), STORE_OK);
     assert_false(u.served);
     assert_int_equal(store_length(st, "never", &len), STORE_OK);
     assert_int_equal(len, 1);

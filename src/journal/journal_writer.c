@@ -1,0 +1,402 @@
+/* journal_writer.c - group commit: records wait in memory until one write (and with
+ * fsync=always one fdatasync, by the writer thread) takes all of them; who made a change
+ * learns that it is durable by a callback or by blocking; a failed write or fdatasync
+ * holds the changes it concerned until a rewrite of the log is on disk. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "journal_int.h"
+#include "base/log.h"
+#include "wal.h"
+
+/* Disk space for the log is reserved this much at a time, ahead of the records. */
+#define RESERVE_CHUNK (1u << 20)
+/* Waiters called back per round, between which the mutex is taken again. */
+#define FIRE_BATCH 64
+/* Superseded snapshot files removed per round. */
+#define REAP_BATCH 32
+
+/* ---- durability ------------------------------------------------------------------------- */
+
+/* Whether the change at lsn may be answered: durable as the policy promises, and not
+ * among the changes a log failure holds. */
+static int durable(const journal *j, uint64_t lsn)
+{
+    uint64_t done = j->policy == CONF_FSYNC_ALWAYS ? j->synced : j->written;
+    return lsn <= done && !(lsn > j->held_from && lsn <= j->held);
+}
+
+static void heap_push(journal *j, journal_waiter w)
+{
+    size_t i = j->nwaits++;
+    while (i > 0 && j->waits[(i - 1) / 2].lsn > w.lsn) {
+        j->waits[i] = j->waits[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    j->waits[i] = w;
+}
+
+static journal_waiter heap_pop(journal *j)
+{
+    journal_waiter top = j->waits[0], last = j->waits[--j->nwaits];
+    size_t i = 0, n = j->nwaits;
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            break;
+        if (c + 1 < n && j->waits[c + 1].lsn < j->waits[c].lsn)
+            c++;
+        if (j->waits[c].lsn >= last.lsn)
+            break;
+        j->waits[i] = j->waits[c];
+        i = c;
+    }
+    if (n)
+        j->waits[i] = last;
+    return top;
+}
+
+void journal_fire_locked(journal *j)
+{
+    journal_waiter batch[FIRE_BATCH];
+    for (;;) {
+        size_t n = 0;
+        while (n < FIRE_BATCH && j->nwaits && durable(j, j->waits[0].lsn))
+            batch[n++] = heap_pop(j);
+        if (n == 0)
+            return;
+        pthread_mutex_unlock(&j->mu);
+        for (size_t i = 0; i < n; i++)
+            batch[i].fn(batch[i].ctx, 0);
+        pthread_mutex_lock(&j->mu);
+    }
+}
+
+/* ---- appending ---------------------------------------------------------------------------- */
+
+void journal_rec_start(journal *j)
+{
+    static const uint8_t frame[WAL_FRAME_SIZE];
+    j->rec_off = j->pend.len;
+    j->pend.oom = 0;              /* the records before this one are whole */
+    buf_append(&j->pend, frame, sizeof frame);
+}
+
+/* Makes sure the log file has disk space reserved up to end, a chunk ahead, so that the
+ * write of a record taken never meets a full disk. Returns 0, or -1 if there is no room
+ * (logged once until there is again). */
+static int reserve_locked(journal *j, uint64_t end)
+{
+    if (!j->prealloc || end <= j->alloc)
+        return 0;
+    uint64_t to = (end + RESERVE_CHUNK) & ~(uint64_t)(RESERVE_CHUNK - 1);
+    if (wal_reserve(j->fd, j->alloc, to - j->alloc) == 0) {
+        j->alloc = to;
+        if (j->nospace)
+            log_warn("journal: disk space for the log in %s again; changes are accepted "
+                     "(%lu were refused)", j->dir, atomic_exchange(&j->refused, 0));
+        j->nospace = 0;
+        return 0;
+    }
+    if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) {
+        log_info("journal: %s cannot reserve space for the log (%s); a full disk will be "
+                 "met by a write instead", j->dir, strerror(errno));
+        j->prealloc = 0;
+        return 0;
+    }
+    if (!j->nospace)
+        log_error("journal: cannot reserve space for the log in %s: %s; changes are "
+                  "refused (KO \"Journal not writable\") until there is room", j->dir,
+                  strerror(errno));
+    j->nospace = 1;
+    return -1;
+}
+
+int journal_append_locked(journal *j, int internal, uint64_t *lsn)
+{
+    size_t len = j->pend.len - j->rec_off;
+    if (atomic_load(&j->broken) && !internal) {
+        atomic_fetch_add(&j->refused, 1);
+        goto refuse;
+    }
+    if (j->pend.oom || len <= WAL_FRAME_SIZE || len - WAL_FRAME_SIZE > WAL_MAX_BODY) {
+        log_error("journal: a record could not be built (out of memory or too big); "
+                  "that change is refused");
+        goto refuse;
+    }
+    if (reserve_locked(j, j->size + len) != 0) {
+        atomic_fetch_add(&j->refused, 1);
+        goto refuse;
+    }
+    uint8_t *p = (uint8_t *)j->pend.data + j->rec_off;
+    wal_frame_header(p, p + WAL_FRAME_SIZE, len - WAL_FRAME_SIZE);
+    j->size += len;
+    j->pos += len;
+    *lsn = j->pos;
+    if (j->writer_idle)
+        pthread_cond_signal(&j->wake);
+    return 0;
+refuse:
+    j->pend.len = j->rec_off;
+    j->pend.oom = 0;
+    return -1;
+}
+
+/* ---- writing ------------------------------------------------------------------------------ */
+
+void journal_set_broken_locked(journal *j, const char *what, int err)
+{
+    if (!atomic_load(&j->broken))
+        log_error("journal: %s: %s; changes are refused from now on (KO \"Journal not "
+                  "writable\") until the log has been rewritten from memory, retried every "
+                  "second", what, strerror(err));
+    else
+        log_error("journal: %s: %s", what, strerror(err));
+    atomic_store(&j->broken, 1);
+    atomic_fetch_add(&j->errors, 1);
+    j->broken_gen = j->gen;
+}
+
+/* The log failed: nothing more goes to this generation, and every change taken and not
+ * yet durable is held until a rewrite. */
+static void log_failed_locked(journal *j, const char *what, int err)
+{
+    char msg[96];
+    snprintf(msg, sizeof msg, "%s of journal.%010u.log failed", what, j->gen);
+    if (!j->held)
+        j->held_from = j->policy == CONF_FSYNC_ALWAYS ? j->synced : j->written;
+    if (j->pos > j->held)
+        j->held = j->pos;
+    j->dead_gen = j->gen;
+    buf_clear(&j->pend);
+    journal_set_broken_locked(j, msg, err);
+    if (j->held > j->held_from)
+        log_warn("journal: the answers to the changes not yet on disk are held until the "
+                 "log has been rewritten from memory");
+}
+
+int journal_flush_locked(journal *j, int sync, int keep_lock)
+{
+    buf t = j->out;
+    j->out = j->pend;
+    j->pend = t;
+    buf_clear(&j->pend);
+    uint64_t target = j->pos, at = j->fsize;
+    size_t n = j->out.len;
+    int fd = j->fd, rc = 0, e = 0;
+    const char *what = NULL;
+    if (j->dead_gen == j->gen) {
+        /* Records that came in after the failure, for the failed log: held. */
+        if (target > j->held)
+            j->held = target;
+        buf_clear(&j->out);
+        return -1;
+    }
+    int need_sync = sync && j->synced < target;
+    if (!n && !need_sync)
+        return 0;
+    j->io = 1;
+    if (!keep_lock)
+        pthread_mutex_unlock(&j->mu);
+    if (n && wal_write_all(fd, j->out.data, n) != 0) {
+        e = errno;
+        what = "write";
+        /* Cut what part of the batch got in, so that the log ends with a whole record. */
+        if (ftruncate(fd, (off_t)at) != 0)
+            log_error("journal: cannot cut a partial write: %s", strerror(errno));
+    } else if (need_sync && wal_datasync(fd) != 0) {
+        e = errno;
+        what = "fdatasync";
+    }
+    if (!keep_lock)
+        pthread_mutex_lock(&j->mu);
+    j->io = 0;
+    buf_clear(&j->out);
+    if (what) {
+        log_failed_locked(j, what, e);
+        rc = -1;
+    } else {
+        j->fsize += n;
+        if (target > j->written)
+            j->written = target;
+        if (sync && target > j->synced)
+            j->synced = target;
+    }
+    pthread_cond_broadcast(&j->cv);
+    return rc;
+}
+
+int journal_sync_to_locked(journal *j, uint64_t lsn, uint32_t gen)
+{
+    for (;;) {
+        if (j->dead_gen == gen)
+            return -1;
+        if (j->synced >= lsn)
+            return 0;
+        if (j->io || (j->writer_started && !j->writer_stop)) {
+            if (j->writer_idle)
+                pthread_cond_signal(&j->wake);
+            pthread_cond_wait(&j->cv, &j->mu);
+        } else {
+            journal_flush_locked(j, 1, 0);
+        }
+    }
+}
+
+/* ---- waiting ------------------------------------------------------------------------------ */
+
+/* everysec and no: writes the records up to lsn now (one write for all waiting), unless
+ * another thread is; returns once lsn is durable, held, or the journal failed. */
+static void write_through_locked(journal *j, uint64_t lsn)
+{
+    while (!durable(j, lsn) && !(lsn > j->held_from && lsn <= j->held) && !j->cancelled) {
+        if (j->io)
+            pthread_cond_wait(&j->cv, &j->mu);
+        else if (journal_flush_locked(j, 0, 0) != 0)
+            break;
+    }
+}
+
+int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx)
+{
+    int rc = 1;
+    pthread_mutex_lock(&j->mu);
+    if (j->policy != CONF_FSYNC_ALWAYS && !j->writer_started)
+        write_through_locked(j, lsn);
+    if (durable(j, lsn)) {
+        rc = 0;
+    } else if (j->cancelled) {
+        rc = -1;
+    } else if (array_grow(&j->waits, &j->waitcap, j->nwaits, sizeof *j->waits) != 0) {
+        rc = 2;                   /* no memory to wait without a thread: block instead */
+    } else {
+        heap_push(j, (journal_waiter){lsn, fn, ctx});
+        if (j->writer_idle)
+            pthread_cond_signal(&j->wake);
+    }
+    journal_fire_locked(j);
+    pthread_mutex_unlock(&j->mu);
+    return rc == 2 ? journal_wait(j, lsn) : rc;
+}
+
+int journal_wait(journal *j, uint64_t lsn)
+{
+    int rc = 0;
+    pthread_mutex_lock(&j->mu);
+    while (!durable(j, lsn)) {
+        if (j->cancelled) {
+            rc = -1;
+            break;
+        }
+        if (j->policy != CONF_FSYNC_ALWAYS && !j->writer_started) {
+            write_through_locked(j, lsn);
+            if (!durable(j, lsn) && !j->cancelled)
+                pthread_cond_wait(&j->cv, &j->mu);     /* held: until the rewrite */
+        } else if (lsn <= j->held && lsn > j->held_from) {
+            pthread_cond_wait(&j->cv, &j->mu);
+        } else if (j->writer_started && !j->writer_stop) {
+            if (j->writer_idle)
+                pthread_cond_signal(&j->wake);
+            pthread_cond_wait(&j->cv, &j->mu);
+        } else if (j->io) {
+            pthread_cond_wait(&j->cv, &j->mu);
+        } else {
+            journal_flush_locked(j, 1, 0);
+        }
+    }
+    journal_fire_locked(j);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+void journal_cancel_waits(journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    j->cancelled = 1;
+    pthread_cond_broadcast(&j->cv);
+    journal_fire_locked(j);       /* the durable ones first, with 0 */
+    while (j->nwaits) {
+        journal_waiter w = heap_pop(j);
+        pthread_mutex_unlock(&j->mu);
+        w.fn(w.ctx, -1);
+        pthread_mutex_lock(&j->mu);
+    }
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* ---- the writer thread (fsync=always) ------------------------------------------------------- */
+
+/* Takes every record waiting, writes them with one write and syncs them with one
+ * fdatasync, answers their waiters, and starts over with what came in meanwhile: the
+ * busier the server, the bigger the batch; a lone change waits for one fdatasync. */
+static void *writer_main(void *arg)
+{
+    journal *j = arg;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        if (j->pend.len && !j->io) {
+            journal_flush_locked(j, 1, 0);
+            journal_fire_locked(j);
+            continue;
+        }
+        if (j->writer_stop)
+            break;
+        if (j->io) {
+            pthread_cond_wait(&j->cv, &j->mu);
+        } else {
+            j->writer_idle = 1;
+            pthread_cond_wait(&j->wake, &j->mu);
+            j->writer_idle = 0;
+        }
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+int journal_writer_start(journal *j)
+{
+    if (pthread_create(&j->writer_thread, NULL, writer_main, j) != 0)
+        return -1;
+    j->writer_started = 1;
+    return 0;
+}
+
+void journal_writer_stop(journal *j)
+{
+    if (!j->writer_started)
+        return;
+    pthread_mutex_lock(&j->mu);
+    j->writer_stop = 1;
+    pthread_cond_signal(&j->wake);
+    pthread_mutex_unlock(&j->mu);
+    pthread_join(j->writer_thread, NULL);
+    j->writer_started = 0;
+}
+
+/* ---- superseded snapshot files ---------------------------------------------------------------- */
+
+void journal_reap_locked(journal *j)
+{
+    uint64_t ids[REAP_BATCH];
+    size_t n;
+    /* Only what is on disk counts here, whatever the policy: recovery must find the
+     * record that supersedes a file before the file may go. */
+    uint64_t upto = j->synced;
+    if (j->held && upto > j->held_from)
+        upto = j->held_from;
+    while ((n = snapref_due(&j->defs, upto, ids, REAP_BATCH)) > 0) {
+        for (size_t i = 0; i < n; i++)
+            journal_idset_del(&j->refs, ids[i]);
+        pthread_mutex_unlock(&j->mu);
+        for (size_t i = 0; i < n; i++) {
+            char name[64];
+            wal_snap_name(name, sizeof name, ids[i]);
+            if (unlinkat(j->dirfd, name, 0) != 0 && errno != ENOENT)
+                log_warn("journal: cannot remove %s/%s: %s", j->dir, name, strerror(errno));
+        }
+        pthread_mutex_lock(&j->mu);
+    }
+}

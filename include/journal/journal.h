@@ -88,7 +88,12 @@ typedef void (*journal_done_fn)(void *ctx, int rc);
  * write or fdatasync failed is held until a rewrite of the log from memory is on disk. */
 int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx);
 
-/* The same, blocking the calling thread until then. Call it after releasing the list's
+/* Only asks: returns 0 if the record at lsn is durable now (everysec and no: once this
+ * call has written it through, if needed), 1 if not yet, -1 if it never will be known to
+ * be. Cheap: try it before preparing to wait. */
+int journal_poll(journal *j, uint64_t lsn);
+
+/* The same as journal_when_durable, blocking the calling thread until then. Call it after releasing the list's
  * lock, before answering. Returns 0, or -1 as fn's rc. */
 int journal_wait(journal *j, uint64_t lsn);
 

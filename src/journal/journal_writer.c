@@ -260,6 +260,17 @@ static void write_through_locked(journal *j, uint64_t lsn)
     }
 }
 
+int journal_poll(journal *j, uint64_t lsn)
+{
+    pthread_mutex_lock(&j->mu);
+    if (j->policy != CONF_FSYNC_ALWAYS && !j->writer_started)
+        write_through_locked(j, lsn);
+    int rc = durable(j, lsn) ? 0 : j->cancelled ? -1 : 1;
+    journal_fire_locked(j);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
 int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx)
 {
     int rc = 1;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "server/commit.h"
 #include "server/csrf.h"
 #include "server/metrics.h"
 #include "server/params.h"
@@ -28,7 +29,6 @@
  * LINE in its URL, so this bounds a GET's LINE; POST bodies are bounded by maxBodySize. */
 #define HTTP_CONNECTION_MEMORY (32 * 1024)
 #define HTTP_LISTEN_BACKLOG 4096
-#define HTTP_THREADS_FSYNC_ALWAYS 32
 
 /* One per connection, from its start to its close (MHD pairs those two notifications
  * even when a request fails to parse); it holds the connection's current request. */
@@ -403,8 +403,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     q->t0 = hist_now_ns();
     q->result.json = wants_json(c);
     command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
-    if (q->result.lsn && h->srv->j && journal_wait(h->srv->j, q->result.lsn) != 0)
-        command_not_durable(&q->result);
+    commit_answer(h->srv, &q->result);
     if (q->result.park)
         return park_connection(c, q);
     return send_result(c, q);
@@ -473,13 +472,10 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     unsigned threads = conf->threads > 0 ? (unsigned)conf->threads
                                          : (unsigned)(cores > 0 ? cores : 1);
-    /* With fsync=always a change waits for its fsync on its worker thread: more threads
-     * let more changes share each fsync (group commit). */
-    if (conf->threads == 0 && conf->journal && conf->journal_fsync == CONF_FSYNC_ALWAYS &&
-        threads < HTTP_THREADS_FSYNC_ALWAYS)
-        threads = HTTP_THREADS_FSYNC_ALWAYS;
+    /* With fsync=always a change waits for its fsync parked (commit.h), not on its
+     * worker thread: one thread per core serves any number of them. */
     /* Suspend/resume is allowed so that a request waiting for a line (a long-poll READ)
-     * can park its connection without holding a worker thread. */
+     * or for its change's fsync can park its connection without holding a worker thread. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
                      MHD_ALLOW_SUSPEND_RESUME;
     /* The options both kinds of port share; the logger first, or MHD logs the rest. */

@@ -106,6 +106,10 @@ $(BUILD)/tests/%: tests/proto/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) -lcmocka $(LDLIBS)
 
+# The fsync-failure shim test_faults preloads into stsd (plain C whatever the build).
+$(BUILD)/tests/libfailsync.so: tests/proto/failsync.c | $(BUILD)/tests
+	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+
 $(BUILD)/obj $(BUILD)/obj/tests $(BUILD)/tests:
 	$(Q)mkdir -p $@
 
@@ -124,7 +128,7 @@ test: deps-test
 test-unit: $(UNIT)
 	@tests/run-tests.sh unit $(UNIT)
 
-test-proto: $(BUILD)/stsd $(PROTO)
+test-proto: $(BUILD)/stsd $(PROTO) $(BUILD)/tests/libfailsync.so
 	@STSD=$(BUILD)/stsd tests/run-tests.sh protocol $(PROTO)
 
 # make install into a temp DESTDIR, stsd(8) through groff, the unit through systemd-analyze.

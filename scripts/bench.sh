@@ -7,6 +7,8 @@
 # Env:   BENCH_ONLY="scenario names"  run only these ("scrape": the /metrics rows);
 #        BENCH_BIG=0 skips the 10M/1M lists;
 #        STSD_ARGS="..."               extra stsd arguments (e.g. --journal on)
+# The durability rows (names durable-*) start their own servers: stsd with each fsync
+# policy, and redis-server with appendfsync always when it is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
@@ -275,6 +277,118 @@ if [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" queues "* ]]; then
     make --no-print-directory -s build/bench-queues >/dev/null
     echo
     STSD=build/stsd build/bench-queues "$secs" "$rounds"
+fi
+
+# ---- durability: fsync policies against each other and against Redis ----------------------
+
+# One stsd per policy ("off": no journal), each in its own directory, and Redis with
+# appendonly yes + appendfsync always (the same promise as fsync=always). Rows compare two
+# servers measured alternately in the same run; "bytes/op" is what the server caused to be
+# written to the disk per request (/proc/PID/io write_bytes: pages dirtied; a small
+# append to a page already synced dirties it again).
+durable_wanted() {
+    [ -z "${BENCH_ONLY:-}" ] || grep -qw -- "durable-$1" <<< "$BENCH_ONLY"
+}
+declare -A dport dpid
+if [ -z "${BENCH_ONLY:-}" ] || grep -q -- "durable-" <<< "$BENCH_ONLY"; then
+    awk 'BEGIN { for (i = 1; i <= 2000000; i++) printf "login%07d;password%07d\n", i, i }' \
+        > "$work/data/fill.csv"
+    for pol in off no everysec always; do
+        mkdir -p "$work/$pol"
+        ln -sf "$work/data/fill.csv" "$work/$pol/fill.csv"
+        jargs=(--journal on -Dstsd.journal.fsync="$pol" --state-dir "$work/$pol/state")
+        [ "$pol" = off ] && jargs=()
+        dport[$pol]=$(free_port)
+        build/stsd --port "${dport[$pol]}" --bind 127.0.0.1 --dataset-dir "$work/$pol" \
+            -DjmeterPlugin.sts.daemon=true -Dstsd.maxConnections=10000 "${jargs[@]}" \
+            2> "$work/$pol.log" &
+        dpid[$pol]=$!
+        extra_pids="${extra_pids:-} $!"
+    done
+    redis_port=""
+    if command -v redis-server > /dev/null && command -v redis-benchmark > /dev/null; then
+        redis_port=$(free_port)
+        mkdir -p "$work/redis"
+        redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$work/redis" \
+            --appendonly yes --appendfsync always --save '' --daemonize no \
+            > "$work/redis.log" 2>&1 &
+        redis_pid=$!
+        extra_pids="$extra_pids $!"
+    else
+        echo "(redis-server or redis-benchmark missing: scripts/deps.sh bench installs them as root; Redis rows skipped)"
+    fi
+    sleep 0.5
+fi
+trap 'for p in ${extra_pids:-}; do kill "$p" 2>/dev/null; done; cleanup' EXIT
+
+write_bytes() { awk '/^write_bytes/ { print $2 }' "/proc/$1/io"; }
+
+# stsd_run POLICY CONNS add|read -> "rps bytes_per_op"
+stsd_run() {
+    local pol=$1 conns=$2 kind=$3 port=${dport[$1]} out w0 w1 n
+    if [ "$kind" = read ]; then      # a full list to drain, loaded before the clock starts
+        curl -sf "http://127.0.0.1:$port/sts/INITFILE?FILENAME=fill.csv" > /dev/null
+        w0=$(write_bytes "${dpid[$pol]}")
+        out=$(wrk -t2 -c"$conns" -d"${secs}s" "http://127.0.0.1:$port/sts/READ?FILENAME=fill.csv&KEEP=FALSE" 2>&1)
+    else
+        w0=$(write_bytes "${dpid[$pol]}")
+        out=$(wrk -t2 -c"$conns" -d"${secs}s" -s "$cyc" "http://127.0.0.1:$port/sts/" -- add added.csv 1 2>&1)
+    fi
+    w1=$(write_bytes "${dpid[$pol]}")
+    n=$(awk '/requests in/ { print $1 }' <<< "$out")
+    awk -v out="$out" -v n="$n" -v w="$((w1 - w0))" 'BEGIN {
+        split(out, l, "\n"); for (i in l) if (l[i] ~ /Requests\/sec/) { split(l[i], f, " "); r = f[2] }
+        printf "%.0f %.0f\n", r, n ? w / n : 0 }'
+}
+
+# redis_run CONNS rpush|lpop -> "rps bytes_per_op" (LPOP pops what the RPUSH run pushed)
+redis_run() {
+    local conns=$1 test=$2 n=$((secs * 8000)) w0 w1 rps
+    w0=$(write_bytes "$redis_pid")
+    rps=$(redis-benchmark -p "$redis_port" -c "$conns" -n "$n" -t "$test" -q 2>/dev/null |
+          tr '\r' '\n' | awk '/requests per second/ { for (i = 1; i <= NF; i++) if ($i == "requests") r = $(i - 1) } END { print r + 0 }')
+    w1=$(write_bytes "$redis_pid")
+    echo "$rps $(( (w1 - w0) / n ))"
+}
+
+# durable NAME LABEL_A LABEL_B CMD_A -- CMD_B: A and B alternated ROUNDS times.
+durable() {
+    local name=$1 la=$2 lb=$3; shift 3
+    durable_wanted "$name" || return 0
+    local a=() b=() seen=0
+    for x in "$@"; do
+        if [ "$x" = -- ]; then seen=1; elif [ $seen = 0 ]; then a+=("$x"); else b+=("$x"); fi
+    done
+    : > "$work/a.txt"; : > "$work/b.txt"
+    for _ in $(seq "$rounds"); do
+        "${a[@]}" >> "$work/a.txt"
+        "${b[@]}" >> "$work/b.txt"
+    done
+    local ra rb ba bb
+    ra=$(cut -d' ' -f1 "$work/a.txt" | median); ba=$(cut -d' ' -f2 "$work/a.txt" | median)
+    rb=$(cut -d' ' -f1 "$work/b.txt" | median); bb=$(cut -d' ' -f2 "$work/b.txt" | median)
+    printf '%-24s %-34s %9s %8s   %-30s %9s %8s %6s\n' "$name" "$la" "$ra" "$ba" "$lb" "$rb" "$bb" \
+        "$(awk -v a="$ra" -v b="$rb" 'BEGIN { printf "%.2f", b ? a / b : 0 }')"
+}
+
+if [ -z "${BENCH_ONLY:-}" ] || grep -q -- "durable-" <<< "$BENCH_ONLY"; then
+    echo
+    echo "durability: two servers alternated; req/s and bytes written to disk per request; ratio = A / B"
+    printf '%-24s %-34s %9s %8s   %-30s %9s %8s %6s\n' row "A" "req/s" "bytes/op" "B" "req/s" "bytes/op" ratio
+    if [ -n "$redis_port" ]; then
+        durable durable-add-redis-50 "stsd ADD LAST, fsync=always, c50" "redis RPUSH, fsync always, c50" \
+            stsd_run always 50 add -- redis_run 50 rpush
+        durable durable-read-redis-50 "stsd READ KEEP=FALSE, always, c50" "redis LPOP, fsync always, c50" \
+            stsd_run always 50 read -- redis_run 50 lpop
+    fi
+    durable durable-add-200 "stsd ADD LAST, always, c200" "stsd ADD LAST, fsync=no, c200" \
+        stsd_run always 200 add -- stsd_run no 200 add
+    durable durable-read-200 "stsd READ KEEP=FALSE, always, c200" "stsd READ KEEP=FALSE, no, c200" \
+        stsd_run always 200 read -- stsd_run no 200 read
+    durable durable-add-everysec "stsd ADD LAST, everysec, c50" "stsd ADD LAST, journal off, c50" \
+        stsd_run everysec 50 add -- stsd_run off 50 add
+    durable durable-read-everysec "stsd READ KEEP=FALSE, everysec, c50" "stsd READ KEEP=FALSE, off, c50" \
+        stsd_run everysec 50 read -- stsd_run off 50 read
 fi
 
 echo

@@ -89,8 +89,10 @@ size_t snapref_due(snapref *m, uint64_t durable, uint64_t *out, size_t max)
         out[n] = m->old[n].id;
         n++;
     }
-    memmove(m->old, m->old + n, (m->nold - n) * sizeof *m->old);
-    m->nold -= n;
+    if (n) {
+        memmove(m->old, m->old + n, (m->nold - n) * sizeof *m->old);
+        m->nold -= n;
+    }
     return n;
 }
 

@@ -36,8 +36,8 @@ void wal_io_reset(void);
 int wal_write_all(int fd, const void *p, size_t n);
 /* fsync through the seam. Returns 0, or -1 with errno set. */
 int wal_fsync(int fd);
-/* The times of every wal_fsync and wal_datasync so far, and in *last_ns the last one's (UINT64_MAX if
- * none yet). */
+/* The times of every wal_fsync and wal_datasync so far, and in *last_ns the last one's
+ * (UINT64_MAX if none yet). */
 const hist *wal_fsync_hist(uint64_t *last_ns);
 /* fdatasync through the seam (the log's data and size). Returns 0, or -1 with errno set. */
 int wal_datasync(int fd);

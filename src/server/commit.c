@@ -38,6 +38,11 @@ void commit_answer(const cmd_server *srv, cmd_result *r)
             command_not_durable(r);
         return;
     }
+    /* How to answer stays the request's (http.c keeps these from r at the resume). */
+    const cmd_result *parked = park_result(s);
+    r->json = parked->json;
+    r->cmd = parked->cmd;
+    r->field = parked->field;
     r->park = s;
     /* The caller's reference to the slot goes to the journal (on_durable drops it). */
     rc = journal_when_durable(srv->j, lsn, on_durable, s);

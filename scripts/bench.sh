@@ -287,7 +287,7 @@ fi
 # written to the disk per request (/proc/PID/io write_bytes: pages dirtied; a small
 # append to a page already synced dirties it again).
 durable_wanted() {
-    [ -z "${BENCH_ONLY:-}" ] || grep -qw -- "durable-$1" <<< "$BENCH_ONLY"
+    [ -z "${BENCH_ONLY:-}" ] || grep -qw -- "$1" <<< "$BENCH_ONLY"
 }
 declare -A dport dpid
 if [ -z "${BENCH_ONLY:-}" ] || grep -q -- "durable-" <<< "$BENCH_ONLY"; then
@@ -295,7 +295,8 @@ if [ -z "${BENCH_ONLY:-}" ] || grep -q -- "durable-" <<< "$BENCH_ONLY"; then
         > "$work/data/fill.csv"
     for pol in off no everysec always; do
         mkdir -p "$work/$pol"
-        ln -sf "$work/data/fill.csv" "$work/$pol/fill.csv"
+        ln "$work/data/fill.csv" "$work/$pol/fill.csv" 2>/dev/null ||
+            cp "$work/data/fill.csv" "$work/$pol/fill.csv"
         jargs=(--journal on -Dstsd.journal.fsync="$pol" --state-dir "$work/$pol/state")
         [ "$pol" = off ] && jargs=()
         dport[$pol]=$(free_port)
@@ -327,7 +328,8 @@ write_bytes() { awk '/^write_bytes/ { print $2 }' "/proc/$1/io"; }
 stsd_run() {
     local pol=$1 conns=$2 kind=$3 port=${dport[$1]} out w0 w1 n
     if [ "$kind" = read ]; then      # a full list to drain, loaded before the clock starts
-        curl -sf "http://127.0.0.1:$port/sts/INITFILE?FILENAME=fill.csv" > /dev/null
+        curl -sf "http://127.0.0.1:$port/sts/INITFILE?FILENAME=fill.csv" | grep -q OK ||
+            { echo "bench: INITFILE of fill.csv failed on the $pol server" >&2; exit 1; }
         w0=$(write_bytes "${dpid[$pol]}")
         out=$(wrk -t2 -c"$conns" -d"${secs}s" "http://127.0.0.1:$port/sts/READ?FILENAME=fill.csv&KEEP=FALSE" 2>&1)
     else
@@ -335,6 +337,8 @@ stsd_run() {
         out=$(wrk -t2 -c"$conns" -d"${secs}s" -s "$cyc" "http://127.0.0.1:$port/sts/" -- add added.csv 1 2>&1)
     fi
     w1=$(write_bytes "${dpid[$pol]}")
+    [ "$kind" = read ] && ! curl -sf "http://127.0.0.1:$port/sts/LENGTH?FILENAME=fill.csv" |
+        grep -q '<body>[1-9]' && echo "bench: fill.csv ran dry on the $pol server" >&2
     n=$(awk '/requests in/ { print $1 }' <<< "$out")
     awk -v out="$out" -v n="$n" -v w="$((w1 - w0))" 'BEGIN {
         split(out, l, "\n"); for (i in l) if (l[i] ~ /Requests\/sec/) { split(l[i], f, " "); r = f[2] }

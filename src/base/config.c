@@ -76,7 +76,7 @@ static const conf_key conf_keys[] = {
     {"stsd.portFile", "stsd.portFile", CT_STRING, F(port_file), 0, 0, "",
      "if set, the bound port is written to this file once listening"},
     {"stsd.threads", "stsd.threads", CT_INT, F(threads), 0, 1024, "0",
-     "HTTP worker threads; 0 = one per CPU core (32 with journal fsync=always)"},
+     "HTTP worker threads; 0 = one per CPU core"},
     {"stsd.maxConnections", "stsd.maxConnections", CT_INT, F(max_connections), 1, 1000000,
      "4096", "open connections at most"},
     {"stsd.maxConnectionsPerIp", "stsd.maxConnectionsPerIp", CT_INT,

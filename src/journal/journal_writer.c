@@ -248,14 +248,16 @@ int journal_sync_to_locked(journal *j, uint64_t lsn, uint32_t gen)
 
 /* ---- waiting ------------------------------------------------------------------------------ */
 
-/* everysec and no: writes the records up to lsn now (one write for all waiting), unless
- * another thread is; returns once lsn is durable, held, or the journal failed. */
+/* everysec and no: writes the records up to lsn now (one write for all waiting) unless
+ * another thread is; returns once lsn is durable, held, or the journal failed. The write
+ * is made holding the mutex: it takes microseconds, and a thread that finds it busy then
+ * waits on the mutex rather than sleeping on the condition. */
 static void write_through_locked(journal *j, uint64_t lsn)
 {
     while (!durable(j, lsn) && !(lsn > j->held_from && lsn <= j->held) && !j->cancelled) {
         if (j->io)
             pthread_cond_wait(&j->cv, &j->mu);
-        else if (journal_flush_locked(j, 0, 0) != 0)
+        else if (journal_flush_locked(j, 0, 1) != 0)
             break;
     }
 }

@@ -332,7 +332,7 @@ static void expect_page(int p, const char *target, const char *want_sub)
     http_reply_free(&r);
 }
 
-static char mnt[400];       /* the tmpfs, while mounted */
+static char mnt[300];       /* the tmpfs, while mounted */
 
 /* Unmounts the tmpfs even when the test failed half way. */
 static int unmount_teardown(void **s)

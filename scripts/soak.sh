@@ -97,7 +97,7 @@ for ((t = 10; t <= secs; t += 10)); do
     [ "$state" -gt "$max_state" ] && max_state=$state
     # The bound: twice the live data plus one 64 MiB log.
     ratio=$(awk -v s="$state" -v l="$live" -v m="$max_ratio" \
-        'BEGIN { r = s / (2 * l + 64 * 1048576); printf "%.3f", r > m ? r : m }')
+        'BEGIN { r = s / (2 * l + 64 * 1048576); printf "%.3f", (r > m ? r : m) }')
     max_ratio=$ratio
     # RSS after warm-up: from the 30 s mark on.
     if [ "$t" -ge 30 ]; then

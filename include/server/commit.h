@@ -13,4 +13,9 @@
  * (or out of memory) it blocks the calling thread instead. */
 void commit_answer(const cmd_server *srv, cmd_result *r);
 
+/* For an ender that claimed parked slot s and wrote its answer, reporting a change at lsn
+ * (0: none): finishes s (park_finish) once lsn is durable, now or from the journal's
+ * writer; if it never will be, with the KO that says so instead. */
+void commit_finish(const cmd_server *srv, park_slot *s, uint64_t lsn);
+
 #endif

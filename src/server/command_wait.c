@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "command_int.h"
+#include "server/commit.h"
 #include "server/park.h"
 #include "store/rx.h"
 
@@ -139,9 +140,8 @@ static void on_served(store_waiter *sw, store_rc rc)
     cmd_waiter *w = (cmd_waiter *)sw;
     cmd_result *r = park_result(w->slot);
     answer(w, rc, &sw->out, sw->count, r);
-    if (rc == STORE_OK && sw->lsn && w->srv->j && journal_wait(w->srv->j, sw->lsn) != 0)
-        command_not_durable(r);
-    park_finish(w->slot);
+    /* Its line is taken: the answer waits for the record, parked still. */
+    commit_finish(w->srv, w->slot, rc == STORE_OK ? sw->lsn : 0);
     waiter_free(w);
 }
 

@@ -56,3 +56,28 @@ void commit_answer(const cmd_server *srv, cmd_result *r)
     }
     park_unref(s);
 }
+
+/* The journal ends a claimed slot: finished with its answer, or with the KO. */
+static void on_durable_claimed(void *ctx, int rc)
+{
+    park_slot *s = ctx;
+    if (rc != 0)
+        command_not_durable(park_result(s));
+    park_finish(s);
+    park_unref(s);
+}
+
+void commit_finish(const cmd_server *srv, park_slot *s, uint64_t lsn)
+{
+    int rc = lsn && srv->j ? journal_poll(srv->j, lsn) : 0;
+    if (rc == 1) {
+        park_ref(s);              /* the journal's, dropped by on_durable_claimed */
+        rc = journal_when_durable(srv->j, lsn, on_durable_claimed, s);
+        if (rc == 1)
+            return;
+        park_unref(s);
+    }
+    if (rc != 0)
+        command_not_durable(park_result(s));
+    park_finish(s);
+}

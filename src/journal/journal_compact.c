@@ -310,6 +310,7 @@ static void *sync_main(void *arg)
         if (!j->io && (j->pend.len || j->synced < j->written))
             journal_flush_locked(j, 1, 0);
         journal_fire_locked(j);
+        journal_reap_locked(j);
     }
     pthread_mutex_unlock(&j->mu);
     return NULL;

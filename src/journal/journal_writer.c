@@ -13,7 +13,7 @@
 #include "wal.h"
 
 /* Disk space for the log is reserved this much at a time, ahead of the records. */
-#define RESERVE_CHUNK (1u << 20)
+#define RESERVE_CHUNK (256u << 10)
 /* Waiters called back per round, between which the mutex is taken again. */
 #define FIRE_BATCH 64
 /* Superseded snapshot files removed per round. */
@@ -93,7 +93,9 @@ static int reserve_locked(journal *j, uint64_t end)
     if (!j->prealloc || end <= j->alloc)
         return 0;
     uint64_t to = (end + RESERVE_CHUNK) & ~(uint64_t)(RESERVE_CHUNK - 1);
-    if (wal_reserve(j->fd, j->alloc, to - j->alloc) == 0) {
+    /* Short of a chunk, the record alone may still fit. */
+    if (wal_reserve(j->fd, j->alloc, to - j->alloc) == 0 ||
+        (errno == ENOSPC && wal_reserve(j->fd, j->alloc, (to = end) - j->alloc) == 0)) {
         j->alloc = to;
         if (j->nospace)
             log_warn("journal: disk space for the log in %s again; changes are accepted "
@@ -353,6 +355,8 @@ static void *writer_main(void *arg)
         if (j->pend.len && !j->io) {
             journal_flush_locked(j, 1, 0);
             journal_fire_locked(j);
+            if (j->defs.nold)
+                journal_reap_locked(j);   /* an INITFILE's superseded file, at once */
             continue;
         }
         if (j->writer_stop)

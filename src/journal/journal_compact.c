@@ -126,6 +126,8 @@ static int switch_log(journal *j, uint32_t *gen, uint64_t *from)
         while (j->io)
             pthread_cond_wait(&j->cv, &j->mu);
     }
+    while (j->syncing)                        /* it uses the fd about to be closed */
+        pthread_cond_wait(&j->cv, &j->mu);
     /* What came in meanwhile, with the mutex held up to the switch (dropped, and held,
      * if the old log failed). */
     journal_flush_locked(j, 1, 1);
@@ -288,13 +290,13 @@ cleanup:
     return rc;
 }
 
-/* Waits on j->cv, mu held, until seconds have passed or a stop is asked for. */
+/* Waits on j->tick, mu held, until seconds have passed or a stop is asked for. */
 static void nap(journal *j, int seconds)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     t.tv_sec += seconds;
-    while (!j->stop && pthread_cond_timedwait(&j->cv, &j->mu, &t) != ETIMEDOUT)
+    while (!j->stop && pthread_cond_timedwait(&j->tick, &j->mu, &t) != ETIMEDOUT)
         ;
 }
 
@@ -307,8 +309,8 @@ static void *sync_main(void *arg)
         nap(j, 1);
         if (j->stop)
             break;
-        if (!j->io && (j->pend.len || j->synced < j->written))
-            journal_flush_locked(j, 1, 0);
+        if (j->pend.len || j->synced < j->written)
+            journal_sync_bg_locked(j);
         journal_fire_locked(j);
         journal_reap_locked(j);
     }
@@ -321,9 +323,10 @@ static void *sync_main(void *arg)
 static void tidy_locked(journal *j)
 {
     uint64_t due = snapref_waiting(&j->defs);
-    if (!j->io && j->dead_gen != j->gen &&
-        (j->pend.len || (due && j->synced < due && due <= j->pos)))
-        journal_flush_locked(j, due && j->synced < due, 0);
+    if (!j->io && j->dead_gen != j->gen && j->pend.len)
+        journal_flush_locked(j, 0, 1);
+    if (due && j->synced < due && due <= j->pos)
+        journal_sync_bg_locked(j);
     journal_fire_locked(j);
     journal_reap_locked(j);
 }

@@ -40,8 +40,9 @@ struct journal {
 
     pthread_mutex_t mu;         /* guards everything down to `stop`; never held while
                                  * taking a list lock (the order is list, then journal) */
-    pthread_cond_t cv;          /* io ended, durability moved, held changes settled, stop */
+    pthread_cond_t cv;          /* io ended, durability moved, held changes settled */
     pthread_cond_t wake;        /* for the writer thread: records are waiting */
+    pthread_cond_t tick;        /* the background threads' naps: a stop is asked for */
     int fd;                     /* the current log, O_APPEND */
     uint32_t gen, max_gen;
     uint32_t dead_gen;          /* a write or fsync failed in this generation (0: none) */
@@ -55,6 +56,8 @@ struct journal {
     uint64_t synced;            /* up to here on disk */
     uint64_t held_from, held;   /* changes in (held_from, held] wait for a rewrite */
     int io;                     /* a thread writes or syncs the log without the mutex */
+    int syncing;                /* a background fdatasync runs (without the io role: the
+                                 * fd stays open until it ends) */
     buf pend;                   /* framed records appended, not yet written */
     buf out;                    /* the batch being written (the io thread's) */
     size_t rec_off;             /* where the record being built starts in pend */
@@ -63,6 +66,7 @@ struct journal {
     int cancelled;              /* stopping: waits that are not durable now fail */
     int writer_idle;            /* the writer thread sleeps on `wake` */
     int writer_stop;
+    pthread_cond_t notify;      /* for the notifier thread: waiters may be durable */
     uint32_t snap_n;            /* last snapshot number taken in gen */
     idset pending;              /* snapshot files written, their REPLACE not logged yet */
     idset refs;                 /* snapshot ids referenced by records of gen */
@@ -79,8 +83,8 @@ struct journal {
 
     pthread_mutex_t compact_mu; /* one compaction at a time */
     store *st;
-    pthread_t sync_thread, compact_thread, writer_thread;
-    int sync_started, compact_started, writer_started;
+    pthread_t sync_thread, compact_thread, writer_thread, notifier_thread;
+    int sync_started, compact_started, writer_started, notifier_started;
 };
 
 /* Adds id to s / removes it. Add returns 0 or -1 on ENOMEM. */
@@ -101,6 +105,10 @@ int journal_append_locked(journal *j, int internal, uint64_t *lsn);
  * the mutex meanwhile unless keep_lock). Needs j->io clear. Returns 0, or -1 when the
  * log failed (its generation is then dead, its pending changes held, changes refused). */
 int journal_flush_locked(journal *j, int sync, int keep_lock);
+/* Writes what waits, then fdatasyncs the log without holding the mutex nor the io role,
+ * so that changes go on being written meanwhile (everysec's timer, the reaper). Returns 0,
+ * or -1 when the log failed. */
+int journal_sync_bg_locked(journal *j);
 /* Blocks until the record at lsn in generation gen is on disk (fdatasync). Returns 0, or
  * -1 if that generation died first. */
 int journal_sync_to_locked(journal *j, uint64_t lsn, uint32_t gen);
@@ -112,9 +120,10 @@ void journal_set_broken_locked(journal *j, const char *what, int err);
  * released while unlinking). */
 void journal_reap_locked(journal *j);
 
-/* Starts the writer thread (fsync=always). Returns 0 or -1. */
+/* Starts the writer thread and the notifier thread that answers its batches
+ * (fsync=always). Returns 0 or -1. */
 int journal_writer_start(journal *j);
-/* Writes what is left, then stops the writer thread. */
+/* Writes what is left, answers it, then stops both threads. */
 void journal_writer_stop(journal *j);
 
 /* Creates log gen durably (header; with new_history a COMPACT_DONE record saying no

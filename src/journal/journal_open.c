@@ -176,7 +176,8 @@ static journal *journal_alloc(const char *dir, conf_fsync policy)
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
     if (!(j->dir = strdup(dir)) || pthread_mutex_init(&j->mu, &ma) != 0 ||
         pthread_mutex_init(&j->compact_mu, NULL) != 0 || pthread_cond_init(&j->cv, &ca) != 0 ||
-        pthread_cond_init(&j->wake, NULL) != 0) {
+        pthread_cond_init(&j->wake, NULL) != 0 || pthread_cond_init(&j->notify, NULL) != 0 ||
+        pthread_cond_init(&j->tick, &ca) != 0) {
         free(j->dir);
         free(j);
         j = NULL;
@@ -271,6 +272,7 @@ void journal_close(journal *j)
     pthread_mutex_lock(&j->mu);
     j->stop = 1;
     pthread_cond_broadcast(&j->cv);
+    pthread_cond_broadcast(&j->tick);
     pthread_mutex_unlock(&j->mu);
     if (j->sync_started)
         pthread_join(j->sync_thread, NULL);
@@ -290,7 +292,7 @@ void journal_close(journal *j)
     journal_cancel_waits(j);
     if (j->fd >= 0) {
         pthread_mutex_lock(&j->mu);
-        while (j->io)
+        while (j->io || j->syncing)
             pthread_cond_wait(&j->cv, &j->mu);
         if (j->dead_gen == j->gen)
             log_error("journal: %s/journal.%010u.log failed earlier and was not rewritten",
@@ -321,5 +323,7 @@ void journal_close(journal *j)
     pthread_mutex_destroy(&j->compact_mu);
     pthread_cond_destroy(&j->cv);
     pthread_cond_destroy(&j->wake);
+    pthread_cond_destroy(&j->notify);
+    pthread_cond_destroy(&j->tick);
     free(j);
 }

@@ -231,6 +231,33 @@ int journal_flush_locked(journal *j, int sync, int keep_lock)
     return rc;
 }
 
+int journal_sync_bg_locked(journal *j)
+{
+    while (j->io)
+        pthread_cond_wait(&j->cv, &j->mu);
+    if (j->syncing || j->dead_gen == j->gen)
+        return j->dead_gen == j->gen ? -1 : 0;
+    if (j->pend.len && journal_flush_locked(j, 0, 1) != 0)
+        return -1;
+    if (j->synced >= j->written)
+        return 0;
+    uint64_t target = j->written;
+    int fd = j->fd;
+    j->syncing = 1;
+    pthread_mutex_unlock(&j->mu);
+    int rc = wal_datasync(fd), e = errno;
+    pthread_mutex_lock(&j->mu);
+    j->syncing = 0;
+    if (rc == 0) {
+        if (target > j->synced)
+            j->synced = target;
+    } else {
+        log_failed_locked(j, "fdatasync", e);
+    }
+    pthread_cond_broadcast(&j->cv);
+    return rc;
+}
+
 int journal_sync_to_locked(journal *j, uint64_t lsn, uint32_t gen)
 {
     for (;;) {
@@ -345,8 +372,9 @@ void journal_cancel_waits(journal *j)
 /* ---- the writer thread (fsync=always) ------------------------------------------------------- */
 
 /* Takes every record waiting, writes them with one write and syncs them with one
- * fdatasync, answers their waiters, and starts over with what came in meanwhile: the
- * busier the server, the bigger the batch; a lone change waits for one fdatasync. */
+ * fdatasync, hands their waiters to the notifier, and starts over with what came in
+ * meanwhile: the busier the server, the bigger the batch; a lone change waits for one
+ * fdatasync. The notifier resumes the answers of a batch while the next one is synced. */
 static void *writer_main(void *arg)
 {
     journal *j = arg;
@@ -354,7 +382,8 @@ static void *writer_main(void *arg)
     for (;;) {
         if (j->pend.len && !j->io) {
             journal_flush_locked(j, 1, 0);
-            journal_fire_locked(j);
+            if (j->nwaits)
+                pthread_cond_signal(&j->notify);
             if (j->defs.nold)
                 journal_reap_locked(j);   /* an INITFILE's superseded file, at once */
             continue;
@@ -373,24 +402,49 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+/* Calls back the waiters of each batch the writer made durable. */
+static void *notifier_main(void *arg)
+{
+    journal *j = arg;
+    pthread_mutex_lock(&j->mu);
+    for (;;) {
+        journal_fire_locked(j);
+        if (j->writer_stop && !j->writer_started)
+            break;
+        pthread_cond_wait(&j->notify, &j->mu);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
 int journal_writer_start(journal *j)
 {
     if (pthread_create(&j->writer_thread, NULL, writer_main, j) != 0)
         return -1;
     j->writer_started = 1;
+    if (pthread_create(&j->notifier_thread, NULL, notifier_main, j) != 0)
+        return -1;
+    j->notifier_started = 1;
     return 0;
 }
 
 void journal_writer_stop(journal *j)
 {
-    if (!j->writer_started)
-        return;
+    if (j->writer_started) {
+        pthread_mutex_lock(&j->mu);
+        j->writer_stop = 1;
+        pthread_cond_signal(&j->wake);
+        pthread_mutex_unlock(&j->mu);
+        pthread_join(j->writer_thread, NULL);
+    }
     pthread_mutex_lock(&j->mu);
     j->writer_stop = 1;
-    pthread_cond_signal(&j->wake);
-    pthread_mutex_unlock(&j->mu);
-    pthread_join(j->writer_thread, NULL);
     j->writer_started = 0;
+    pthread_cond_signal(&j->notify);
+    pthread_mutex_unlock(&j->mu);
+    if (j->notifier_started)
+        pthread_join(j->notifier_thread, NULL);
+    j->notifier_started = 0;
 }
 
 /* ---- superseded snapshot files ---------------------------------------------------------------- */

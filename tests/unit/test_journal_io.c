@@ -82,6 +82,13 @@ static int add_async(journal *j, store *st, const char *line, answer *a)
     return rc;
 }
 
+/* Callbacks come from the journal's threads: give them a moment. */
+static void wait_calls(answer *a, int n)
+{
+    for (int i = 0; i < 200 && atomic_load(&a->calls) < n; i++)
+        usleep(5000);
+}
+
 static void wait_healthy(journal *j)
 {
     for (int i = 0; i < 50 && journal_broken(j); i++)
@@ -144,6 +151,7 @@ static void test_log_error_background(void **s)
     assert_int_equal(atomic_load(&a.calls), 0);
     wal_sys.write = write;
     wait_healthy(j);
+    wait_calls(&a, 1);
     assert_int_equal(atomic_load(&a.calls), 1);
     assert_int_equal(atomic_load(&a.rc), 0);
     add(st, "q", "after", 1);
@@ -159,6 +167,7 @@ static void test_log_error_background(void **s)
     assert_int_equal(atomic_load(&a.calls), 0);
     wal_io_reset();
     wait_healthy(j);
+    wait_calls(&a, 1);
     assert_int_equal(atomic_load(&a.calls), 1);
     assert_int_equal(atomic_load(&a.rc), 0);
     buf want = dump(st);
@@ -327,6 +336,9 @@ static void test_group_commit_async(void **s)
     assert_int_equal(store_add(st, "q", "z", 1, 1, 0, &lsn), STORE_OK);
     assert_int_equal(journal_wait(j, lsn), 0);
     int n = atomic_load(&fsyncs), called = 0;
+    for (int i = 0; i < ASYNC_CHANGES; i++)
+        if (how[i] == 1)
+            wait_calls(&a[i], 1);
     for (int i = 0; i < ASYNC_CHANGES; i++) {
         /* Called back exactly once, unless durable already when it asked. */
         assert_int_equal(atomic_load(&a[i].calls), how[i] == 1);

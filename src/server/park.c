@@ -1,8 +1,10 @@
 /* park.c - parked requests: slots ended exactly once, deadlines in a min-heap served by
  * one timer thread that sleeps until the earliest of them. */
 #include "server/park.h"
+#include "base/heap.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -18,8 +20,8 @@ struct park_slot {
     atomic_int state;
     atomic_int refs;
     park_lot *lot;
-    size_t heap_at;            /* index in lot->heap, or NO_HEAP; under lot->lock */
     int64_t deadline;          /* park_now_ms() clock; INT64_MAX: none */
+    uint32_t heap_at;          /* place in lot->deadlines, or HEAP_NONE; under lot->lock */
     park_expire_fn expire;
     void *ctx;
     int fd;                    /* the client's socket once armed, else -1 */
@@ -28,13 +30,10 @@ struct park_slot {
     cmd_result result;
 };
 
-#define NO_HEAP ((size_t)-1)
-
 struct park_lot {
     pthread_mutex_t lock;
     pthread_cond_t wake;       /* the earliest deadline changed, or stop */
-    park_slot **heap;          /* min-heap on deadline: every unfinished slot */
-    size_t n, cap;
+    heap deadlines;            /* every unfinished slot, by deadline */
     size_t parked;             /* slots created and not finished */
     int shut;                  /* park_lot_shutdown ran: refuse new slots */
     int stop;                  /* the timer thread must exit */
@@ -46,58 +45,6 @@ int64_t park_now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/* ---- the heap (under lot->lock) ---- */
-
-static void heap_set(park_lot *lot, size_t i, park_slot *s)
-{
-    lot->heap[i] = s;
-    s->heap_at = i;
-}
-
-static void heap_up(park_lot *lot, size_t i)
-{
-    park_slot *s = lot->heap[i];
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (lot->heap[parent]->deadline <= s->deadline)
-            break;
-        heap_set(lot, i, lot->heap[parent]);
-        i = parent;
-    }
-    heap_set(lot, i, s);
-}
-
-static void heap_down(park_lot *lot, size_t i)
-{
-    park_slot *s = lot->heap[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= lot->n)
-            break;
-        if (c + 1 < lot->n && lot->heap[c + 1]->deadline < lot->heap[c]->deadline)
-            c++;
-        if (lot->heap[c]->deadline >= s->deadline)
-            break;
-        heap_set(lot, i, lot->heap[c]);
-        i = c;
-    }
-    heap_set(lot, i, s);
-}
-
-static void heap_remove(park_lot *lot, park_slot *s)
-{
-    size_t i = s->heap_at;
-    if (i == NO_HEAP)
-        return;
-    s->heap_at = NO_HEAP;
-    park_slot *last = lot->heap[--lot->n];
-    if (last == s)
-        return;
-    heap_set(lot, i, last);
-    heap_up(lot, i);
-    heap_down(lot, last->heap_at);
 }
 
 /* ---- slots ---- */
@@ -130,7 +77,7 @@ void park_finish(park_slot *s)
 {
     park_lot *lot = s->lot;
     pthread_mutex_lock(&lot->lock);
-    heap_remove(lot, s);
+    heap_remove(&lot->deadlines, s);
     lot->parked--;
     pthread_mutex_unlock(&lot->lock);
     /* Release: the answer written before is visible to the thread that resumes. */
@@ -167,13 +114,11 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     s->ctx = ctx;
     s->fd = -1;
     pthread_mutex_lock(&lot->lock);
-    if (lot->shut || array_grow(&lot->heap, &lot->cap, lot->n, sizeof *lot->heap) != 0) {
+    if (lot->shut || heap_push(&lot->deadlines, s) != 0) {
         pthread_mutex_unlock(&lot->lock);
         free(s);
         return NULL;
     }
-    lot->heap[lot->n++] = s;
-    heap_up(lot, lot->n - 1);
     lot->parked++;
     int earliest = s->heap_at == 0;
     pthread_mutex_unlock(&lot->lock);
@@ -216,7 +161,7 @@ void park_abandon(park_slot *s)
     int old = atomic_fetch_or_explicit(&s->state, S_CLAIMED | S_GONE, memory_order_acq_rel);
     if (!(old & S_CLAIMED)) {
         pthread_mutex_lock(&lot->lock);
-        heap_remove(lot, s);
+        heap_remove(&lot->deadlines, s);
         lot->parked--;
         pthread_mutex_unlock(&lot->lock);
     }
@@ -243,18 +188,18 @@ static void *timer_main(void *arg)
     park_lot *lot = arg;
     pthread_mutex_lock(&lot->lock);
     while (!lot->stop) {
-        if (lot->n == 0 || lot->heap[0]->deadline == INT64_MAX) {
+        park_slot *s = heap_top(&lot->deadlines);
+        if (!s || s->deadline == INT64_MAX) {
             pthread_cond_wait(&lot->wake, &lot->lock);
             continue;
         }
-        park_slot *s = lot->heap[0];
         if (s->deadline > park_now_ms()) {
             struct timespec t;
             deadline_timespec(s->deadline, &t);
             pthread_cond_timedwait(&lot->wake, &lot->lock, &t);
             continue;
         }
-        heap_remove(lot, s);
+        heap_remove(&lot->deadlines, s);
         /* A slot without a callback that outlived its deadline stays for its owner. */
         if (!s->expire || !park_claim(s))
             continue;
@@ -276,6 +221,7 @@ park_lot *park_lot_create(buf *err)
         buf_puts(err, "out of memory");
         return NULL;
     }
+    heap_init(&lot->deadlines, offsetof(park_slot, deadline), offsetof(park_slot, heap_at));
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     int rc = pthread_mutex_init(&lot->lock, NULL);
@@ -305,10 +251,10 @@ void park_lot_shutdown(park_lot *lot)
          * claimed slot stays alive: its edge reference goes only after park_finish. */
         park_slot *batch[256];
         size_t k = 0;
-        for (size_t i = 0; i < lot->n && k < 256;) {
-            park_slot *s = lot->heap[i];
+        for (size_t i = 0; i < lot->deadlines.n && k < 256;) {
+            park_slot *s = lot->deadlines.v[i];
             if (s->expire && park_claim(s)) {
-                heap_remove(lot, s);
+                heap_remove(&lot->deadlines, s);
                 batch[k++] = s;
             } else {
                 i++;
@@ -343,6 +289,6 @@ void park_lot_free(park_lot *lot)
     pthread_join(lot->timer, NULL);
     pthread_cond_destroy(&lot->wake);
     pthread_mutex_destroy(&lot->lock);
-    free(lot->heap);
+    heap_free(&lot->deadlines);
     free(lot);
 }

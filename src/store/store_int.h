@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "base/heap.h"
 #include "store/store.h"
 #include "rate.h"
 
@@ -30,8 +31,7 @@ typedef struct lease_table {
     pthread_mutex_t lock;
     lease **buckets;
     size_t mask;
-    lease **heap;                /* min-heap on until */
-    size_t n, heap_cap;
+    heap deadlines;              /* every open lease, by until */
     uint64_t counter, key;
 } lease_table;
 

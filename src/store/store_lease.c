@@ -1,5 +1,6 @@
 /* store_lease.c - leases: lines taken on loan, by id in a hash table, by deadline in a
  * min-heap, by list in creation order; settled by ACK, RELEASE or their deadline. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -17,6 +18,7 @@ int64_t store_wall_ms(void)
 int store_lease_init(lease_table *t)
 {
     memset(t, 0, sizeof *t);
+    heap_init(&t->deadlines, offsetof(lease, until), offsetof(lease, heap_at));
     if (getrandom(&t->key, sizeof t->key, 0) != sizeof t->key)
         t->key = (uint64_t)store_wall_ms() * 0x9E3779B97F4A7C15ULL;
     t->mask = 1023;
@@ -32,9 +34,9 @@ int store_lease_init(lease_table *t)
 
 void store_lease_destroy(lease_table *t)
 {
-    for (size_t i = 0; i < t->n; i++)
-        free(t->heap[i]);
-    free(t->heap);
+    for (size_t i = 0; i < t->deadlines.n; i++)
+        free(t->deadlines.v[i]);
+    heap_free(&t->deadlines);
     free(t->buckets);
     pthread_mutex_destroy(&t->lock);
 }
@@ -56,44 +58,6 @@ static lease *by_id(const lease_table *t, uint64_t id)
         if (l->id == id)
             return l;
     return NULL;
-}
-
-/* ---- the heap on deadlines ---- */
-
-static void heap_set(lease_table *t, size_t i, lease *l)
-{
-    t->heap[i] = l;
-    l->heap_at = (uint32_t)i;
-}
-
-static void heap_up(lease_table *t, size_t i)
-{
-    lease *l = t->heap[i];
-    while (i > 0) {
-        size_t parent = (i - 1) / 2;
-        if (t->heap[parent]->until <= l->until)
-            break;
-        heap_set(t, i, t->heap[parent]);
-        i = parent;
-    }
-    heap_set(t, i, l);
-}
-
-static void heap_down(lease_table *t, size_t i)
-{
-    lease *l = t->heap[i];
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= t->n)
-            break;
-        if (c + 1 < t->n && t->heap[c + 1]->until < t->heap[c]->until)
-            c++;
-        if (t->heap[c]->until >= l->until)
-            break;
-        heap_set(t, i, t->heap[c]);
-        i = c;
-    }
-    heap_set(t, i, l);
 }
 
 /* ---- linking (t->lock held) ---- */
@@ -120,15 +84,13 @@ static int grow_buckets(lease_table *t)
 /* Links l (id set) into the table, the heap and its entry's list. 0 or -1 (ENOMEM). */
 static int link_lease(lease_table *t, lease *l)
 {
-    if (array_grow(&t->heap, &t->heap_cap, t->n, sizeof *t->heap) != 0)
+    if (t->deadlines.n + 1 > t->mask + 1 && grow_buckets(t) != 0)
         return -1;
-    if (t->n + 1 > t->mask + 1 && grow_buckets(t) != 0)
+    if (heap_push(&t->deadlines, l) != 0)
         return -1;
     size_t k = mix(l->id) & t->mask;
     l->hnext = t->buckets[k];
     t->buckets[k] = l;
-    t->heap[t->n++] = l;
-    heap_up(t, t->n - 1);
     entry *e = l->e;
     l->next = NULL;
     l->prev = e->lease_tail;
@@ -147,13 +109,7 @@ static void unlink_lease(lease_table *t, lease *l)
     while (*pp != l)
         pp = &(*pp)->hnext;
     *pp = l->hnext;
-    size_t i = l->heap_at;
-    lease *last = t->heap[--t->n];
-    if (last != l) {
-        heap_set(t, i, last);
-        heap_up(t, i);
-        heap_down(t, last->heap_at);
-    }
+    heap_remove(&t->deadlines, l);
     entry *e = l->e;
     if (l->prev)
         l->prev->next = l->next;
@@ -300,7 +256,7 @@ size_t store_lease_expire(store *st, int64_t now, int64_t *next)
     size_t n = 0;
     for (;;) {
         pthread_mutex_lock(&t->lock);
-        lease *top = t->n ? t->heap[0] : NULL;
+        lease *top = heap_top(&t->deadlines);
         if (!top || top->until > now) {
             *next = top ? top->until : 0;
             pthread_mutex_unlock(&t->lock);

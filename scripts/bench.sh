@@ -20,9 +20,10 @@ make --no-print-directory -s build/stsd build/ceiling >/dev/null
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 work=$(mktemp -d /tmp/stsd-bench.XXXXXX)
-stsd_pid=""; ceil_pid=""
+stsd_pid=""; ceil_pid=""; tls_pid=""
 cleanup() {
     [ -n "$stsd_pid" ] && kill "$stsd_pid" 2>/dev/null
+    [ -n "$tls_pid" ] && kill "$tls_pid" 2>/dev/null
     [ -n "$ceil_pid" ] && kill "$ceil_pid" 2>/dev/null
     wait 2>/dev/null
     rm -rf "$work"
@@ -168,6 +169,19 @@ pair() {
     report "$name" "$work/s.txt" "$work/c.txt"
 }
 
+# versus NAME CONNS PLAIN_URL SECURE_URL [WRK_ARGS...]: the same wrk arguments against plain
+# http ('ceiling' column) and https, alternating; ratio = https / http.
+versus() {
+    local name=$1 conns=$2 plain=$3 secure=$4; shift 4
+    if [ -n "${BENCH_ONLY:-}" ] && ! grep -qw -- "$name" <<< "$BENCH_ONLY"; then return; fi
+    : > "$work/s.txt"; : > "$work/c.txt"
+    for _ in $(seq "$rounds"); do
+        run_wrk "$conns" "$@" "$plain" >> "$work/c.txt"
+        run_wrk "$conns" "$@" "$secure" >> "$work/s.txt"
+    done
+    report "$name" "$work/s.txt" "$work/c.txt"
+}
+
 base="http://127.0.0.1:@PORT@/sts"
 close=(-H "Connection: close")
 cyc="$work/cycle.lua"
@@ -186,6 +200,25 @@ if [ "$big" = 1 ]; then
     scenario find-equals-1M 50 -s "$cyc" "$base/" -- find m1.csv 1000000
 fi
 scenario keepalive-2000-conns 2000 "$base/READ?FILENAME=logins.csv"
+# HTTPS: a second stsd with TLS (a P-256 certificate made here) on the same files; the
+# 'ceiling' column is the plain-HTTP stsd above, ratio = https / http.
+if command -v openssl >/dev/null && { [ -z "${BENCH_ONLY:-}" ] || grep -qw https <<< "$BENCH_ONLY"; }; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+        -subj /CN=localhost -keyout "$work/tls.key" -out "$work/tls.crt" 2>/dev/null
+    tls_port=$(free_port)
+    build/stsd --port "$tls_port" --bind 127.0.0.1 --dataset-dir "$work/data" \
+        -DjmeterPlugin.sts.daemon=true -Dstsd.maxConnections=10000 ${STSD_ARGS:-} \
+        -Dstsd.tls.cert="$work/tls.crt" -Dstsd.tls.key="$work/tls.key" 2> "$work/stsd-tls.log" &
+    tls_pid=$!
+    sleep 0.5
+    curl -sfk "https://127.0.0.1:$tls_port/sts/INITFILE?FILENAME=logins.csv" > /dev/null
+    echo
+    echo "HTTPS (TLS 1.3): stsd over https, against the same stsd over plain http ('ceiling' column); ratio = https / http"
+    plain="http://127.0.0.1:$stsd_port/sts/READ?FILENAME=logins.csv"
+    secure="https://127.0.0.1:$tls_port/sts/READ?FILENAME=logins.csv"
+    versus https-keepalive-read-50 50 "$plain" "$secure"
+    versus https-newconn-read-50 50 "$plain" "$secure" "${close[@]}"
+fi
 # READ keep-alive while GET /metrics runs every 100 ms on one keep-alive connection (as a
 # Prometheus would), against the same READ without; ratio = with / without (goal
 # >= 0.97). Then the same with 10,000 lists (each scrape formats ~30,000 list series),

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -467,6 +468,12 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
     h->on_stop = on_stop;
     if (acc)
         h->acc = *acc;
+    /* A TLS handshake is several small writes: without TCP_NODELAY (which accepted sockets
+     * inherit from the listening one) Nagle holds the last ones until the client's delayed
+     * ACK, some 40 ms per handshake. MHD corks plain HTTP answers itself. */
+    int one = 1;
+    if (h->acc.tls && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+        log_warn("https: cannot set TCP_NODELAY: %s", strerror(errno));
     atomic_init(&h->in_flight, 0);
 
     long cores = sysconf(_SC_NPROCESSORS_ONLN);

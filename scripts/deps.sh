@@ -9,7 +9,7 @@ case "${1:-build}" in
     build) ;;
     test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev prometheus groff-base python3-locust openssl"
            need="$need chromium chromium-driver python3-selenium" ;;   # tests/ui
-    bench) need="$need wrk curl" ;;
+    bench) need="$need wrk curl openssl time" ;;
     *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac
 

@@ -44,7 +44,7 @@ int journal_create_log(journal *j, uint32_t gen, int new_history, uint64_t *size
     uint8_t h[WAL_HEADER_SIZE];
     buf b = BUF_INIT, body = BUF_INIT;
     wal_log_name(name, sizeof name, gen);
-    int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+    int fd = openat(j->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
         log_error("journal: cannot create %s/%s: %s", j->dir, name, strerror(errno));
         return -1;

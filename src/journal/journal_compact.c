@@ -131,10 +131,12 @@ static int switch_log(journal *j, uint32_t *gen, uint64_t *from)
     /* What came in meanwhile, with the mutex held up to the switch (dropped, and held,
      * if the old log failed). */
     journal_flush_locked(j, 1, 1);
+    journal_map_close_locked(j);
     close(j->fd);
     j->fd = fd;
     j->gen = j->max_gen = *gen;
     j->size = j->fsize = j->alloc = hsize;
+    journal_map_open_locked(j);
     j->pos += hsize;
     /* The new log's header is on disk; changes held by a failure of the old one stay
      * held (journal_int.h) until this compaction is done. */

@@ -43,12 +43,15 @@ struct journal {
     pthread_cond_t cv;          /* io ended, durability moved, held changes settled */
     pthread_cond_t wake;        /* for the writer thread: records are waiting */
     pthread_cond_t tick;        /* the background threads' naps: a stop is asked for */
-    int fd;                     /* the current log, O_APPEND */
+    int fd;                     /* the current log (records at fsize, by pwrite) */
+    uint8_t *map;               /* the log mapped (journal_map.c), or NULL: written */
+    size_t maplen;
     uint32_t gen, max_gen;
     uint32_t dead_gen;          /* a write or fsync failed in this generation (0: none) */
     uint64_t size;              /* of the current log, records still in pend included */
     uint64_t fsize;             /* of the current log file: what was written */
-    uint64_t alloc;             /* disk space reserved for the log file up to here */
+    uint64_t alloc;             /* disk space reserved for the log file up to here (when
+                                 * mapped, the file's size: zeros after `size`) */
     int prealloc;               /* the file system can reserve space (fallocate) */
     int nospace;                /* the last reservation failed: changes are refused */
     uint64_t pos;               /* end of the last record appended: the lsn space */
@@ -119,6 +122,19 @@ void journal_set_broken_locked(journal *j, const char *what, int err);
 /* Removes the superseded snapshot files whose successor is on disk (the mutex is
  * released while unlinking). */
 void journal_reap_locked(journal *j);
+
+/* The log mapped into memory (journal_map.c). After a log is opened or created: extends
+ * it a chunk ahead and maps it, or leaves it to be written (the file system cannot
+ * allocate ahead, or no mapping). */
+void journal_map_open_locked(journal *j);
+/* Makes the mapping cover end, growing it. Returns 0, or -1 if it cannot grow: the
+ * mapping is then dropped (the log is cut back to its records and written from then on). */
+int journal_map_grow_locked(journal *j, uint64_t end);
+/* Copies the framed record rec[0..len) to the end of the mapped log, its length last. */
+void journal_map_copy_locked(journal *j, const uint8_t *rec, size_t len);
+/* Before the log is closed (mapped or written): unmaps it and cuts the space reserved
+ * after its records (not in a failed log: what its records are is unknown there). */
+void journal_map_close_locked(journal *j);
 
 /* Starts the writer thread and the notifier thread that answers its batches
  * (fsync=always). Returns 0 or -1. */

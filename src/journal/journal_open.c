@@ -107,9 +107,13 @@ static int cut_tail(journal *j, const recover_state *rs, buf *err)
 {
     char name[32];
     wal_log_name(name, sizeof name, rs->last_gen);
-    log_warn("journal: %s/%s: torn record at offset %zu (%s), the trace of an interrupted "
-             "write: cutting the last %zu bytes", j->dir, name, rs->last_end, rs->torn_why,
-             rs->last_size - rs->last_end);
+    if (rs->torn_why == wal_why_reserved)
+        log_info("journal: %s/%s: cutting the %zu bytes reserved after the last record",
+                 j->dir, name, rs->last_size - rs->last_end);
+    else
+        log_warn("journal: %s/%s: torn record at offset %zu (%s), the trace of an "
+                 "interrupted write: cutting the last %zu bytes", j->dir, name,
+                 rs->last_end, rs->torn_why, rs->last_size - rs->last_end);
     int fd = openat(j->dirfd, name, O_WRONLY | O_CLOEXEC);
     if (fd < 0 || ftruncate(fd, (off_t)rs->last_end) != 0 || wal_fsync(fd) != 0) {
         buf_printf(err, "cannot cut %s/%s: %s", j->dir, name, strerror(errno));
@@ -229,7 +233,7 @@ journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, 
     recover_tidy(j->dirfd, &rs);
     if (rs.last_gen) {
         wal_log_name(name, sizeof name, rs.last_gen);
-        j->fd = openat(j->dirfd, name, O_WRONLY | O_APPEND | O_CLOEXEC);
+        j->fd = openat(j->dirfd, name, O_RDWR | O_CLOEXEC);
         j->gen = rs.last_gen;
         j->size = rs.last_end;
         j->snap_n = rs.last_snap_n;
@@ -248,6 +252,7 @@ journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, 
     j->max_gen = rs.max_gen > j->gen ? rs.max_gen : j->gen;
     j->snapset = rs.snap_bytes;
     j->fsize = j->alloc = j->size;
+    journal_map_open_locked(j);
     if (policy == CONF_FSYNC_ALWAYS && journal_writer_start(j) != 0) {
         buf_puts(err, "cannot start the journal's writer thread");
         goto fail;
@@ -305,6 +310,7 @@ void journal_close(journal *j)
             log_info("journal: %s/journal.%010u.log flushed and synced", j->dir, j->gen);
         }
         journal_reap_locked(j);
+        journal_map_close_locked(j);
         pthread_mutex_unlock(&j->mu);
         close(j->fd);
     }

@@ -86,13 +86,16 @@ void journal_rec_start(journal *j)
 }
 
 /* Makes sure the log file has disk space reserved up to end, a chunk ahead, so that the
- * write of a record taken never meets a full disk. Returns 0, or -1 if there is no room
- * (logged once until there is again). */
+ * write (or copy) of a record taken never meets a full disk. The file grows with it: its
+ * size does not change with each record, so an fdatasync has no size to record. Returns
+ * 0, or -1 if there is no room (logged once until there is again). */
 static int reserve_locked(journal *j, uint64_t end)
 {
     if (!j->prealloc || end <= j->alloc)
         return 0;
     uint64_t to = (end + RESERVE_CHUNK) & ~(uint64_t)(RESERVE_CHUNK - 1);
+    if (j->map && journal_map_grow_locked(j, to) != 0)
+        return reserve_locked(j, end);
     /* Short of a chunk, the record alone may still fit. */
     if (wal_reserve(j->fd, j->alloc, to - j->alloc) == 0 ||
         (errno == ENOSPC && wal_reserve(j->fd, j->alloc, (to = end) - j->alloc) == 0)) {
@@ -107,6 +110,7 @@ static int reserve_locked(journal *j, uint64_t end)
         log_info("journal: %s cannot reserve space for the log (%s); a full disk will be "
                  "met by a write instead", j->dir, strerror(errno));
         j->prealloc = 0;
+        journal_map_close_locked(j);      /* a mapped log needs its file grown ahead */
         return 0;
     }
     if (!j->nospace)
@@ -135,6 +139,13 @@ int journal_append_locked(journal *j, int internal, uint64_t *lsn)
     }
     uint8_t *p = (uint8_t *)j->pend.data + j->rec_off;
     wal_frame_header(p, p + WAL_FRAME_SIZE, len - WAL_FRAME_SIZE);
+    if (j->map) {
+        /* In the page cache once copied: as written as a write would make it. */
+        journal_map_copy_locked(j, p, len);
+        j->pend.len = j->rec_off;
+        j->fsize = j->size + len;
+        j->written = j->pos + len;
+    }
     j->size += len;
     j->pos += len;
     *lsn = j->pos;
@@ -203,7 +214,7 @@ int journal_flush_locked(journal *j, int sync, int keep_lock)
     j->io = 1;
     if (!keep_lock)
         pthread_mutex_unlock(&j->mu);
-    if (n && wal_write_all(fd, j->out.data, n) != 0) {
+    if (n && wal_pwrite_all(fd, j->out.data, n, at) != 0) {
         e = errno;
         what = "write";
         /* Cut what part of the batch got in, so that the log ends with a whole record. */
@@ -380,7 +391,8 @@ static void *writer_main(void *arg)
     journal *j = arg;
     pthread_mutex_lock(&j->mu);
     for (;;) {
-        if (j->pend.len && !j->io) {
+        /* Records to write, or (a mapped log) copied and not synced yet. */
+        if (!j->io && (j->pend.len || (j->synced < j->pos && j->dead_gen != j->gen))) {
             journal_flush_locked(j, 1, 0);
             if (j->nwaits)
                 pthread_cond_signal(&j->notify);

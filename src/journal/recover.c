@@ -207,6 +207,15 @@ static int scan_log(replay *x, rlog *g, int newest)
         wal_scan s = wal_next(g->p, g->len, off, &body, &len, &next, &why);
         if (s == WAL_END)
             break;
+        if (s == WAL_TORN && why == wal_why_reserved) {
+            if (newest)
+                g->torn_why = why;    /* cut at the start; an older log just ends here */
+            break;
+        }
+        if (s == WAL_BAD && newest && wal_unfinished(g->p, g->len, off)) {
+            s = WAL_TORN;
+            why = "a record left unfinished in the space reserved for the log";
+        }
         if (s == WAL_TORN && newest) {
             g->torn_why = why;
             break;
@@ -504,7 +513,10 @@ static void report_logs(const replay *x, size_t first_kept)
         for (int t = WAL_PUSH; t <= WAL_TYPE_MAX; t++)
             fprintf(x->report, " %zu %s", g->count[t], types[t]);
         fputc('\n', x->report);
-        if (g->torn_why)
+        if (g->torn_why == wal_why_reserved)
+            fprintf(x->report, "  %zu bytes reserved after the last record (offset %zu): "
+                    "the start cuts them\n", g->len - g->end, g->end);
+        else if (g->torn_why)
             fprintf(x->report, "  torn tail at offset %zu (%s): the start cuts its %zu "
                     "bytes\n", g->end, g->torn_why, g->len - g->end);
     }

@@ -57,14 +57,19 @@ uint32_t wal_crc32c(uint32_t crc, const void *data, size_t n)
 
 static int sys_reserve(int fd, off_t off, off_t len)
 {
-    return fallocate(fd, FALLOC_FL_KEEP_SIZE, off, len);
+    return fallocate(fd, 0, off, len);
 }
 
-wal_io wal_sys = {write, fsync, fdatasync, sys_reserve};
+static void *sys_map(int fd, size_t len)
+{
+    return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+}
+
+wal_io wal_sys = {write, pwrite, fsync, fdatasync, sys_reserve, sys_map};
 
 void wal_io_reset(void)
 {
-    wal_sys = (wal_io){write, fsync, fdatasync, sys_reserve};
+    wal_sys = (wal_io){write, pwrite, fsync, fdatasync, sys_reserve, sys_map};
 }
 
 int wal_write_all(int fd, const void *data, size_t n)
@@ -80,6 +85,25 @@ int wal_write_all(int fd, const void *data, size_t n)
             return -1;
         }
         p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int wal_pwrite_all(int fd, const void *data, size_t n, uint64_t off)
+{
+    const char *p = data;
+    while (n) {
+        ssize_t w = wal_sys.pwrite(fd, p, n, (off_t)off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
+            return -1;
+        }
+        p += w;
+        off += (uint64_t)w;
         n -= (size_t)w;
     }
     return 0;
@@ -314,6 +338,8 @@ int wal_frame(buf *out, const void *body, size_t len)
     return 0;
 }
 
+const char wal_why_reserved[] = "space reserved for the log after its last record";
+
 static int all_zero(const uint8_t *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -332,8 +358,12 @@ wal_scan wal_next(const uint8_t *data, size_t size, size_t off, const uint8_t **
     *why = NULL;
     /* A crash while appending leaves a short file or, on some file systems, a tail of
      * zeros; both are the unfinished last write, never damage before it. */
-    if (left < WAL_FRAME_SIZE || all_zero(f, left)) {
-        *why = left < WAL_FRAME_SIZE ? "partial record header" : "zeros after the last record";
+    if (all_zero(f, left)) {
+        *why = wal_why_reserved;
+        return WAL_TORN;
+    }
+    if (left < WAL_FRAME_SIZE) {
+        *why = "partial record header";
         return WAL_TORN;
     }
     if (get32(f + 8) != wal_crc32c(0, f, 8)) {
@@ -359,6 +389,20 @@ wal_scan wal_next(const uint8_t *data, size_t size, size_t off, const uint8_t **
     *len = n;
     *next = off + WAL_FRAME_SIZE + n;
     return WAL_OK;
+}
+
+int wal_unfinished(const uint8_t *data, size_t size, size_t off)
+{
+    size_t z = size;
+    while (z > off && data[z - 1] == 0)
+        z--;
+    if (z == size || size - off < WAL_FRAME_SIZE)
+        return 0;                 /* no reserved space after it: not a mapped log's tail */
+    const uint8_t *f = data + off;
+    if (get32(f) == 0)            /* its length, copied last, never landed */
+        return z - off <= WAL_TORN_SPAN;
+    /* A whole header whose body runs into the zeros: the rest of the body never landed. */
+    return get32(f + 8) == wal_crc32c(0, f, 8) && off + WAL_FRAME_SIZE + get32(f) >= z;
 }
 
 /* ---- varints and bodies ------------------------------------------------------------------ */

@@ -22,10 +22,12 @@ uint32_t wal_crc32c(uint32_t crc, const void *p, size_t n);
  * tests point them at failing versions (beanstalkd's falloc) and put the defaults back
  * with wal_io_reset. */
 typedef struct wal_io {
-    ssize_t (*write)(int fd, const void *p, size_t n);
+    ssize_t (*write)(int fd, const void *p, size_t n);             /* files written once */
+    ssize_t (*pwrite)(int fd, const void *p, size_t n, off_t off);  /* the log */
     int (*fsync)(int fd);          /* files and directories written once */
     int (*fdatasync)(int fd);      /* the log, after each batch of records */
-    int (*reserve)(int fd, off_t off, off_t len);  /* fallocate, KEEP_SIZE */
+    int (*reserve)(int fd, off_t off, off_t len);   /* fallocate, the size growing */
+    void *(*map)(int fd, size_t len);               /* mmap shared, read-write */
 } wal_io;
 extern wal_io wal_sys;
 
@@ -34,6 +36,8 @@ void wal_io_reset(void);
 
 /* Writes all n bytes (looping over short writes). Returns 0, or -1 with errno set. */
 int wal_write_all(int fd, const void *p, size_t n);
+/* The same at offset off of the file. */
+int wal_pwrite_all(int fd, const void *p, size_t n, uint64_t off);
 /* fsync through the seam. Returns 0, or -1 with errno set. */
 int wal_fsync(int fd);
 /* The times of every wal_fsync and wal_datasync so far, and in *last_ns the last one's
@@ -41,9 +45,9 @@ int wal_fsync(int fd);
 const hist *wal_fsync_hist(uint64_t *last_ns);
 /* fdatasync through the seam (the log's data and size). Returns 0, or -1 with errno set. */
 int wal_datasync(int fd);
-/* Reserves disk blocks for fd's bytes [off, off + len) without changing its size, so that
- * writing them later cannot meet a full disk. Returns 0, or -1 with errno set (EOPNOTSUPP
- * where the file system cannot). */
+/* Reserves disk blocks for fd's bytes [off, off + len), so that writing them later cannot
+ * meet a full disk; the file's size grows to cover them (they read as zeros). Returns 0,
+ * or -1 with errno set (EOPNOTSUPP where the file system cannot). */
 int wal_reserve(int fd, uint64_t off, uint64_t len);
 
 /* ---- files ------------------------------------------------------------------------------- */
@@ -102,6 +106,17 @@ typedef enum wal_scan {
                  * nothing but zeros */
     WAL_BAD,    /* damage that is not at the tail (reason in *why) */
 } wal_scan;
+
+/* The why of a log's tail that is nothing but zeros: the space a mapped log reserves
+ * ahead (journal_map.c), never written. */
+extern const char wal_why_reserved[];
+/* How far before the reserved zeros at the end of a log an unfinished record may start. */
+#define WAL_TORN_SPAN (1u << 20)
+/* Whether the record at off, which failed its checks, is the unfinished last copy into a
+ * mapped log: only zeros follow it to the end of the file and either its length field is
+ * still zero (a record's length is copied last) or its header is whole and its body runs
+ * into those zeros. Then it is a torn tail, not damage. */
+int wal_unfinished(const uint8_t *data, size_t size, size_t off);
 
 /* Reads the framed record at data[off..). */
 wal_scan wal_next(const uint8_t *data, size_t size, size_t off, const uint8_t **body,

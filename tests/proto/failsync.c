@@ -1,6 +1,8 @@
 /* failsync.c - LD_PRELOAD shim for test_faults: while the file named by $STSD_FAILSYNC
- * exists, every fsync and fdatasync fails with EIO, and a regular file is first cut back
- * to its size at its last successful sync (what a failed writeback may leave on disk).
+ * exists, every fsync and fdatasync fails with EIO, and a regular file first loses what
+ * was written since its last successful sync (what a failed writeback may leave on
+ * disk): in a file written by pwrite (the log, whose space is reserved ahead) what those
+ * writes covered reads as zeros; any other file is cut back to its size then.
  * The first failure writes its CLOCK_MONOTONIC time (ns) to $STSD_FAILSYNC.first. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -20,6 +22,9 @@ static struct good {
     _Atomic dev_t dev;
     _Atomic ino_t ino;
     _Atomic off_t size;
+    _Atomic dev_t wdev;        /* the file pwrite wrote to through this descriptor */
+    _Atomic ino_t wino;
+    _Atomic off_t dirty_from, dirty_to;    /* pwrites since its last successful sync */
 } good[MAX_FDS];
 static atomic_int first_done;
 
@@ -45,6 +50,50 @@ static void note_first(void)
     }
 }
 
+static ssize_t real_pwrite(int fd, const void *p, size_t n, off_t off)
+{
+    ssize_t (*real)(int, const void *, size_t, off_t) =
+        (ssize_t (*)(int, const void *, size_t, off_t))dlsym(RTLD_NEXT, "pwrite");
+    return real(fd, p, n, off);
+}
+
+ssize_t pwrite(int fd, const void *p, size_t n, off_t off)
+{
+    ssize_t w = real_pwrite(fd, p, n, off);
+    struct stat sb;
+    if (w > 0 && fd >= 0 && fd < MAX_FDS && fstat(fd, &sb) == 0) {
+        if (good[fd].wdev != sb.st_dev || good[fd].wino != sb.st_ino) {
+            good[fd].wdev = sb.st_dev;     /* a new file behind a reused number */
+            good[fd].wino = sb.st_ino;
+            good[fd].dirty_from = good[fd].dirty_to = 0;
+        }
+        if (good[fd].dirty_to == 0 || off < good[fd].dirty_from)
+            good[fd].dirty_from = off;
+        if (off + w > good[fd].dirty_to)
+            good[fd].dirty_to = off + w;
+    }
+    return w;
+}
+
+ssize_t pwrite64(int fd, const void *p, size_t n, off_t off)
+{
+    return pwrite(fd, p, n, off);
+}
+
+/* Zeros [from, to) of fd: the writes a failed writeback lost. */
+static void lose(int fd, off_t from, off_t to)
+{
+    static const char zeros[65536];
+    while (from < to) {
+        size_t n = to - from < (off_t)sizeof zeros ? (size_t)(to - from) : sizeof zeros;
+        if (real_pwrite(fd, zeros, n, from) <= 0) {
+            perror("failsync: pwrite");
+            return;
+        }
+        from += (off_t)n;
+    }
+}
+
 static int fake_sync(int fd, const char *name)
 {
     int (*real)(int) = (int (*)(int))dlsym(RTLD_NEXT, name);
@@ -53,9 +102,11 @@ static int fake_sync(int fd, const char *name)
     if (failing()) {
         note_first();
         if (known) {
-            off_t keep = good[fd].dev == sb.st_dev && good[fd].ino == sb.st_ino ?
-                         good[fd].size : 0;
-            if (keep < sb.st_size && ftruncate(fd, keep) != 0)
+            int same = good[fd].dev == sb.st_dev && good[fd].ino == sb.st_ino;
+            off_t keep = same ? good[fd].size : 0;
+            if (good[fd].wdev == sb.st_dev && good[fd].wino == sb.st_ino)
+                lose(fd, good[fd].dirty_from, good[fd].dirty_to);
+            else if (keep < sb.st_size && ftruncate(fd, keep) != 0)
                 perror("failsync: ftruncate");
         }
         errno = EIO;
@@ -65,7 +116,9 @@ static int fake_sync(int fd, const char *name)
     if (rc == 0 && known) {
         good[fd].dev = sb.st_dev;
         good[fd].ino = sb.st_ino;
-        good[fd].size = sb.st_size;   /* measured before the sync: what it covered */
+        good[fd].size = sb.st_size;
+        if (good[fd].wdev == sb.st_dev && good[fd].wino == sb.st_ino)
+            good[fd].dirty_from = good[fd].dirty_to = 0;   /* on disk now */
     }
     return rc;
 }

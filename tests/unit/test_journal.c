@@ -44,10 +44,18 @@ static void test_initfile_not_in_log(void **s)
 
 #define STEPS 24
 
-/* Builds a log of STEPS changes to list t; sizes[k] and states[k] after k of them. */
+static int cannot_reserve(int fd, off_t off, off_t len)
+{
+    errno = EOPNOTSUPP;
+    return -1;
+}
+
+/* Builds a log of STEPS changes to list t; sizes[k] and states[k] after k of them. The
+ * file system "cannot reserve space": the log is written and its size is its records'. */
 static void stepped_log(long sizes[STEPS + 1], buf states[STEPS + 1])
 {
     store *st;
+    wal_sys.reserve = cannot_reserve;
     journal *j = jopen(CONF_FSYNC_NO, 0, &st);
     sizes[0] = size_of(path_of("journal.0000000001.log"));
     states[0] = dump(st);
@@ -143,6 +151,69 @@ static void test_damage_and_repair(void **s)
     free(log);
     for (int k = 0; k <= STEPS; k++)
         buf_free(&states[k]);
+}
+
+/* A mapped log (fsync=no) as a kill leaves it: its records, then the zeros of the space
+ * reserved ahead, maybe with a record copied in part. Those are tails, cut at the start;
+ * a bad record with another after it is still damage. */
+static void test_mapped_tail(void **s)
+{
+    store *st;
+    size_t len, len0;
+    char log[256];
+    snprintf(log, sizeof log, "%s", path_of("journal.0000000001.log"));
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    for (int k = 0; k < 30; k++) {
+        char line[64];
+        snprintf(line, sizeof line, "line number %d", k);
+        add(st, "t", line, 1);
+    }
+    buf prev = dump(st);
+    char *image0 = read_all(log, &len0);     /* the page cache before the last record */
+    add(st, "t", "the last line", 1);
+    buf want = dump(st);
+    char *image = read_all(log, &len);       /* and after it: what a kill leaves */
+    jclose(j, st);
+    long end = size_of(log);                 /* a clean stop cuts the reserved space */
+    assert_int_equal(len, len0);
+    assert_true(len > 4096 && end < 4096);
+    long at = -1;                            /* where the last record starts */
+    for (size_t i = 0; i < len && at < 0; i++)
+        if (image[i] != image0[i])
+            at = (long)i;
+    assert_true(at > WAL_HEADER_SIZE && at < end);
+    char *part = malloc(len);
+    assert_non_null(part);
+
+    /* Killed after the last record. */
+    write_all(log, image, len);
+    reopen_same(&want, CONF_FSYNC_NO);
+    assert_int_equal(size_of(log), end);
+
+    /* Killed while the last record was copied, before its length (copied last). */
+    memcpy(part, image, len);
+    memset(part + at, 0, 4);
+    write_all(log, part, len);
+    reopen_same(&prev, CONF_FSYNC_NO);
+    assert_int_equal(size_of(log), at);
+
+    /* Its header whole and half its body: a crash lost the page with the rest. */
+    memcpy(part, image0, len);
+    memcpy(part + at, image + at, WAL_FRAME_SIZE + (size_t)(end - at - WAL_FRAME_SIZE) / 2);
+    write_all(log, part, len);
+    reopen_same(&prev, CONF_FSYNC_NO);
+    assert_int_equal(size_of(log), at);
+
+    /* A flipped byte in the record before it: damage, reserved zeros or not. */
+    memcpy(part, image, len);
+    part[at - 3] ^= 0x20;
+    write_all(log, part, len);
+    expect_open_fails("journal.0000000001.log", "checksum");
+    free(part);
+    free(image);
+    free(image0);
+    buf_free(&prev);
+    buf_free(&want);
 }
 
 static void test_missing_snapshot(void **s)
@@ -380,6 +451,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_round_trip_no, setup, teardown),
         cmocka_unit_test_setup_teardown(test_initfile_not_in_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_torn_tail, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_mapped_tail, setup, teardown),
         cmocka_unit_test_setup_teardown(test_damage_and_repair, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),

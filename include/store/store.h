@@ -147,19 +147,21 @@ void store_unwait(store *st, store_waiter *w);
 int64_t store_wall_ms(void);
 
 /* READ/READMULTI with keep 0 and a lease of lease_ms each (lease_ms 0: store_read); the
- * ids are appended to ids (uint64_t each) in line order. */
+ * ids are appended to ids (uint64_t each) in line order. *lsn as for store_read: the
+ * answer waits for it. */
 store_rc store_read_leased(store *st, const char *name, store_end end, size_t n,
-                           int64_t lease_ms, buf *out, size_t *count, buf *ids);
+                           int64_t lease_ms, buf *out, size_t *count, buf *ids,
+                           uint64_t *lsn);
 
 /* FIND with keep 0 and a lease, as store_read_leased. */
 store_rc store_find_leased(store *st, const char *name, const store_matcher *m,
-                           int64_t lease_ms, buf *out, buf *ids);
+                           int64_t lease_ms, buf *out, buf *ids, uint64_t *lsn);
 
 /* ACK (release 0) or RELEASE (1) of list name's lease id, or with line non-NULL of the
  * oldest lease of that exact line. STORE_NO_LEASE when there is none (settled already,
  * expired, unknown, or of another list); STORE_NOT_LOADED without the list. */
 store_rc store_settle(store *st, const char *name, int release, uint64_t id, const char *line,
-                      size_t len);
+                      size_t len, uint64_t *lsn);
 
 /* LEASES: the number of open leases of list name, in *n. */
 store_rc store_leases(store *st, const char *name, size_t *n);

@@ -299,7 +299,7 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
     if (lease_ms) {
         buf ids = BUF_INIT;
         rc = store_read_leased(srv->st, name, (store_end)end, (size_t)n, lease_ms, &r->text,
-                               &count, &ids);
+                               &count, &ids, &r->lsn);
         if (rc == STORE_OK)
             cmd_lease_ids(r, &ids);
         buf_free(&ids);
@@ -410,7 +410,7 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
     store_rc rc = STORE_NOT_LOADED;
     if (strlen(name) == nlen && lease_ms) {
         buf ids = BUF_INIT;
-        rc = store_find_leased(srv->st, name, &m, lease_ms, &r->text, &ids);
+        rc = store_find_leased(srv->st, name, &m, lease_ms, &r->text, &ids, &r->lsn);
         if (rc == STORE_OK)
             cmd_lease_ids(r, &ids);
         buf_free(&ids);

@@ -75,8 +75,9 @@ static void settle(const cmd_server *srv, const params *p, cmd_result *r, int re
     store_rc rc = STORE_NOT_LOADED;
     if (strlen(name) == nlen) {
         uint64_t id = idv ? parse_id(idv, ilen) : 0;
-        rc = idv ? (id ? store_settle(srv->st, name, release, id, NULL, 0) : STORE_NO_LEASE)
-                 : store_settle(srv->st, name, release, 0, line, llen);
+        rc = idv ? (id ? store_settle(srv->st, name, release, id, NULL, 0, &r->lsn)
+                       : STORE_NO_LEASE)
+                 : store_settle(srv->st, name, release, 0, line, llen, &r->lsn);
     }
     if (rc == STORE_NO_LEASE)
         return command_ko(r, 404, MSG_NO_LEASE);

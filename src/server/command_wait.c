@@ -96,12 +96,13 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     if (park_client_gone(s))
         rc = STORE_EMPTY;              /* nobody will read it: take no line */
     else if (w->find && w->sw.lease_ms)
-        rc = store_find_leased(srv->st, w->name, &w->m, w->sw.lease_ms, &out, &w->sw.ids);
+        rc = store_find_leased(srv->st, w->name, &w->m, w->sw.lease_ms, &out, &w->sw.ids,
+                               &lsn);
     else if (w->find)
         rc = store_find(srv->st, w->name, &w->m, w->fq.keep, &out, &lsn);
     else if (w->sw.lease_ms)
         rc = store_read_leased(srv->st, w->name, w->rq.end, (size_t)w->rq.n, w->sw.lease_ms,
-                               &out, &count, &w->sw.ids);
+                               &out, &count, &w->sw.ids, &lsn);
     else
         rc = store_read(srv->st, w->name, w->rq.end, w->rq.keep, (size_t)w->rq.n, &out,
                         &count, &lsn);

@@ -419,20 +419,11 @@ store_rc store_read(store *st, const char *name, store_end end, int keep, size_t
     return read_any(st, name, end, keep, n, 0, NULL, out, count, lsn);
 }
 
-/* The lease calls wait for their records themselves (their callers get no lsn). */
-static void lease_wait(store *st, uint64_t lsn)
-{
-    if (lsn && st->rec)
-        st->rec->wait(st->rec_ctx, lsn);
-}
-
 store_rc store_read_leased(store *st, const char *name, store_end end, size_t n,
-                           int64_t lease_ms, buf *out, size_t *count, buf *ids)
+                           int64_t lease_ms, buf *out, size_t *count, buf *ids,
+                           uint64_t *lsn)
 {
-    uint64_t lsn;
-    store_rc rc = read_any(st, name, end, 0, n, lease_ms, ids, out, count, &lsn);
-    lease_wait(st, lsn);
-    return rc;
+    return read_any(st, name, end, 0, n, lease_ms, ids, out, count, lsn);
 }
 
 store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
@@ -512,12 +503,9 @@ store_rc store_find(store *st, const char *name, const store_matcher *m, int kee
 }
 
 store_rc store_find_leased(store *st, const char *name, const store_matcher *m,
-                           int64_t lease_ms, buf *out, buf *ids)
+                           int64_t lease_ms, buf *out, buf *ids, uint64_t *lsn)
 {
-    uint64_t lsn;
-    store_rc rc = find_any(st, name, m, 0, lease_ms, ids, out, &lsn);
-    lease_wait(st, lsn);
-    return rc;
+    return find_any(st, name, m, 0, lease_ms, ids, out, lsn);
 }
 
 store_rc store_length(store *st, const char *name, size_t *len)

@@ -223,19 +223,19 @@ static store_rc settle_locked(store *st, entry *e, int release, uint64_t id,
 }
 
 store_rc store_settle(store *st, const char *name, int release, uint64_t id, const char *line,
-                      size_t len)
+                      size_t len, uint64_t *lsn)
 {
+    uint64_t scratch;
+    lsn = lsn ? lsn : &scratch;
+    *lsn = 0;
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_NOT_LOADED;
-    uint64_t lsn = 0;
     store_waiter *served = NULL;
     pthread_mutex_lock(&e->lock);
-    store_rc rc = settle_locked(st, e, release, id, line, len, &served, &lsn);
+    store_rc rc = settle_locked(st, e, release, id, line, len, &served, lsn);
     pthread_mutex_unlock(&e->lock);
-    if (lsn && st->rec)               /* ACK/RELEASE answer once their record is durable */
-        st->rec->wait(st->rec_ctx, lsn);
-    store_wait_finish(st, served, lsn);
+    store_wait_finish(st, served, *lsn);
     return rc;
 }
 

@@ -3,7 +3,9 @@
  * was written since its last successful sync (what a failed writeback may leave on
  * disk): in a file written by pwrite (the log, whose space is reserved ahead) what those
  * writes covered reads as zeros; any other file is cut back to its size then.
- * The first failure writes its CLOCK_MONOTONIC time (ns) to $STSD_FAILSYNC.first. */
+ * The first failure writes its CLOCK_MONOTONIC time (ns) to $STSD_FAILSYNC.first.
+ * With $STSD_SLOWSYNC_MS, every successful fsync and fdatasync first takes that long (a
+ * slow disk). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -111,6 +113,11 @@ static int fake_sync(int fd, const char *name)
         }
         errno = EIO;
         return -1;
+    }
+    const char *slow = getenv("STSD_SLOWSYNC_MS");
+    if (slow) {
+        struct timespec t = {atoi(slow) / 1000, (long)(atoi(slow) % 1000) * 1000000L};
+        nanosleep(&t, NULL);
     }
     int rc = real(fd);
     if (rc == 0 && known) {

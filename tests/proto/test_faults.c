@@ -1,4 +1,4 @@
-/* test_faults.c - stsd with fsync=always when the disk fails under it:
+/* test_faults.c - stsd with fsync=always when the disk fails or is slow under it:
  *  - fsync/fdatasync fail for 2 s (tests/proto/failsync.c, preloaded, also cuts each file
  *    back to its last good sync) under 8 concurrent writers: no OK goes out for a change
  *    that is not on disk, changes are refused meanwhile, writes resume by themselves
@@ -6,7 +6,10 @@
  *    and no refused one;
  *  - a full file system (a small tmpfs; needs root, else skipped): changes get "Journal
  *    not writable", reads go on, writes resume by themselves once there is room, and
- *    after kill -9 every OK'd line is there. */
+ *    after kill -9 every OK'd line is there;
+ *  - a slow disk (each fsync 1 s) and a single worker thread: changes waiting for their
+ *    fsync (ADD, READ with a lease, ACK, RELEASE) hold no thread, so a LENGTH on another
+ *    connection is answered meanwhile. */
 #include <errno.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -413,10 +416,97 @@ static void test_disk_full(void **s)
     td_cleanup(&d);
 }
 
+/* Sends target on a connection of its own; the answer is read later. */
+static void send_on(http_conn *c, const char *target)
+{
+    assert_int_equal(http_conn_open(c, port), 0);
+    assert_int_equal(http_conn_send(c, target), 0);
+}
+
+/* LENGTH of q on a new connection, answered within limit_ms while changes wait. */
+static void length_meanwhile(const char *want, int limit_ms)
+{
+    http_reply r;
+    int64_t t0 = now_ns();
+    assert_int_equal(http_get(port, "/sts/LENGTH?FILENAME=q.csv", &r), 0);
+    double ms = (double)(now_ns() - t0) / 1e6;
+    if (ms > limit_ms)
+        fail_msg("LENGTH took %.0f ms while a change waited for its fsync", ms);
+    assert_non_null(strstr(r.body, want));
+    http_reply_free(&r);
+}
+
+static void expect_answer(http_conn *c, const char *want, http_reply *r)
+{
+    assert_int_equal(http_conn_ready(c, 10000), 1);
+    assert_int_equal(http_conn_recv(c, r), 0);
+    if (!strstr(r->body, want))
+        fail_msg("wanted %s, got %s", want, r->body);
+}
+
+static void test_slow_disk(void **s)
+{
+    daemon_proc d;
+    char flag[400];
+    http_conn a, b;
+    http_reply r;
+    const char *args[] = {"--journal=on", "-Dstsd.journal.fsync=always", "--threads=1", NULL};
+    assert_int_equal(td_mkdirs(&d), 0);
+    snprintf(flag, sizeof flag, "%s/never", d.dir);   /* no failures, only slowness */
+    setenv("STSD_SLOWSYNC_MS", "1000", 1);
+    start_with_shim(&d, flag, args);
+    unsetenv("STSD_SLOWSYNC_MS");
+    port = d.port;
+    /* An ADD waits for its fsync parked. */
+    send_on(&a, "/sts/ADD?FILENAME=q.csv&LINE=one");
+    sleep_ms(100);
+    length_meanwhile("<body>1</body>", 500);
+    expect_answer(&a, "<title>OK</title>", &r);
+    http_reply_free(&r);
+    http_conn_close(&a);
+    /* So does a READ with a lease... */
+    send_on(&a, "/sts/READ?FILENAME=q.csv&KEEP=FALSE&LEASE=60");
+    sleep_ms(100);
+    length_meanwhile("<body>0</body>", 500);
+    expect_answer(&a, "<body>one</body>", &r);
+    char id[64];
+    assert_int_equal(http_header(&r, "X-STS-Lease", id, sizeof id), 0);
+    http_reply_free(&r);
+    http_conn_close(&a);
+    /* ... its RELEASE (the line back at once, answered once on disk) ... */
+    char target[160];
+    snprintf(target, sizeof target, "/sts/RELEASE?FILENAME=q.csv&LEASE=%s", id);
+    send_on(&b, target);
+    sleep_ms(100);
+    length_meanwhile("<body>1</body>", 500);
+    expect_answer(&b, "<title>OK</title>", &r);
+    http_reply_free(&r);
+    http_conn_close(&b);
+    /* ... and an ACK. */
+    assert_int_equal(http_get(port, "/sts/READ?FILENAME=q.csv&KEEP=FALSE&LEASE=60", &r), 0);
+    assert_int_equal(http_header(&r, "X-STS-Lease", id, sizeof id), 0);
+    http_reply_free(&r);
+    snprintf(target, sizeof target, "/sts/ACK?FILENAME=q.csv&LEASE=%s", id);
+    send_on(&b, target);
+    sleep_ms(100);
+    length_meanwhile("<body>0</body>", 500);
+    expect_answer(&b, "<title>OK</title>", &r);
+    http_reply_free(&r);
+    http_conn_close(&b);
+    /* All of it on disk: after kill -9 the line is gone for good (ACKed). */
+    assert_int_equal(td_stop(&d, 1), 128 + SIGKILL);
+    assert_int_equal(td_start(&d, args), 0);
+    expect_page(d.port, "/sts/LEASES?FILENAME=q.csv", "<body>0</body>");
+    expect_page(d.port, "/sts/LENGTH?FILENAME=q.csv", "<body>0</body>");
+    assert_int_equal(td_stop(&d, 0), 0);
+    td_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fsync_failure),
+        cmocka_unit_test(test_slow_disk),
         cmocka_unit_test_teardown(test_disk_full, unmount_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

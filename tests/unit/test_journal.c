@@ -267,7 +267,7 @@ static uint64_t lend(store *st, const char *name, int64_t ms)
     buf out = BUF_INIT, ids = BUF_INIT;
     size_t count;
     uint64_t id;
-    assert_int_equal(store_read_leased(st, name, STORE_FIRST, 1, ms, &out, &count, &ids),
+    assert_int_equal(store_read_leased(st, name, STORE_FIRST, 1, ms, &out, &count, &ids, NULL),
                      STORE_OK);
     memcpy(&id, ids.data, sizeof id);
     buf_free(&out);
@@ -293,7 +293,7 @@ static void test_leases_replay_and_compaction(void **s)
     add(st, "q", "c", 1);
     add(st, "q", "d", 1);
     uint64_t a = lend(st, "q", 3600000), b = lend(st, "q", 3600000), c = lend(st, "q", 1);
-    assert_int_equal(store_settle(st, "q", 0, b, NULL, 0), STORE_OK);
+    assert_int_equal(store_settle(st, "q", 0, b, NULL, 0, NULL), STORE_OK);
     jclose(j, st);
 
     j = jopen(CONF_FSYNC_NO, 0, &st);
@@ -303,13 +303,13 @@ static void test_leases_replay_and_compaction(void **s)
     nanosleep(&pause, NULL);
     assert_int_equal(store_lease_expire(st, store_wall_ms(), &next), 1);   /* c */
     assert_true(next > store_wall_ms());
-    assert_int_equal(store_settle(st, "q", 0, b, NULL, 0), STORE_NO_LEASE);
+    assert_int_equal(store_settle(st, "q", 0, b, NULL, 0, NULL), STORE_NO_LEASE);
     buf got = dump(st);
     assert_string_equal(got.data, "q (2)\n  1:c\n  1:d\n");
     buf_free(&got);
     /* A compaction writes the open lease (a) again; the old log goes. */
     uint64_t d = lend(st, "q", 3600000);                         /* c on loan */
-    assert_int_equal(store_settle(st, "q", 1, d, NULL, 0), STORE_OK);   /* c back first */
+    assert_int_equal(store_settle(st, "q", 1, d, NULL, 0, NULL), STORE_OK);   /* c back first */
     assert_int_equal(journal_compact(j, st), 0);
     assert_int_equal(size_of(path_of("journal.0000000001.log")), -1);
     add(st, "q", "e", 1);
@@ -320,8 +320,8 @@ static void test_leases_replay_and_compaction(void **s)
     got = dump(st);
     assert_string_equal(got.data, "q (3)\n  1:c\n  1:d\n  1:e\n");
     buf_free(&got);
-    assert_int_equal(store_settle(st, "q", 1, a, NULL, 0), STORE_OK);
-    assert_int_equal(store_settle(st, "q", 1, c, NULL, 0), STORE_NO_LEASE);
+    assert_int_equal(store_settle(st, "q", 1, a, NULL, 0, NULL), STORE_OK);
+    assert_int_equal(store_settle(st, "q", 1, c, NULL, 0, NULL), STORE_NO_LEASE);
     got = dump(st);
     assert_string_equal(got.data, "q (4)\n  1:a\n  1:c\n  1:d\n  1:e\n");
     buf_free(&got);
@@ -330,7 +330,7 @@ static void test_leases_replay_and_compaction(void **s)
     jclose(j, st);
     j = jopen(CONF_FSYNC_NO, 0, &st);
     assert_int_equal(leases_of(st, "q"), 0);
-    assert_int_equal(store_settle(st, "q", 1, e, NULL, 0), STORE_NO_LEASE);
+    assert_int_equal(store_settle(st, "q", 1, e, NULL, 0, NULL), STORE_NO_LEASE);
     jclose(j, st);
 }
 

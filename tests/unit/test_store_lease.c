@@ -105,7 +105,7 @@ static void run_one(unsigned seed)
             int pos = 0;
             if (find) {
                 store_matcher m = {equal_v, v, NULL, 0};
-                rc = store_find_leased(st, names[k], &m, next_ms, &out, &ids);
+                rc = store_find_leased(st, names[k], &m, next_ms, &out, &ids, NULL);
                 for (pos = 0; pos < mlen[k] && strcmp(mlist[k][pos], v) != 0; pos++)
                     ;
                 if (mlen[k] == 0)
@@ -116,7 +116,7 @@ static void run_one(unsigned seed)
                     assert_int_equal(rc, STORE_OK);
             } else {
                 rc = store_read_leased(st, names[k], STORE_FIRST, (size_t)n, next_ms, &out,
-                                       &count, &ids);
+                                       &count, &ids, NULL);
                 if (mlen[k] >= n)
                     assert_int_equal(rc, STORE_OK);
                 else
@@ -146,7 +146,7 @@ static void run_one(unsigned seed)
             mlease *l = &ml[rand() % nml];
             int release = op == 8, other = rand() % 4 == 0;
             int in = other ? 1 - l->list : l->list;
-            store_rc rc = store_settle(st, names[in], release, l->id, NULL, 0);
+            store_rc rc = store_settle(st, names[in], release, l->id, NULL, 0, NULL);
             if (l->open && !other) {
                 assert_int_equal(rc, STORE_OK);
                 l->open = 0;
@@ -157,7 +157,7 @@ static void run_one(unsigned seed)
             }
         } else if (op == 9) {                              /* ACK or RELEASE by line */
             int release = rand() % 2;
-            store_rc rc = store_settle(st, names[k], release, 0, v, strlen(v));
+            store_rc rc = store_settle(st, names[k], release, 0, v, strlen(v), NULL);
             mlease *oldest = NULL;
             for (int i = 0; i < nml && !oldest; i++)
                 if (ml[i].open && ml[i].list == k && strcmp(ml[i].line, v) == 0)
@@ -221,14 +221,14 @@ static void test_release_feeds_waiter(void **state)
     buf out = BUF_INIT, ids = BUF_INIT;
     size_t count;
     assert_int_equal(store_add(st, "q", "x", 1, 1, 0, NULL), STORE_OK);
-    assert_int_equal(store_read_leased(st, "q", STORE_FIRST, 1, HOUR, &out, &count, &ids),
+    assert_int_equal(store_read_leased(st, "q", STORE_FIRST, 1, HOUR, &out, &count, &ids, NULL),
                      STORE_OK);
     uint64_t id;
     memcpy(&id, ids.data, sizeof id);
     assert_int_equal(store_read_wait(st, &w, &out, &count), STORE_WAITING);
-    assert_int_equal(store_settle(st, "q", 1, id, NULL, 0), STORE_OK);
+    assert_int_equal(store_settle(st, "q", 1, id, NULL, 0, NULL), STORE_OK);
     assert_int_equal(served_n, 1);
-    assert_int_equal(store_settle(st, "q", 1, id, NULL, 0), STORE_NO_LEASE);
+    assert_int_equal(store_settle(st, "q", 1, id, NULL, 0, NULL), STORE_NO_LEASE);
     size_t len;
     assert_int_equal(store_length(st, "q", &len), STORE_OK);
     assert_int_equal(len, 0);

@@ -47,6 +47,25 @@ int td_write_file(const daemon_proc *d, const char *name, const char *content, s
     return fclose(f) == 0 && w == len ? 0 : -1;
 }
 
+const char *td_log(const daemon_proc *d)
+{
+    static char text[65536];
+    char path[1024];
+    snprintf(path, sizeof path, "%s/stsd.log", d->dir);
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    return text;
+}
+
+void td_sleep_ms(int ms)
+{
+    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&t, NULL);
+}
+
 char *td_read_file(const daemon_proc *d, const char *name, size_t *len)
 {
     char path[1024];

@@ -19,6 +19,10 @@ int td_mkdirs(daemon_proc *d);
 int td_write_file(const daemon_proc *d, const char *name, const char *content, size_t len);
 /* Reads a file of the dataset directory into a malloc'd NUL-terminated buffer. */
 char *td_read_file(const daemon_proc *d, const char *name, size_t *len);
+/* The daemon's log so far (its first 64 KiB), in a static buffer: "" if none. */
+const char *td_log(const daemon_proc *d);
+/* Sleeps ms milliseconds. */
+void td_sleep_ms(int ms);
 
 /* Starts $STSD (default build/stsd) on port 0 with the dataset dir d->data, daemon=true
  * and extra arguments (NULL-terminated), waits for its port. Returns 0 or -1. */

@@ -292,13 +292,15 @@ cleanup:
     return rc;
 }
 
-/* Waits on j->tick, mu held, until seconds have passed or a stop is asked for. */
-static void nap(journal *j, int seconds)
+/* Waits on j->tick, mu held, until seconds have passed or a stop is asked for (or, for
+ * the compaction thread, the log has outgrown its threshold). */
+static void nap(journal *j, int seconds, int compactor)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     t.tv_sec += seconds;
-    while (!j->stop && pthread_cond_timedwait(&j->tick, &j->mu, &t) != ETIMEDOUT)
+    while (!j->stop && !(compactor && j->compact_due) &&
+           pthread_cond_timedwait(&j->tick, &j->mu, &t) != ETIMEDOUT)
         ;
 }
 
@@ -308,7 +310,7 @@ static void *sync_main(void *arg)
     journal *j = arg;
     pthread_mutex_lock(&j->mu);
     for (;;) {
-        nap(j, 1);
+        nap(j, 1, 0);
         if (j->stop)
             break;
         if (j->pend.len || j->synced < j->written)
@@ -340,9 +342,10 @@ static void *compact_main(void *arg)
     int wait = 1;
     pthread_mutex_lock(&j->mu);
     for (;;) {
-        nap(j, wait);
+        nap(j, wait, wait == 1);          /* backing off after a failure: no hurry */
         if (j->stop)
             break;
+        j->compact_due = 0;
         tidy_locked(j);
         int broken = atomic_load(&j->broken);
         int big = j->size > j->threshold && j->size - j->base_size > j->snapset;

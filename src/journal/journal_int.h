@@ -42,10 +42,11 @@ struct journal {
                                  * taking a list lock (the order is list, then journal) */
     pthread_cond_t cv;          /* io ended, durability moved, held changes settled */
     pthread_cond_t wake;        /* for the writer thread: records are waiting */
-    pthread_cond_t tick;        /* the background threads' naps: a stop is asked for */
+    pthread_cond_t tick;        /* the background threads' naps: a stop, a compaction due */
     int fd;                     /* the current log (records at fsize, by pwrite) */
     uint8_t *map;               /* the log mapped (journal_map.c), or NULL: written */
     size_t maplen;
+    uint64_t map_released;      /* its pages before this are out of stsd's memory */
     uint32_t gen, max_gen;
     uint32_t dead_gen;          /* a write or fsync failed in this generation (0: none) */
     uint64_t size;              /* of the current log, records still in pend included */
@@ -82,6 +83,7 @@ struct journal {
     uint64_t base_size;         /* log size right after the last compaction */
     uint64_t snapset;           /* bytes the last compaction (or recovery) read or wrote */
     uint64_t threshold;
+    int compact_due;            /* the log just outgrew it: compaction starts now */
     int stop;
 
     pthread_mutex_t compact_mu; /* one compaction at a time */
@@ -130,6 +132,10 @@ void journal_map_open_locked(journal *j);
 /* Makes the mapping cover end, growing it. Returns 0, or -1 if it cannot grow: the
  * mapping is then dropped (the log is cut back to its records and written from then on). */
 int journal_map_grow_locked(journal *j, uint64_t end);
+/* Lets the pages of the mapped log before the chunk now written leave stsd's memory
+ * (they stay in the page cache, dirty ones included), so that RSS does not grow with the
+ * log. Called once per chunk reserved. */
+void journal_map_release_locked(journal *j, uint64_t chunk);
 /* Copies the framed record rec[0..len) to the end of the mapped log, its length last. */
 void journal_map_copy_locked(journal *j, const uint8_t *rec, size_t len);
 /* Before the log is closed (mapped or written): unmaps it and cuts the space reserved

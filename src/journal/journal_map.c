@@ -45,6 +45,7 @@ void journal_map_open_locked(journal *j)
     }
     j->map = m;
     j->maplen = len;
+    j->map_released = 0;
 }
 
 int journal_map_grow_locked(journal *j, uint64_t end)
@@ -65,6 +66,17 @@ int journal_map_grow_locked(journal *j, uint64_t end)
     journal_map_close_locked(j);
     j->alloc = j->size;
     return -1;
+}
+
+void journal_map_release_locked(journal *j, uint64_t chunk)
+{
+    uint64_t upto = j->size / chunk * chunk;
+    if (!j->map || upto <= j->map_released)
+        return;
+    /* On a shared mapping this only unmaps: the data stays in the file's pages. */
+    if (madvise(j->map + j->map_released, upto - j->map_released, MADV_DONTNEED) != 0)
+        log_warn("journal: madvise: %s", strerror(errno));
+    j->map_released = upto;
 }
 
 void journal_map_copy_locked(journal *j, const uint8_t *rec, size_t len)

@@ -100,6 +100,7 @@ static int reserve_locked(journal *j, uint64_t end)
     if (wal_reserve(j->fd, j->alloc, to - j->alloc) == 0 ||
         (errno == ENOSPC && wal_reserve(j->fd, j->alloc, (to = end) - j->alloc) == 0)) {
         j->alloc = to;
+        journal_map_release_locked(j, RESERVE_CHUNK);
         if (j->nospace)
             log_warn("journal: disk space for the log in %s again; changes are accepted "
                      "(%lu were refused)", j->dir, atomic_exchange(&j->refused, 0));
@@ -149,6 +150,12 @@ int journal_append_locked(journal *j, int internal, uint64_t *lsn)
     j->size += len;
     j->pos += len;
     *lsn = j->pos;
+    /* Compaction starts as the log outgrows its threshold, not at the next tick: the
+     * state directory's bound allows one log's worth of it, not a second's more. */
+    if (!j->compact_due && j->size > j->threshold && j->size - j->base_size > j->snapset) {
+        j->compact_due = 1;
+        pthread_cond_broadcast(&j->tick);
+    }
     if (j->writer_idle)
         pthread_cond_signal(&j->wake);
     return 0;

@@ -136,6 +136,18 @@ typedef struct lists_walk {
     int any_other;
 } lists_walk;
 
+/* One series of a per-list family: family{list="name"} value. */
+static void list_series(buf *b, const char *family, const char *name, size_t len,
+                        uint64_t value)
+{
+    buf_puts(b, family);
+    buf_append(b, "{list=\"", 7);
+    label_value(b, name, len);
+    buf_append(b, "\"} ", 3);
+    put_u64(b, value);
+    buf_append(b, "\n", 1);
+}
+
 static void list_one(const store_list_stats *s, void *ctx)
 {
     lists_walk *w = ctx;
@@ -150,31 +162,11 @@ static void list_one(const store_list_stats *s, void *ctx)
     }
     w->shown++;
     size_t len = strlen(s->name);
-    buf_append(w->lines, "stsd_list_lines{list=\"", 22);
-    label_value(w->lines, s->name, len);
-    buf_append(w->lines, "\"} ", 3);
-    put_u64(w->lines, s->lines);
-    buf_append(w->lines, "\n", 1);
-    buf_append(w->added, "stsd_list_added_total{list=\"", 28);
-    label_value(w->added, s->name, len);
-    buf_append(w->added, "\"} ", 3);
-    put_u64(w->added, s->added_total);
-    buf_append(w->added, "\n", 1);
-    buf_append(w->removed, "stsd_list_removed_total{list=\"", 30);
-    label_value(w->removed, s->name, len);
-    buf_append(w->removed, "\"} ", 3);
-    put_u64(w->removed, s->removed_total);
-    buf_append(w->removed, "\n", 1);
-    buf_append(w->leased, "stsd_list_leased{list=\"", 23);
-    label_value(w->leased, s->name, len);
-    buf_append(w->leased, "\"} ", 3);
-    put_u64(w->leased, s->leased);
-    buf_append(w->leased, "\n", 1);
-    buf_append(w->waiters, "stsd_list_waiters{list=\"", 24);
-    label_value(w->waiters, s->name, len);
-    buf_append(w->waiters, "\"} ", 3);
-    put_u64(w->waiters, s->waiters);
-    buf_append(w->waiters, "\n", 1);
+    list_series(w->lines, "stsd_list_lines", s->name, len, s->lines);
+    list_series(w->added, "stsd_list_added_total", s->name, len, s->added_total);
+    list_series(w->removed, "stsd_list_removed_total", s->name, len, s->removed_total);
+    list_series(w->leased, "stsd_list_leased", s->name, len, s->leased);
+    list_series(w->waiters, "stsd_list_waiters", s->name, len, s->waiters);
 }
 
 static int lists(const cmd_server *srv, buf *b)

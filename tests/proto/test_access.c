@@ -71,19 +71,6 @@ static int get_as(const char *src, int port, const char *target, const char *aut
     return http_from(src, port, req, r);
 }
 
-static char *read_log(const daemon_proc *d)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/stsd.log", d->dir);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    static char text[65536];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    return text;
-}
-
 static int count(const char *hay, const char *needle)
 {
     int n = 0;
@@ -187,7 +174,7 @@ static void test_tokens_and_roles(void **state)
     assert_int_equal(r.status, 200);
     http_reply_free(&r);
     assert_int_equal(td_wait(&d, 5000), 0);
-    const char *log = read_log(&d);
+    const char *log = td_log(&d);
     assert_null(strstr(log, "tok-old"));
     assert_null(strstr(log, "tok-new"));
     assert_null(strstr(log, "adm-333"));
@@ -269,7 +256,7 @@ static void test_penalty(void **state)
     struct timespec t = {10, 300 * 1000000L};
     nanosleep(&t, NULL);
     expect(d.port, "/sts/STATUS", "Bearer right-token", 200, NULL);
-    assert_non_null(strstr(read_log(&d), "more than 20 failed attempts"));
+    assert_non_null(strstr(td_log(&d), "more than 20 failed attempts"));
     assert_int_equal(td_stop(&d, 0), 0);
     td_cleanup(&d);
 }
@@ -298,7 +285,7 @@ static void test_allowlist(void **state)
     assert_int_equal(td_mkdirs(&d), 0);
     const char *bad[] = {"-Dstsd.allow=127.0.0.0/33", NULL};
     assert_int_equal(td_start(&d, bad), -1);
-    assert_non_null(strstr(read_log(&d), "stsd.allow: \"127.0.0.0/33\" is not"));
+    assert_non_null(strstr(td_log(&d), "stsd.allow: \"127.0.0.0/33\" is not"));
     td_cleanup(&d);
 }
 
@@ -332,7 +319,7 @@ static void test_sources_and_warnings(void **state)
     expect(d.port, "/sts/CONFIG", "Bearer from-env-3", 403, MSG_ADMIN);
     expect(d.port, "/sts/CONFIG", "Bearer from-file-2", 200, NULL);
     assert_int_equal(td_stop(&d, 0), 0);
-    const char *log = read_log(&d);
+    const char *log = td_log(&d);
     assert_non_null(strstr(log, "sts.properties holds tokens but is readable by group or "
                                 "others (mode 644)"));
     assert_non_null(strstr(log, "admin.cred is readable by group or others (mode 640)"));
@@ -347,7 +334,7 @@ static void test_sources_and_warnings(void **state)
     const char *open_bind[] = {"--bind=0.0.0.0", NULL};
     assert_int_equal(td_start(&d, open_bind), 0);
     assert_int_equal(td_stop(&d, 0), 0);
-    log = read_log(&d);
+    log = td_log(&d);
     assert_int_equal(count(log, "with no stsd.token: anyone who can reach port"), 1);
     assert_non_null(strstr(log, "can read, change and stop it"));
     td_cleanup(&d);
@@ -357,7 +344,7 @@ static void test_sources_and_warnings(void **state)
     snprintf(conf, sizeof conf, "--config=%s/sts.properties", d.dir);
     assert_int_equal(td_start(&d, admin_only), 0);
     assert_int_equal(td_stop(&d, 0), 0);
-    log = read_log(&d);
+    log = td_log(&d);
     assert_int_equal(count(log, "with no stsd.token"), 1);
     assert_non_null(strstr(log, "can read and change the lists"));
     assert_null(strstr(log, "readable by group"));

@@ -38,12 +38,6 @@ static atomic_int errors;
 static atomic_int reads_in_flight;   /* READs cut off by the kill: each may have taken one */
 static int port;
 
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
 static void *producer(void *arg)
 {
     http_conn c;
@@ -191,7 +185,7 @@ static void test_kill_under_load(void **s)
             assert_int_equal(pthread_create(&p[i], NULL, producer, NULL), 0);
         for (int i = 0; i < CONSUMERS; i++)
             assert_int_equal(pthread_create(&c[i], NULL, consumer, NULL), 0);
-        sleep_ms(150 + rand() % 250);
+        td_sleep_ms(150 + rand() % 250);
         assert_int_equal(td_stop(&d, 1), 128 + SIGKILL);
         for (int i = 0; i < PRODUCERS; i++)
             pthread_join(p[i], NULL);

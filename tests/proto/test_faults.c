@@ -50,12 +50,6 @@ static int64_t now_ns(void)
     return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
 static void *writer(void *arg)
 {
     http_conn c;
@@ -72,7 +66,7 @@ static void *writer(void *arg)
         http_reply r;
         if (http_conn_get(&c, target, &r) != 0) {
             atomic_store(&ids[id].state, CUT);
-            sleep_ms(20);            /* killed: the next call reconnects, or fails */
+            td_sleep_ms(20);            /* killed: the next call reconnects, or fails */
             continue;
         }
         ids[id].answered_ns = now_ns();
@@ -258,10 +252,10 @@ static void test_fsync_failure(void **s)
      *    last good sync may be missing, although the log lost its unsynced tail. */
     start_with_shim(&d, flag, args);
     start_writers(t, d.port);
-    sleep_ms(500);
+    td_sleep_ms(500);
     set_flag(flag, 1);
     int64_t on = now_ns();
-    sleep_ms(1500);
+    td_sleep_ms(1500);
     int64_t first = read_first_failure(flag);
     assert_true(first > 0);
     int during = oks_during(first, now_ns());
@@ -279,9 +273,9 @@ static void test_fsync_failure(void **s)
      *    then new changes accepted by themselves, and all of it on disk. */
     start_with_shim(&d, flag, args);
     start_writers(t, d.port);
-    sleep_ms(500);
+    td_sleep_ms(500);
     set_flag(flag, 1);
-    sleep_ms(1000);
+    td_sleep_ms(1000);
     /* The writers all wait for their held answers; another client is refused, and
      * reads go on. */
     http_reply r;
@@ -291,12 +285,12 @@ static void test_fsync_failure(void **s)
     assert_int_equal(http_get(d.port, "/sts/LENGTH?FILENAME=q.csv", &r), 0);
     assert_non_null(strstr(r.body, "<title>OK</title>"));
     http_reply_free(&r);
-    sleep_ms(1000);
+    td_sleep_ms(1000);
     set_flag(flag, 0);
     int64_t off = now_ns();
     first = read_first_failure(flag);
     assert_true(first > 0);
-    sleep_ms(2500);
+    td_sleep_ms(2500);
     stop_all(t);
     during = oks_during(first, off);
     double resumed = first_ok_after(off);
@@ -402,7 +396,7 @@ static void test_disk_full(void **s)
         back = strstr(r.body, "<title>OK</title>") != NULL;
         http_reply_free(&r);
         if (!back)
-            sleep_ms(100);
+            td_sleep_ms(100);
     }
     assert_true(back);
     assert_int_equal(td_stop(&d, 1), 128 + SIGKILL);
@@ -459,14 +453,14 @@ static void test_slow_disk(void **s)
     port = d.port;
     /* An ADD waits for its fsync parked. */
     send_on(&a, "/sts/ADD?FILENAME=q.csv&LINE=one");
-    sleep_ms(100);
+    td_sleep_ms(100);
     length_meanwhile("<body>1</body>", 500);
     expect_answer(&a, "<title>OK</title>", &r);
     http_reply_free(&r);
     http_conn_close(&a);
     /* So does a READ with a lease... */
     send_on(&a, "/sts/READ?FILENAME=q.csv&KEEP=FALSE&LEASE=60");
-    sleep_ms(100);
+    td_sleep_ms(100);
     length_meanwhile("<body>0</body>", 500);
     expect_answer(&a, "<body>one</body>", &r);
     char id[64];
@@ -477,7 +471,7 @@ static void test_slow_disk(void **s)
     char target[160];
     snprintf(target, sizeof target, "/sts/RELEASE?FILENAME=q.csv&LEASE=%s", id);
     send_on(&b, target);
-    sleep_ms(100);
+    td_sleep_ms(100);
     length_meanwhile("<body>1</body>", 500);
     expect_answer(&b, "<title>OK</title>", &r);
     http_reply_free(&r);
@@ -488,7 +482,7 @@ static void test_slow_disk(void **s)
     http_reply_free(&r);
     snprintf(target, sizeof target, "/sts/ACK?FILENAME=q.csv&LEASE=%s", id);
     send_on(&b, target);
-    sleep_ms(100);
+    td_sleep_ms(100);
     length_meanwhile("<body>0</body>", 500);
     expect_answer(&b, "<title>OK</title>", &r);
     http_reply_free(&r);

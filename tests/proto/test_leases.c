@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "testlib.h"
+#include "expect.h"
 
 static daemon_proc d;
 
@@ -29,24 +30,6 @@ static int teardown(void **state)
 {
     td_cleanup(&d);
     return 0;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&t, NULL);
-}
-
-static void expect_page(const http_reply *r, int ok, const char *text)
-{
-    char want[4096];
-    if (ok)
-        page_ok(want, sizeof want, text);
-    else
-        page_ko(want, sizeof want, text);
-    assert_int_equal(r->status, 200);
-    if (strcmp(r->body, want) != 0)
-        fail_msg("want: %s\ngot:  %s", want, r->body);
 }
 
 static void expect_get(const char *target, int ok, const char *text)
@@ -154,7 +137,7 @@ static void test_expiry_back_to_head(void **state)
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     expect_get("/sts/LENGTH?FILENAME=l3", 1, "1");
-    sleep_ms(700);
+    td_sleep_ms(700);
     expect_get("/sts/LENGTH?FILENAME=l3", 1, "1");          /* not early */
     for (;;) {                                              /* not much late */
         http_reply r;
@@ -166,7 +149,7 @@ static void test_expiry_back_to_head(void **state)
         if (back)
             break;
         assert_true(ms < 3000);
-        sleep_ms(20);
+        td_sleep_ms(20);
     }
     expect_get("/sts/LEASES?FILENAME=l3", 1, "0");
     expect_get("/sts/READ?FILENAME=l3", 1, "first");
@@ -254,10 +237,10 @@ static void test_leases_across_kill9(void **state)
     snprintf(t, sizeof t, "/sts/ACK?FILENAME=k&LEASE=%s", idb);
     expect_get(t, 1, "");
     assert_int_equal(td_stop(&d2, 1), 128 + SIGKILL);
-    sleep_ms(3200);                          /* a's lease ends while stsd is down */
+    td_sleep_ms(3200);                          /* a's lease ends while stsd is down */
     assert_int_equal(td_start(&d2, args), 0);
     d.port = d2.port;
-    sleep_ms(300);                           /* the lease timer's first round */
+    td_sleep_ms(300);                           /* the lease timer's first round */
     expect_get("/sts/LEASES?FILENAME=k", 1, "1");
     expect_get("/sts/LENGTH?FILENAME=k", 1, "2");
     expect_get("/sts/READ?FILENAME=k", 1, "a");             /* back at the head */

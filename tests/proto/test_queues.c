@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "testlib.h"
+#include "expect.h"
 
 static daemon_proc d;
 
@@ -37,24 +38,6 @@ static int64_t now_ms(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000};
-    nanosleep(&t, NULL);
-}
-
-static void expect_page(const http_reply *r, int ok, const char *text)
-{
-    char want[4096];
-    if (ok)
-        page_ok(want, sizeof want, text);
-    else
-        page_ko(want, sizeof want, text);
-    assert_int_equal(r->status, 200);
-    if (strcmp(r->body, want) != 0)
-        fail_msg("want: %s\ngot:  %s", want, r->body);
 }
 
 static void expect_get(const char *target, int ok, const char *text)
@@ -133,7 +116,7 @@ static void test_fifo_one_wake_per_line(void **state)
     for (int i = 0; i < N; i++) {
         snprintf(target, sizeof target, "/sts/READ?FILENAME=w3&KEEP=FALSE&TIMEOUT=10");
         start(&c[i], target);
-        sleep_ms(50);                                   /* arrival order */
+        td_sleep_ms(50);                                   /* arrival order */
     }
     expect_get("/sts/ADD?FILENAME=w3&LINE=l0", 1, "");
     expect_answer(&c[0], 1000, 1, "l0");
@@ -154,11 +137,11 @@ static void test_keep_true_passes_through(void **state)
     http_conn c[3];
     for (int i = 0; i < 3; i++) {
         start(&c[i], "/sts/READ?FILENAME=w4&TIMEOUT=10");
-        sleep_ms(30);
+        td_sleep_ms(30);
     }
     http_conn taker;
     start(&taker, "/sts/READ?FILENAME=w4&KEEP=FALSE&TIMEOUT=10");
-    sleep_ms(50);
+    td_sleep_ms(50);
     expect_get("/sts/ADD?FILENAME=w4&LINE=shared", 1, "");
     for (int i = 0; i < 3; i++)
         expect_answer(&c[i], 1000, 1, "shared");
@@ -170,9 +153,9 @@ static void test_find_woken_by_matching_lines_only(void **state)
 {
     http_conn f, r;
     start(&f, "/sts/FIND?FILENAME=w5&LINE=b&KEEP=FALSE&TIMEOUT=10");
-    sleep_ms(50);
+    td_sleep_ms(50);
     start(&r, "/sts/READ?FILENAME=w5&KEEP=FALSE&TIMEOUT=10");
-    sleep_ms(50);
+    td_sleep_ms(50);
     expect_get("/sts/ADD?FILENAME=w5&LINE=a", 1, "");
     expect_answer(&r, 1000, 1, "a");                  /* the FIND waiter let it pass */
     assert_false(http_conn_ready(&f, 200));
@@ -183,7 +166,7 @@ static void test_find_woken_by_matching_lines_only(void **state)
     expect_get("/sts/LENGTH?FILENAME=w5", 1, "1");
     /* EQUALS and regexes wait too; a timed-out FIND answers as FIND does then. */
     start(&f, "/sts/FIND?FILENAME=w5&LINE=%5Ez%5Cd%24&FIND_MODE=REGEX_MATCH&KEEP=FALSE&TIMEOUT=10");
-    sleep_ms(50);
+    td_sleep_ms(50);
     expect_get("/sts/ADD?FILENAME=w5&LINE=zz", 1, "");
     assert_false(http_conn_ready(&f, 200));
     expect_get("/sts/ADD?FILENAME=w5&LINE=z7", 1, "");
@@ -214,18 +197,18 @@ static void test_client_gone_takes_no_line(void **state)
 {
     http_conn gone, live;
     start(&gone, "/sts/READ?FILENAME=w7&KEEP=FALSE&TIMEOUT=10");
-    sleep_ms(50);
+    td_sleep_ms(50);
     start(&live, "/sts/READ?FILENAME=w7&KEEP=FALSE&TIMEOUT=10");
-    sleep_ms(50);
+    td_sleep_ms(50);
     http_conn_close(&gone);
-    sleep_ms(50);
+    td_sleep_ms(50);
     expect_get("/sts/ADD?FILENAME=w7&LINE=kept", 1, "");
     expect_answer(&live, 1000, 1, "kept");
     /* Only a gone waiter: the line stays. */
     start(&gone, "/sts/READ?FILENAME=w7&KEEP=FALSE&TIMEOUT=10");
-    sleep_ms(50);
+    td_sleep_ms(50);
     http_conn_close(&gone);
-    sleep_ms(50);
+    td_sleep_ms(50);
     expect_get("/sts/ADD?FILENAME=w7&LINE=stays", 1, "");
     expect_get("/sts/LENGTH?FILENAME=w7", 1, "1");
 }
@@ -270,7 +253,7 @@ static void stop_with_waiters(int by_signal)
     for (int i = 0; i < N; i++)
         start(&c[i], i % 2 ? "/sts/READ?FILENAME=s&KEEP=FALSE&TIMEOUT=30"
                            : "/sts/FIND?FILENAME=s&LINE=q&TIMEOUT=30");
-    sleep_ms(200);
+    td_sleep_ms(200);
     int64_t t0 = now_ms();
     if (by_signal)
         kill(d2.pid, SIGTERM);
@@ -308,7 +291,7 @@ static void test_waiter_take_is_journaled(void **state)
     d.port = d2.port;
     http_conn c;
     start(&c, "/sts/READ?FILENAME=j&KEEP=FALSE&TIMEOUT=10");
-    sleep_ms(100);
+    td_sleep_ms(100);
     expect_get("/sts/ADD?FILENAME=j&LINE=one", 1, "");
     expect_get("/sts/ADD?FILENAME=j&LINE=two", 1, "");
     expect_answer(&c, 1000, 1, "one");

@@ -22,12 +22,6 @@
 
 #include "testlib.h"
 
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&t, NULL);
-}
-
 static int have_tool(const char *name)
 {
     char cmd[128];
@@ -84,26 +78,13 @@ static int start_tls(daemon_proc *d, const char *name, const char *more)
     return td_start(d, extra);
 }
 
-static char *read_log(const daemon_proc *d)
-{
-    char path[512];
-    snprintf(path, sizeof path, "%s/stsd.log", d->dir);
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
-    static char text[65536];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
-    return text;
-}
-
 /* Waits up to 5 s for the log to hold text. */
 static int log_waits_for(const daemon_proc *d, const char *text)
 {
     for (int i = 0; i < 500; i++) {
-        if (strstr(read_log(d), text))
+        if (strstr(td_log(d), text))
             return 0;
-        sleep_ms(10);
+        td_sleep_ms(10);
     }
     return -1;
 }
@@ -208,7 +189,7 @@ static void test_curl_chain_and_garbage(void **state)
     assert_int_equal(td_mkdirs(&d), 0);
     make_pair(d.dir, "a", "stsd-a");
     assert_int_equal(start_tls(&d, "a", "-Dstsd.token=t-123"), 0);
-    assert_non_null(strstr(read_log(&d), "(https)"));
+    assert_non_null(strstr(td_log(&d), "(https)"));
     char ok[256];
     page_ok(ok, sizeof ok, "");
     if (have_tool("curl")) {
@@ -324,7 +305,7 @@ static void test_reload(void **state)
     assert_int_equal(run("cd '%s' && cp b.key live.key && echo garbage > live.crt", d.dir), 0);
     assert_int_equal(kill(d.pid, SIGHUP), 0);
     assert_int_equal(log_waits_for(&d, "not a PEM certificate chain"), 0);
-    assert_non_null(strstr(read_log(&d), "the previous certificate and key stay in use"));
+    assert_non_null(strstr(td_log(&d), "the previous certificate and key stay in use"));
     assert_int_equal(tls_open(&fresh, d.port, "NORMAL"), 0);
     tls_peer_cn(&fresh, cn, sizeof cn);
     assert_string_equal(cn, "stsd-b");
@@ -350,17 +331,17 @@ static void test_bad_start(void **state)
     snprintf(key, sizeof key, "-Dstsd.tls.key=%s/b.key", d.dir);
     const char *mismatch[] = {cert, key, NULL};
     assert_int_equal(td_start(&d, mismatch), -1);
-    assert_non_null(strstr(read_log(&d), "b.key is not the key of the certificate in"));
+    assert_non_null(strstr(td_log(&d), "b.key is not the key of the certificate in"));
     const char *half[] = {cert, NULL};
     assert_int_equal(td_start(&d, half), -1);
-    assert_non_null(strstr(read_log(&d), "stsd.tls.cert and stsd.tls.key go together"));
+    assert_non_null(strstr(td_log(&d), "stsd.tls.cert and stsd.tls.key go together"));
     assert_int_equal(start_tls(&d, "a", "-Dstsd.tls.priorities=NORMAL:+NO-SUCH-THING"), -1);
-    assert_non_null(strstr(read_log(&d), "stsd.tls.priorities: \"NORMAL:+NO-SUCH-THING\" is "
+    assert_non_null(strstr(td_log(&d), "stsd.tls.priorities: \"NORMAL:+NO-SUCH-THING\" is "
                                          "not a GnuTLS priority string"));
     /* A key others may read: a warning, and it serves. */
     assert_int_equal(run("chmod 644 '%s/a.key'", d.dir), 0);
     assert_int_equal(start_tls(&d, "a", NULL), 0);
-    assert_non_null(strstr(read_log(&d), "a.key is readable by group or others (mode 644)"));
+    assert_non_null(strstr(td_log(&d), "a.key is readable by group or others (mode 644)"));
     assert_int_equal(td_stop(&d, 0), 0);
     td_cleanup(&d);
 }

@@ -418,18 +418,34 @@ static pid_t start_on_terminal(daemon_proc *c, int *master, const char *daemon_f
     return -1;
 }
 
-/* Waits up to 5 s for pid; its exit status, or -1. */
+/* Waits up to 5 s for pid; its exit status, or -1. Any other status than 0 shows the end
+ * of what the daemon wrote to its terminal. */
 static int wait_exit(pid_t pid, int master)
 {
-    char drain[4096];
+    static char tail[8192];
+    size_t have = 0;
     for (int i = 0; i < 500; i++) {
         int st;
-        if (waitpid(pid, &st, WNOHANG) == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        /* Keep the terminal's buffer from filling with the log. */
+        if (waitpid(pid, &st, WNOHANG) == pid) {
+            int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            if (rc != 0)
+                fprintf(stderr, "stsd ended with %d; its terminal's last output:\n%.*s\n", rc,
+                        (int)have, tail);
+            return rc;
+        }
+        /* Keep the terminal's buffer from filling with the log, keeping its end. */
         struct pollfd p = {master, POLLIN, 0};
-        if (poll(&p, 1, 10) > 0 && read(master, drain, sizeof drain) < 0)
-            usleep(10000);
+        if (poll(&p, 1, 10) > 0) {
+            if (have > sizeof tail / 2) {
+                memmove(tail, tail + have - sizeof tail / 4, sizeof tail / 4);
+                have = sizeof tail / 4;
+            }
+            ssize_t n = read(master, tail + have, sizeof tail - have);
+            if (n > 0)
+                have += (size_t)n;
+            else
+                usleep(10000);
+        }
     }
     kill(pid, SIGKILL);
     return -1;

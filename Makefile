@@ -168,7 +168,7 @@ $(BUILD)/ceiling: scripts/ceiling.c | $(BUILD)/obj
 # instrumentation. `make test` runs each for FUZZ_SECONDS (10); `make fuzz` for 60.
 FUZZ_SECONDS ?= 10
 FUZZ_DIR  := build/fuzz
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude -pthread -D_GNU_SOURCE \
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -Iinclude -MMD -MP -pthread -D_GNU_SOURCE \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 FUZZERS   := $(patsubst tests/fuzz/%.c,$(FUZZ_DIR)/%,$(wildcard tests/fuzz/fuzz_*.c))
 FUZZ_OBJS := $(SRCS:src/%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/gen/ui_assets.o
@@ -234,4 +234,5 @@ clean:
 
 .SECONDARY: $(TESTLIB) $(FUZZ_OBJS)
 
--include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/tests/*.d $(BUILD)/tests/*.d)
+-include $(wildcard $(BUILD)/obj/*/*.d $(BUILD)/obj/tests/*.d $(BUILD)/tests/*.d \
+	$(FUZZ_DIR)/obj/*/*.d $(FUZZ_DIR)/*.d)

@@ -72,11 +72,12 @@ void wal_io_reset(void)
     wal_sys = (wal_io){write, pwrite, fsync, fdatasync, sys_reserve, sys_map};
 }
 
-int wal_write_all(int fd, const void *data, size_t n)
+/* Writes all n bytes at off (at the file's position if off is negative), looping over
+ * short writes. Returns 0, or -1 with errno set. */
+static int write_fully(int fd, const char *p, size_t n, int64_t off)
 {
-    const char *p = data;
     while (n) {
-        ssize_t w = wal_sys.write(fd, p, n);
+        ssize_t w = off < 0 ? wal_sys.write(fd, p, n) : wal_sys.pwrite(fd, p, n, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -86,27 +87,20 @@ int wal_write_all(int fd, const void *data, size_t n)
         }
         p += w;
         n -= (size_t)w;
+        if (off >= 0)
+            off += w;
     }
     return 0;
 }
 
+int wal_write_all(int fd, const void *data, size_t n)
+{
+    return write_fully(fd, data, n, -1);
+}
+
 int wal_pwrite_all(int fd, const void *data, size_t n, uint64_t off)
 {
-    const char *p = data;
-    while (n) {
-        ssize_t w = wal_sys.pwrite(fd, p, n, (off_t)off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = ENOSPC;
-            return -1;
-        }
-        p += w;
-        off += (uint64_t)w;
-        n -= (size_t)w;
-    }
-    return 0;
+    return write_fully(fd, data, n, (int64_t)off);
 }
 
 /* Every fsync of a file of the journal, timed for stsd_journal_fsync_seconds. */

@@ -430,19 +430,27 @@ static void length_meanwhile(const char *want, int limit_ms)
     http_reply_free(&r);
 }
 
-static void expect_answer(http_conn *c, const char *want, http_reply *r)
+/* Sends target (a change) on a connection of its own; while it waits for its fsync, a
+ * LENGTH on another connection is answered, with length_want; then target's answer comes,
+ * with want, in *r (the caller frees it). */
+static void change_meanwhile(const char *target, const char *length_want, const char *want,
+                             http_reply *r)
 {
-    assert_int_equal(http_conn_ready(c, 10000), 1);
-    assert_int_equal(http_conn_recv(c, r), 0);
+    http_conn c;
+    send_on(&c, target);
+    td_sleep_ms(100);
+    length_meanwhile(length_want, 500);
+    assert_int_equal(http_conn_ready(&c, 10000), 1);
+    assert_int_equal(http_conn_recv(&c, r), 0);
     if (!strstr(r->body, want))
         fail_msg("wanted %s, got %s", want, r->body);
+    http_conn_close(&c);
 }
 
 static void test_slow_disk(void **s)
 {
     daemon_proc d;
     char flag[400];
-    http_conn a, b;
     http_reply r;
     const char *args[] = {"--journal=on", "-Dstsd.journal.fsync=always", "--threads=1", NULL};
     assert_int_equal(td_mkdirs(&d), 0);
@@ -452,41 +460,26 @@ static void test_slow_disk(void **s)
     unsetenv("STSD_SLOWSYNC_MS");
     port = d.port;
     /* An ADD waits for its fsync parked. */
-    send_on(&a, "/sts/ADD?FILENAME=q.csv&LINE=one");
-    td_sleep_ms(100);
-    length_meanwhile("<body>1</body>", 500);
-    expect_answer(&a, "<title>OK</title>", &r);
+    change_meanwhile("/sts/ADD?FILENAME=q.csv&LINE=one", "<body>1</body>", "<title>OK</title>",
+                     &r);
     http_reply_free(&r);
-    http_conn_close(&a);
     /* So does a READ with a lease... */
-    send_on(&a, "/sts/READ?FILENAME=q.csv&KEEP=FALSE&LEASE=60");
-    td_sleep_ms(100);
-    length_meanwhile("<body>0</body>", 500);
-    expect_answer(&a, "<body>one</body>", &r);
-    char id[64];
+    change_meanwhile("/sts/READ?FILENAME=q.csv&KEEP=FALSE&LEASE=60", "<body>0</body>",
+                     "<body>one</body>", &r);
+    char id[64], target[160];
     assert_int_equal(http_header(&r, "X-STS-Lease", id, sizeof id), 0);
     http_reply_free(&r);
-    http_conn_close(&a);
     /* ... its RELEASE (the line back at once, answered once on disk) ... */
-    char target[160];
     snprintf(target, sizeof target, "/sts/RELEASE?FILENAME=q.csv&LEASE=%s", id);
-    send_on(&b, target);
-    td_sleep_ms(100);
-    length_meanwhile("<body>1</body>", 500);
-    expect_answer(&b, "<title>OK</title>", &r);
+    change_meanwhile(target, "<body>1</body>", "<title>OK</title>", &r);
     http_reply_free(&r);
-    http_conn_close(&b);
     /* ... and an ACK. */
     assert_int_equal(http_get(port, "/sts/READ?FILENAME=q.csv&KEEP=FALSE&LEASE=60", &r), 0);
     assert_int_equal(http_header(&r, "X-STS-Lease", id, sizeof id), 0);
     http_reply_free(&r);
     snprintf(target, sizeof target, "/sts/ACK?FILENAME=q.csv&LEASE=%s", id);
-    send_on(&b, target);
-    td_sleep_ms(100);
-    length_meanwhile("<body>0</body>", 500);
-    expect_answer(&b, "<title>OK</title>", &r);
+    change_meanwhile(target, "<body>0</body>", "<title>OK</title>", &r);
     http_reply_free(&r);
-    http_conn_close(&b);
     /* All of it on disk: after kill -9 the line is gone for good (ACKed). */
     assert_int_equal(td_stop(&d, 1), 128 + SIGKILL);
     assert_int_equal(td_start(&d, args), 0);

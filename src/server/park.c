@@ -113,6 +113,11 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     s->expire = expire;
     s->ctx = ctx;
     s->fd = -1;
+    /* The handler's result becomes the slot's; r keeps its other fields (how the request
+     * is to be answered) but the slot's empty buffer. Before the slot is in the heap: from
+     * there the timer thread may end it (a deadline already due) and write its answer. */
+    s->result = *r;
+    s->result.park = NULL;
     pthread_mutex_lock(&lot->lock);
     if (lot->shut || heap_push(&lot->deadlines, s) != 0) {
         pthread_mutex_unlock(&lot->lock);
@@ -122,14 +127,10 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     lot->parked++;
     int earliest = s->heap_at == 0;
     pthread_mutex_unlock(&lot->lock);
-    if (earliest)
-        pthread_cond_signal(&lot->wake);
-    /* The handler's result becomes the slot's; r keeps its other fields (how the request
-     * is to be answered) but the slot's empty buffer. */
-    s->result = *r;
-    s->result.park = NULL;
     r->text = (buf)BUF_INIT;
     r->lease = (buf)BUF_INIT;
+    if (earliest)
+        pthread_cond_signal(&lot->wake);
     return s;
 }
 

@@ -64,7 +64,6 @@ int journal_map_grow_locked(journal *j, uint64_t end)
     log_warn("journal: cannot grow the mapping of journal.%010u.log to %zu bytes (%s); "
              "it is written instead", j->gen, len, strerror(errno));
     journal_map_close_locked(j);
-    j->alloc = j->size;
     return -1;
 }
 

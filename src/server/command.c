@@ -286,7 +286,7 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
         return;
     }
     int64_t lease_ms;
-    if (cmd_lease_param(srv, p, keep, r, &lease_ms) != 0)
+    if (cmd_lease_param(srv, p, keep, n, r, &lease_ms) != 0)
         return;
     if (strlen(name) != nlen)
         return ko_not_loaded(r, name, nlen);
@@ -387,7 +387,7 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
         return ko(r, MSG_REGEX);
     }
     int64_t lease_ms;
-    if (cmd_lease_param(srv, p, keep, r, &lease_ms) != 0) {
+    if (cmd_lease_param(srv, p, keep, 1, r, &lease_ms) != 0) {
         rx_release(re);
         return;
     }

@@ -63,9 +63,13 @@ typedef struct cmd_find_req {
     int64_t lease_ms;
 } cmd_find_req;
 
-/* LEASE= of READ, READMULTI, FIND (keep: their KEEP) in ms into *ms (0 when absent); 0,
- * or -1 with the KO set (bad value, or KEEP=TRUE). */
-int cmd_lease_param(const cmd_server *srv, const params *p, int keep, cmd_result *r,
+/* The most lines one leased READMULTI takes: their ids must fit in its answer's header. */
+#define CMD_LEASE_MAX_LINES 1000
+
+/* LEASE= of READ, READMULTI, FIND (keep: their KEEP; n: the lines asked) in ms into *ms (0
+ * when absent); 0, or -1 with the KO set (bad value, KEEP=TRUE, more than
+ * CMD_LEASE_MAX_LINES lines). */
+int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cmd_result *r,
                     int64_t *ms);
 /* Writes the lease ids in ids (uint64_t each) as r's X-STS-Lease value. */
 void cmd_lease_ids(cmd_result *r, const buf *ids);

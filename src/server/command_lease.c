@@ -7,10 +7,11 @@
 
 #define MSG_LEASE_VALUE "LEASE value has to be a number of seconds above 0 up to %d !"
 #define MSG_LEASE_KEEP  "LEASE needs KEEP=FALSE !"
+#define MSG_LEASE_LINES "LEASE takes at most %d lines at once !"
 #define MSG_SETTLE_ARGS "LINE or LEASE parameter was missing !"
 #define MSG_NO_LEASE    "No such lease (settled already, expired, or of another list) !"
 
-int cmd_lease_param(const cmd_server *srv, const params *p, int keep, cmd_result *r,
+int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cmd_result *r,
                     int64_t *ms)
 {
     size_t len;
@@ -27,6 +28,15 @@ int cmd_lease_param(const cmd_server *srv, const params *p, int keep, cmd_result
     }
     if (keep) {
         command_ko(r, 400, MSG_LEASE_KEEP);
+        return -1;
+    }
+    /* Each id is 17 bytes of the X-STS-Lease header, which must fit in libmicrohttpd's
+     * connection memory (32 KiB): past it the answer could not be sent, its lines leased. */
+    if (n > CMD_LEASE_MAX_LINES) {
+        buf_clear(&r->text);
+        r->kind = REPLY_KO;
+        r->status = 400;
+        buf_printf(&r->text, MSG_LEASE_LINES, CMD_LEASE_MAX_LINES);
         return -1;
     }
     return 0;

@@ -170,6 +170,9 @@ static void test_bad_leases(void **state)
     expect_get("/sts/READ?FILENAME=l4&LEASE=10", 0, "LEASE needs KEEP=FALSE !");
     expect_get("/sts/READ?FILENAME=l4&KEEP=TRUE&LEASE=10", 0, "LEASE needs KEEP=FALSE !");
     expect_get("/sts/FIND?FILENAME=l4&LINE=o&LEASE=10", 0, "LEASE needs KEEP=FALSE !");
+    /* The ids of more would not fit in the answer's header: refused before any is taken. */
+    expect_get("/sts/READMULTI?FILENAME=l4&NB_LINES=1001&KEEP=FALSE&LEASE=10", 0,
+               "LEASE takes at most 1000 lines at once !");
     expect_get("/sts/ACK?FILENAME=l4", 0, "LINE or LEASE parameter was missing !");
     expect_get("/sts/RELEASE?FILENAME=l4", 0, "LINE or LEASE parameter was missing !");
     expect_get("/sts/ACK?LINE=only", 0, "FILENAME parameter was missing !");

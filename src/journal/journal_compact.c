@@ -348,7 +348,7 @@ static void *compact_main(void *arg)
         j->compact_due = 0;
         tidy_locked(j);
         int broken = atomic_load(&j->broken);
-        int big = j->size > j->threshold && j->size - j->base_size > j->snapset;
+        int big = journal_outgrown_locked(j);
         if (!broken && !big) {
             wait = 1;
             continue;

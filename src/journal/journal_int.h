@@ -98,6 +98,13 @@ void journal_idset_del(idset *s, uint64_t id);
 
 /* The helpers below are called with j->mu held (journal_writer.c). */
 
+/* Whether the log has outgrown its threshold, and grown since the last compaction by
+ * more than that compaction wrote: time for the next one. */
+static inline int journal_outgrown_locked(const journal *j)
+{
+    return j->size > j->threshold && j->size - j->base_size > j->snapset;
+}
+
 /* Starts a record at the end of j->pend: room for the frame, then the caller appends a
  * body to j->pend and calls journal_append_locked. */
 void journal_rec_start(journal *j);

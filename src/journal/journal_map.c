@@ -31,7 +31,6 @@ void journal_map_open_locked(journal *j)
 {
     j->map = NULL;
     j->maplen = 0;
-    j->alloc = j->size;
     if (!j->prealloc || j->policy == CONF_FSYNC_ALWAYS)
         return;
     size_t len = MAP_FIRST;

@@ -152,7 +152,7 @@ int journal_append_locked(journal *j, int internal, uint64_t *lsn)
     *lsn = j->pos;
     /* Compaction starts as the log outgrows its threshold, not at the next tick: the
      * state directory's bound allows one log's worth of it, not a second's more. */
-    if (!j->compact_due && j->size > j->threshold && j->size - j->base_size > j->snapset) {
+    if (!j->compact_due && journal_outgrown_locked(j)) {
         j->compact_due = 1;
         pthread_cond_broadcast(&j->tick);
     }
@@ -398,7 +398,8 @@ static void *writer_main(void *arg)
     journal *j = arg;
     pthread_mutex_lock(&j->mu);
     for (;;) {
-        /* Records to write, or (a mapped log) copied and not synced yet. */
+        /* Records to write, or records another thread wrote without syncing them (the
+         * compaction thread's tidying): theirs are answers waiting too. */
         if (!j->io && (j->pend.len || (j->synced < j->pos && j->dead_gen != j->gen))) {
             journal_flush_locked(j, 1, 0);
             if (j->nwaits)

@@ -1,5 +1,6 @@
 /* command_lease.c - leases at the HTTP edge: LEASE= on READ, READMULTI and FIND, the
  * X-STS-Lease ids, and the ACK, RELEASE and LEASES commands. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +12,19 @@
 #define MSG_SETTLE_ARGS "LINE or LEASE parameter was missing !"
 #define MSG_NO_LEASE    "No such lease (settled already, expired, or of another list) !"
 
+/* A 400 KO with a formatted message. Returns -1. */
+__attribute__((format(printf, 2, 3)))
+static int ko_format(cmd_result *r, const char *fmt, ...)
+{
+    char msg[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    command_ko(r, 400, msg);
+    return -1;
+}
+
 int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cmd_result *r,
                     int64_t *ms)
 {
@@ -19,26 +33,16 @@ int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cm
     *ms = 0;
     if (!v)
         return 0;
-    if (cmd_parse_seconds(v, len, srv->conf->max_lease, ms) != 0 || *ms == 0) {
-        buf_clear(&r->text);
-        r->kind = REPLY_KO;
-        r->status = 400;
-        buf_printf(&r->text, MSG_LEASE_VALUE, srv->conf->max_lease);
-        return -1;
-    }
+    if (cmd_parse_seconds(v, len, srv->conf->max_lease, ms) != 0 || *ms == 0)
+        return ko_format(r, MSG_LEASE_VALUE, srv->conf->max_lease);
     if (keep) {
         command_ko(r, 400, MSG_LEASE_KEEP);
         return -1;
     }
     /* Each id is 17 bytes of the X-STS-Lease header, which must fit in libmicrohttpd's
      * connection memory (32 KiB): past it the answer could not be sent, its lines leased. */
-    if (n > CMD_LEASE_MAX_LINES) {
-        buf_clear(&r->text);
-        r->kind = REPLY_KO;
-        r->status = 400;
-        buf_printf(&r->text, MSG_LEASE_LINES, CMD_LEASE_MAX_LINES);
-        return -1;
-    }
+    if (n > CMD_LEASE_MAX_LINES)
+        return ko_format(r, MSG_LEASE_LINES, CMD_LEASE_MAX_LINES);
     return 0;
 }
 

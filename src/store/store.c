@@ -249,19 +249,10 @@ static store_rc install(store *st, const char *name, list *l, swap_log how, uint
     return rc;
 }
 
-/* Where a change's lsn goes (0 until something is recorded): the caller's, or scratch
- * when the caller does not care. */
-static uint64_t *lsn_out(uint64_t *lsn, uint64_t *scratch)
-{
-    uint64_t *p = lsn ? lsn : scratch;
-    *p = 0;
-    return p;
-}
-
 store_rc store_replace(store *st, const char *name, list *l, uint64_t *lsn)
 {
     uint64_t snap = 0, scratch;
-    lsn = lsn_out(lsn, &scratch);
+    lsn = store_lsn_out(lsn, &scratch);
     /* The slow part, writing the lines to disk, happens before any lock is taken. */
     if (st->rec && st->rec->write_snapshot(st->rec_ctx, l, &snap) != 0) {
         list_free(l);
@@ -402,7 +393,7 @@ static store_rc read_any(store *st, const char *name, store_end end, int keep, s
                          int64_t lease_ms, buf *ids, buf *out, size_t *count, uint64_t *lsn)
 {
     uint64_t scratch;
-    lsn = lsn_out(lsn, &scratch);
+    lsn = store_lsn_out(lsn, &scratch);
     *count = 0;
     entry *e = store_lookup(st, name);
     if (!e)
@@ -430,7 +421,7 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
                    int unique, uint64_t *lsn)
 {
     uint64_t scratch;
-    lsn = lsn_out(lsn, &scratch);
+    lsn = store_lsn_out(lsn, &scratch);
     store_rc rc = STORE_OK;
     entry *e = store_lookup_or_create(st, name, &rc);
     if (!e)
@@ -483,7 +474,7 @@ static store_rc find_any(store *st, const char *name, const store_matcher *m, in
                          int64_t lease_ms, buf *ids, buf *out, uint64_t *lsn)
 {
     uint64_t scratch;
-    lsn = lsn_out(lsn, &scratch);
+    lsn = store_lsn_out(lsn, &scratch);
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_NOT_LOADED;
@@ -522,7 +513,7 @@ store_rc store_length(store *st, const char *name, size_t *len)
 store_rc store_reset(store *st, const char *name, uint64_t *lsn)
 {
     uint64_t scratch;
-    lsn = lsn_out(lsn, &scratch);
+    lsn = store_lsn_out(lsn, &scratch);
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_OK;

@@ -115,6 +115,15 @@ void store_wait_serve_locked(store *st, entry *e, const char *line, size_t len,
  * last record of the batch) as its change's place in the log. */
 void store_wait_finish(store *st, store_waiter *done, uint64_t lsn);
 
+/* Where a change's lsn goes (0 until something is recorded): the caller's, or scratch
+ * when the caller does not care. */
+static inline uint64_t *store_lsn_out(uint64_t *lsn, uint64_t *scratch)
+{
+    uint64_t *p = lsn ? lsn : scratch;
+    *p = 0;
+    return p;
+}
+
 /* The lease table (store_lease.c): init gives 0 or -1; destroy frees every lease. */
 int store_lease_init(lease_table *t);
 void store_lease_destroy(lease_table *t);

@@ -226,8 +226,7 @@ store_rc store_settle(store *st, const char *name, int release, uint64_t id, con
                       size_t len, uint64_t *lsn)
 {
     uint64_t scratch;
-    lsn = lsn ? lsn : &scratch;
-    *lsn = 0;
+    lsn = store_lsn_out(lsn, &scratch);
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_NOT_LOADED;

@@ -1,0 +1,141 @@
+/* iplimit.c - per-address connection counts: a chained hash table under one mutex,
+ * an entry for each address with connections open. */
+#include "server/iplimit.h"
+
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define IPLIMIT_BUCKETS 1024
+
+/* An address as 16 bytes: IPv6 as is, IPv4 (or IPv4-mapped IPv6) in the mapped form. */
+typedef struct ip_key {
+    unsigned char b[16];
+} ip_key;
+
+typedef struct ip_entry {
+    struct ip_entry *next;
+    ip_key key;
+    unsigned open;
+} ip_entry;
+
+struct iplimit {
+    pthread_mutex_t mu;
+    unsigned max;
+    ip_entry *bucket[IPLIMIT_BUCKETS];
+};
+
+/* 0 with the key of addr, or -1 for a family without addresses to count. */
+static int key_of(const struct sockaddr *addr, socklen_t len, ip_key *k)
+{
+    memset(k, 0, sizeof *k);
+    if (addr && addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
+        k->b[10] = k->b[11] = 0xff;
+        memcpy(k->b + 12, &((const struct sockaddr_in *)addr)->sin_addr, 4);
+        return 0;
+    }
+    if (addr && addr->sa_family == AF_INET6 &&
+        len >= (socklen_t)sizeof(struct sockaddr_in6)) {
+        memcpy(k->b, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
+        return 0;
+    }
+    return -1;
+}
+
+static unsigned bucket_of(const ip_key *k)
+{
+    uint32_t h = 2166136261u;                 /* FNV-1a */
+    for (int i = 0; i < 16; i++)
+        h = (h ^ k->b[i]) * 16777619u;
+    return h % IPLIMIT_BUCKETS;
+}
+
+/* The entry for k, or NULL; *link is where it hangs (to unlink it). Under mu. */
+static ip_entry *find(iplimit *l, const ip_key *k, ip_entry ***link)
+{
+    ip_entry **p = &l->bucket[bucket_of(k)];
+    while (*p && memcmp((*p)->key.b, k->b, 16) != 0)
+        p = &(*p)->next;
+    if (link)
+        *link = p;
+    return *p;
+}
+
+iplimit *iplimit_new(unsigned max)
+{
+    iplimit *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    pthread_mutex_init(&l->mu, NULL);
+    l->max = max;
+    return l;
+}
+
+void iplimit_free(iplimit *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < IPLIMIT_BUCKETS; i++)
+        for (ip_entry *e = l->bucket[i]; e;) {
+            ip_entry *next = e->next;
+            free(e);
+            e = next;
+        }
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}
+
+unsigned iplimit_count(iplimit *l, const struct sockaddr *addr, socklen_t len)
+{
+    ip_key k;
+    if (key_of(addr, len, &k) != 0)
+        return 0;
+    pthread_mutex_lock(&l->mu);
+    ip_entry *e = find(l, &k, NULL);
+    unsigned n = e ? e->open : 0;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
+int iplimit_admits(iplimit *l, const struct sockaddr *addr, socklen_t len)
+{
+    return iplimit_count(l, addr, len) < l->max;
+}
+
+int iplimit_open(iplimit *l, const struct sockaddr *addr, socklen_t len)
+{
+    ip_key k;
+    if (key_of(addr, len, &k) != 0)
+        return -1;
+    int rc = 0;
+    pthread_mutex_lock(&l->mu);
+    ip_entry **link;
+    ip_entry *e = find(l, &k, &link);
+    if (!e && (e = calloc(1, sizeof *e)) != NULL) {
+        e->key = k;
+        *link = e;
+    }
+    if (e)
+        e->open++;
+    else
+        rc = -1;
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+void iplimit_close(iplimit *l, const struct sockaddr *addr, socklen_t len)
+{
+    ip_key k;
+    if (key_of(addr, len, &k) != 0)
+        return;
+    pthread_mutex_lock(&l->mu);
+    ip_entry **link;
+    ip_entry *e = find(l, &k, &link);
+    if (e && --e->open == 0) {
+        *link = e->next;
+        free(e);
+    }
+    pthread_mutex_unlock(&l->mu);
+}

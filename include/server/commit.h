@@ -1,6 +1,6 @@
 /* commit.h - the answer to a change goes out only once the change's journal record is as
  * durable as the fsync policy promises; meanwhile the request is parked, holding no
- * worker thread, while the journal's writer syncs whole batches (group commit). */
+ * HTTP thread, while the journal's writer syncs whole batches (group commit). */
 #ifndef STSD_COMMIT_H
 #define STSD_COMMIT_H
 

@@ -26,7 +26,7 @@ int http_listen(const char *bind, int port, int *bound, buf *err);
 
 /* Starts serving on listening socket fd (which h then owns) with conf's threads and
  * limits and acc's rules (acc may be NULL: open to all, plain HTTP); commands run
- * against srv. on_stop is called (from a worker thread) once a STOP
+ * against srv. on_stop is called (from an HTTP thread) once a STOP
  * answer has been sent. Returns NULL with a message in err (fd is closed). */
 http_server *http_start(const config *conf, const cmd_server *srv, const http_access *acc,
                         int fd, void (*on_stop)(void), buf *err);

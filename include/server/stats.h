@@ -1,5 +1,5 @@
 /* stats.h - the server's own counters: requests by command and result with their
- * durations (per worker thread, no lock on the request path), open connections, start
+ * durations (per HTTP thread, no lock on the request path), open connections, start
  * time. server/metrics.c and INFO read them. */
 #ifndef STSD_STATS_H
 #define STSD_STATS_H

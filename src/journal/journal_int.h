@@ -70,7 +70,6 @@ struct journal {
     int cancelled;              /* stopping: waits that are not durable now fail */
     int writer_idle;            /* the writer thread sleeps on `wake` */
     int writer_stop;
-    pthread_cond_t notify;      /* for the notifier thread: waiters may be durable */
     uint32_t snap_n;            /* last snapshot number taken in gen */
     idset pending;              /* snapshot files written, their REPLACE not logged yet */
     idset refs;                 /* snapshot ids referenced by records of gen */
@@ -88,8 +87,8 @@ struct journal {
 
     pthread_mutex_t compact_mu; /* one compaction at a time */
     store *st;
-    pthread_t sync_thread, compact_thread, writer_thread, notifier_thread;
-    int sync_started, compact_started, writer_started, notifier_started;
+    pthread_t sync_thread, compact_thread, writer_thread;
+    int sync_started, compact_started, writer_started;
 };
 
 /* Adds id to s / removes it. Add returns 0 or -1 on ENOMEM. */
@@ -149,10 +148,9 @@ void journal_map_copy_locked(journal *j, const uint8_t *rec, size_t len);
  * after its records (not in a failed log: what its records are is unknown there). */
 void journal_map_close_locked(journal *j);
 
-/* Starts the writer thread and the notifier thread that answers its batches
- * (fsync=always). Returns 0 or -1. */
+/* Starts the writer thread (fsync=always). Returns 0 or -1. */
 int journal_writer_start(journal *j);
-/* Writes what is left, answers it, then stops both threads. */
+/* Writes what is left, answers it, then stops the writer thread. */
 void journal_writer_stop(journal *j);
 
 /* Creates log gen durably (header; with new_history a COMPACT_DONE record saying no

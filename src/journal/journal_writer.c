@@ -390,9 +390,11 @@ void journal_cancel_waits(journal *j)
 /* ---- the writer thread (fsync=always) ------------------------------------------------------- */
 
 /* Takes every record waiting, writes them with one write and syncs them with one
- * fdatasync, hands their waiters to the notifier, and starts over with what came in
- * meanwhile: the busier the server, the bigger the batch; a lone change waits for one
- * fdatasync. The notifier resumes the answers of a batch while the next one is synced. */
+ * fdatasync, calls their waiters back, and starts over with what came in meanwhile: the
+ * busier the server, the bigger the batch; a lone change waits for one fdatasync. A
+ * callback only marks an answer ready and wakes its HTTP thread once per batch
+ * (http_loop.h), so the next sync is hardly delayed: a thread of its own for the
+ * callbacks cost more wake-ups than it saved. */
 static void *writer_main(void *arg)
 {
     journal *j = arg;
@@ -402,8 +404,7 @@ static void *writer_main(void *arg)
          * compaction thread's tidying): theirs are answers waiting too. */
         if (!j->io && (j->pend.len || (j->synced < j->pos && j->dead_gen != j->gen))) {
             journal_flush_locked(j, 1, 0);
-            if (j->nwaits)
-                pthread_cond_signal(&j->notify);
+            journal_fire_locked(j);
             if (j->defs.nold)
                 journal_reap_locked(j);   /* an INITFILE's superseded file, at once */
             continue;
@@ -422,29 +423,11 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* Calls back the waiters of each batch the writer made durable. */
-static void *notifier_main(void *arg)
-{
-    journal *j = arg;
-    pthread_mutex_lock(&j->mu);
-    for (;;) {
-        journal_fire_locked(j);
-        if (j->writer_stop && !j->writer_started)
-            break;
-        pthread_cond_wait(&j->notify, &j->mu);
-    }
-    pthread_mutex_unlock(&j->mu);
-    return NULL;
-}
-
 int journal_writer_start(journal *j)
 {
     if (pthread_create(&j->writer_thread, NULL, writer_main, j) != 0)
         return -1;
     j->writer_started = 1;
-    if (pthread_create(&j->notifier_thread, NULL, notifier_main, j) != 0)
-        return -1;
-    j->notifier_started = 1;
     return 0;
 }
 
@@ -460,11 +443,7 @@ void journal_writer_stop(journal *j)
     pthread_mutex_lock(&j->mu);
     j->writer_stop = 1;
     j->writer_started = 0;
-    pthread_cond_signal(&j->notify);
     pthread_mutex_unlock(&j->mu);
-    if (j->notifier_started)
-        pthread_join(j->notifier_thread, NULL);
-    j->notifier_started = 0;
 }
 
 /* ---- superseded snapshot files ---------------------------------------------------------------- */

@@ -19,6 +19,8 @@
 #include "base/log.h"
 #include "server/commit.h"
 #include "server/csrf.h"
+#include "server/http_loop.h"
+#include "server/iplimit.h"
 #include "server/metrics.h"
 #include "server/params.h"
 #include "server/park.h"
@@ -41,23 +43,30 @@ typedef struct request {
     buf page;         /* the answer's bytes; MHD sends them from here */
     params prm;
     cmd_result result;
-    park_slot *slot;  /* the request is parked (suspended) on this slot */
+    park_slot *slot;  /* the request is parked on this slot: suspended, or in place */
+    int in_place;     /* parked in place (http_loop.h): its fsync, not suspended */
+    struct MHD_Connection *conn;  /* while suspended: to resume it */
+    http_loop *loop;  /* while parked: the thread it waits on */
+    int ip_counted;   /* its connection is counted in the server's iplimit */
     int started;      /* the access handler has seen this request */
     int body_too_big;
     uint64_t t0;      /* when the command started, for stsd_request_duration_seconds */
 } request;
 
 struct http_server {
-    struct MHD_Daemon *d;
+    http_loops *loops;
+    int listen_fd;
     const cmd_server *srv;
     const config *conf;
+    unsigned threads;         /* stsd.threads, 0 resolved to the cores */
     http_access acc;
+    iplimit *per_ip;          /* stsd.maxConnectionsPerIp, NULL for none */
     void (*on_stop)(void);
     atomic_int in_flight;
 };
 
-/* Connection states are recycled per worker thread: a connection lives on one thread,
- * so it is started and closed there, and the pool needs no lock. */
+/* Connection states are recycled per HTTP thread: a connection lives on one thread, so
+ * it is started and closed there, and the pool needs no lock. */
 static __thread request *free_requests;
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
@@ -114,16 +123,40 @@ static void request_put(request *q)
     pthread_setspecific(pool_key, free_requests);
 }
 
+/* Counts c's client address open (opening) or closed in h's per-address limit. */
+static int count_address(http_server *h, struct MHD_Connection *c, int opening)
+{
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *a = i ? i->client_addr : NULL;
+    socklen_t len = !a ? 0 : a->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                                     : sizeof(struct sockaddr_in);
+    if (!opening) {
+        iplimit_close(h->per_ip, a, len);
+        return 0;
+    }
+    return iplimit_open(h->per_ip, a, len) == 0;
+}
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
+    http_server *h = cls;
+    http_loop_busy(http_loop_current());
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         stats_connection(1);
-        *socket_context = request_get();
+        request *q = request_get();
+        *socket_context = q;
+        if (q && h->per_ip)
+            q->ip_counted = count_address(h, c, 1);
     } else {
         stats_connection(-1);
-        if (*socket_context) {
-            request_put(*socket_context);
+        request *q = *socket_context;
+        if (q) {
+            if (q->ip_counted)
+                count_address(h, c, 0);
+            q->ip_counted = 0;
+            request_put(q);
             *socket_context = NULL;
         }
     }
@@ -153,9 +186,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         return;
     *req_cls = NULL;
     if (q->slot) {
-        /* Closed while parked: only when the server stops with the request still parked. */
+        /* Closed while parked: the server stops with the request still parked, or (in
+         * place) the client went away while its change was being synced. */
         park_abandon(q->slot);
         q->slot = NULL;
+        if (q->in_place)
+            http_loop_release(http_loop_current());
+        q->in_place = 0;
     }
     if (!q->started)
         return;
@@ -231,9 +268,14 @@ static int wants_json(struct MHD_Connection *c)
     return a && strcasestr(a, "application/json") != NULL;
 }
 
-static void resume_connection(void *conn)
+/* The resume callback of a suspended request (park_arm's, with q). Its loop is woken
+ * as well: libmicrohttpd's own wake-up may be consumed by a turn already past the point
+ * where it resumes connections, and its timeout does not tell that one is pending. */
+static void resume_connection(void *arg)
 {
-    MHD_resume_connection(conn);
+    request *q = arg;
+    MHD_resume_connection(q->conn);
+    http_loop_wake(q->loop);
 }
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
@@ -257,8 +299,23 @@ static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
     q->result.park = NULL;
     const union MHD_ConnectionInfo *i =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    q->conn = c;
+    q->loop = http_loop_current();
     MHD_suspend_connection(c);
-    park_arm(q->slot, i ? i->connect_fd : -1, resume_connection, c);
+    park_arm(q->slot, i ? i->connect_fd : -1, resume_connection, q);
+    return MHD_YES;
+}
+
+/* Parks q in place until its change's fsync (http_loop.h): the daemon calls on_request
+ * again at each turn, and the journal's writer wakes this thread when the slot ends. */
+static enum MHD_Result wait_in_place(request *q)
+{
+    http_loop *l = http_loop_current();
+    q->slot = q->result.park;
+    q->result.park = NULL;
+    q->in_place = 1;
+    http_loop_hold(l);
+    park_arm(q->slot, -1, http_loop_wake, l);
     return MHD_YES;
 }
 
@@ -323,11 +380,14 @@ static enum MHD_Result check_access(http_server *h, struct MHD_Connection *c, re
     return *denied ? send_refusal(c, q, v) : MHD_YES;
 }
 
-/* stsd.allow: a client outside every range is closed before a byte is read. */
+/* stsd.allow and stsd.maxConnectionsPerIp: a client outside every range, or with as
+ * many connections open as it may have, is closed before a byte is read. */
 static enum MHD_Result on_accept(void *cls, const struct sockaddr *addr, socklen_t len)
 {
-    const allow_list *a = cls;
-    return allow_match(a, addr, len) ? MHD_YES : MHD_NO;
+    http_server *h = cls;
+    if (h->acc.allow && !allow_match(h->acc.allow, addr, len))
+        return MHD_NO;
+    return !h->per_ip || iplimit_admits(h->per_ip, addr, len) ? MHD_YES : MHD_NO;
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -339,8 +399,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     request *q = *req_cls;
     if (!q)
         return MHD_NO;                       /* out of memory at on_uri: drop it */
-    if (q->slot)
+    if (!q->in_place)
+        http_loop_busy(http_loop_current());
+    if (q->slot) {
+        if (q->in_place) {
+            if (!park_ended(q->slot))
+                return MHD_YES;       /* still syncing: asked again at the next turn */
+            q->in_place = 0;
+            http_loop_release(http_loop_current());
+            http_loop_busy(http_loop_current());
+        }
         return send_parked(c, q);
+    }
     if (!q->started) {
         /* Queuing on the first call makes MHD 0.9.75 close keep-alive connections:
          * always answer on a later call. */
@@ -404,9 +474,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     q->t0 = hist_now_ns();
     q->result.json = wants_json(c);
     command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
+    /* A handler's park is a wait for something else (a line, a deadline): suspended. A
+     * park that commit_answer made is a wait for an fsync: in place. */
+    int waits = q->result.park != NULL;
     commit_answer(h->srv, &q->result);
     if (q->result.park)
-        return park_connection(c, q);
+        return waits ? park_connection(c, q) : wait_in_place(q);
     return send_result(c, q);
 }
 
@@ -453,6 +526,39 @@ int http_listen(const char *bind_addr, int port, int *bound, buf *err)
     return fd;
 }
 
+/* The daemons' options; the logger first, or MHD logs the ones before it. Each daemon
+ * takes its share of stsd.maxConnections; the per-address limit is the server's
+ * (on_accept), counted across all of them. */
+#define HTTP_OPTIONS(h, limit)                                                           \
+    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, (h),                                         \
+    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)(h)->listen_fd,                                \
+    MHD_OPTION_CONNECTION_LIMIT, (unsigned)(limit),                                      \
+    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)(h)->conf->connection_timeout,              \
+    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,                  \
+    MHD_OPTION_NOTIFY_CONNECTION, on_connection, (h),                                    \
+    MHD_OPTION_URI_LOG_CALLBACK, on_uri, (h),                                            \
+    MHD_OPTION_NOTIFY_COMPLETED, on_completed, (h)
+
+/* Starts daemon i (http_loop.h): no thread of its own, epoll, suspend/resume allowed so
+ * that a request waiting for a line (a long-poll READ) holds no thread. */
+static struct MHD_Daemon *start_daemon(void *ctx, unsigned i)
+{
+    http_server *h = ctx;
+    unsigned n = h->threads;
+    unsigned share = (unsigned)h->conf->max_connections / n +
+                     (i < (unsigned)h->conf->max_connections % n);
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+    MHD_AcceptPolicyCallback apc = h->acc.allow || h->per_ip ? on_accept : NULL;
+    if (h->acc.tls)
+        return MHD_start_daemon(flags | MHD_USE_TLS, 0, apc, h, on_request, h,
+                                HTTP_OPTIONS(h, share ? share : 1),
+                                MHD_OPTION_HTTPS_CERT_CALLBACK, tls_cert_callback(),
+                                MHD_OPTION_HTTPS_PRIORITIES, tls_priorities(h->acc.tls),
+                                MHD_OPTION_END);
+    return MHD_start_daemon(flags, 0, apc, h, on_request, h, HTTP_OPTIONS(h, share ? share : 1),
+                            MHD_OPTION_END);
+}
+
 http_server *http_start(const config *conf, const cmd_server *srv, const http_access *acc,
                         int fd, void (*on_stop)(void), buf *err)
 {
@@ -463,54 +569,31 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
         close(fd);
         return NULL;
     }
+    h->listen_fd = fd;
     h->srv = srv;
-    h->conf = conf;
     h->on_stop = on_stop;
     if (acc)
         h->acc = *acc;
+    atomic_init(&h->in_flight, 0);
+    h->conf = conf;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    h->threads = conf->threads > 0 ? (unsigned)conf->threads
+                                   : (unsigned)(cores > 0 ? cores : 1);
     /* A TLS handshake is several small writes: without TCP_NODELAY (which accepted sockets
      * inherit from the listening one) Nagle holds the last ones until the client's delayed
      * ACK, some 40 ms per handshake. MHD corks plain HTTP answers itself. */
     int one = 1;
     if (h->acc.tls && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
         log_warn("https: cannot set TCP_NODELAY: %s", strerror(errno));
-    atomic_init(&h->in_flight, 0);
-
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    unsigned threads = conf->threads > 0 ? (unsigned)conf->threads
-                                         : (unsigned)(cores > 0 ? cores : 1);
-    /* With fsync=always a change waits for its fsync parked (commit.h), not on its
-     * worker thread: one thread per core serves any number of them. */
-    /* Suspend/resume is allowed so that a request waiting for a line (a long-poll READ)
-     * or for its change's fsync can park its connection without holding a worker thread. */
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                     MHD_ALLOW_SUSPEND_RESUME;
-    /* The options both kinds of port share; the logger first, or MHD logs the rest. */
-#define HTTP_OPTIONS                                                                     \
-    MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, h,                                           \
-    MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,                                            \
-    MHD_OPTION_THREAD_POOL_SIZE, threads,                                                \
-    MHD_OPTION_CONNECTION_LIMIT, (unsigned)conf->max_connections,                        \
-    MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)conf->max_connections_per_ip,          \
-    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)conf->connection_timeout,                   \
-    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONNECTION_MEMORY,                  \
-    MHD_OPTION_NOTIFY_CONNECTION, on_connection, h,                                      \
-    MHD_OPTION_URI_LOG_CALLBACK, on_uri, h,                                              \
-    MHD_OPTION_NOTIFY_COMPLETED, on_completed, h
-    MHD_AcceptPolicyCallback apc = h->acc.allow ? on_accept : NULL;
-    void *apc_cls = (void *)h->acc.allow;
-    if (h->acc.tls)
-        h->d = MHD_start_daemon(flags | MHD_USE_TLS, 0, apc, apc_cls, on_request, h,
-                                HTTP_OPTIONS,
-                                MHD_OPTION_HTTPS_CERT_CALLBACK, tls_cert_callback(),
-                                MHD_OPTION_HTTPS_PRIORITIES, tls_priorities(h->acc.tls),
-                                MHD_OPTION_END);
-    else
-        h->d = MHD_start_daemon(flags, 0, apc, apc_cls, on_request, h, HTTP_OPTIONS,
-                                MHD_OPTION_END);
-#undef HTTP_OPTIONS
-    if (!h->d) {
-        buf_puts(err, "cannot start the HTTP server (see the messages above)");
+    if (conf->max_connections_per_ip > 0 &&
+        !(h->per_ip = iplimit_new((unsigned)conf->max_connections_per_ip))) {
+        buf_puts(err, "out of memory");
+        close(fd);
+        free(h);
+        return NULL;
+    }
+    if (!(h->loops = http_loops_start(h->threads, start_daemon, h, err))) {
+        iplimit_free(h->per_ip);
         close(fd);
         free(h);
         return NULL;
@@ -522,12 +605,12 @@ void http_stop(http_server *h, int timeout_ms)
 {
     if (!h)
         return;
-    MHD_socket ls = MHD_quiesce_daemon(h->d);
-    if (ls != MHD_INVALID_SOCKET)
-        close(ls);
+    http_loops_quiesce(h->loops);
+    close(h->listen_fd);
     struct timespec pause = {0, 5 * 1000 * 1000};
     for (int waited = 0; atomic_load(&h->in_flight) > 0 && waited < timeout_ms; waited += 5)
         nanosleep(&pause, NULL);
-    MHD_stop_daemon(h->d);
+    http_loops_stop(h->loops);
+    iplimit_free(h->per_ip);
     free(h);
 }

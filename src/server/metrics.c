@@ -114,7 +114,7 @@ static void requests(buf *b)
                    slot_name(i), (unsigned long long)sum[i].ko);
     }
     family(b, "stsd_request_duration_seconds", "histogram",
-           "Time from a request's arrival at a worker thread to its answer, by command.");
+           "Time from a request's arrival at an HTTP thread to its answer, by command.");
     for (int i = 0; i < slots; i++) {
         char labels[64];
         snprintf(labels, sizeof labels, "command=\"%s\"", slot_name(i));

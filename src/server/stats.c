@@ -1,4 +1,4 @@
-/* stats.c - request counters kept per worker thread and summed by the scrape. */
+/* stats.c - request counters kept per HTTP thread and summed by the scrape. */
 #include "server/stats.h"
 
 #include <pthread.h>

@@ -289,6 +289,50 @@ static void test_allowlist(void **state)
     td_cleanup(&d);
 }
 
+static void test_per_ip_limit(void **state)
+{
+    /* stsd.maxConnectionsPerIp=3 holds for the whole server, not per HTTP thread: with 4
+     * threads, a fourth connection from 127.0.0.1 is refused whichever thread takes it. */
+    (void)state;
+    daemon_proc d;
+    assert_int_equal(td_mkdirs(&d), 0);
+    const char *extra[] = {"-Dstsd.maxConnectionsPerIp=3", "--threads=4", NULL};
+    assert_int_equal(td_start(&d, extra), 0);
+    http_conn held[3];
+    http_reply r;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(http_conn_open(&held[i], d.port), 0);
+        assert_int_equal(http_conn_get(&held[i], "/sts/STATUS", &r), 0);
+        assert_int_equal(r.status, 200);
+        http_reply_free(&r);
+    }
+    for (int i = 0; i < 8; i++)
+        assert_int_equal(http_from("127.0.0.1", d.port, "GET /sts/STATUS HTTP/1.1\r\n"
+                                   "Host: x\r\nConnection: close\r\n\r\n", &r), -1);
+    int other = http_from("127.0.0.2", d.port, "GET /sts/STATUS HTTP/1.1\r\n"
+                          "Host: x\r\nConnection: close\r\n\r\n", &r);
+    if (other != -2) {                        /* -2: no 127.0.0.2 here */
+        assert_int_equal(other, 0);
+        assert_int_equal(r.status, 200);
+        http_reply_free(&r);
+    }
+    /* One closed: its place is free again once the server has seen it go. */
+    http_conn_close(&held[0]);
+    int rc = -1;
+    for (int tries = 0; rc != 0 && tries < 50; tries++) {
+        td_sleep_ms(20);
+        rc = http_from("127.0.0.1", d.port, "GET /sts/STATUS HTTP/1.1\r\n"
+                       "Host: x\r\nConnection: close\r\n\r\n", &r);
+    }
+    assert_int_equal(rc, 0);
+    assert_int_equal(r.status, 200);
+    http_reply_free(&r);
+    http_conn_close(&held[1]);
+    http_conn_close(&held[2]);
+    assert_int_equal(td_stop(&d, 0), 0);
+    td_cleanup(&d);
+}
+
 static void write_in(const daemon_proc *d, const char *name, const char *text, mode_t mode)
 {
     char path[512];
@@ -357,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_tokens_and_roles),
         cmocka_unit_test(test_admin_only_and_disabled),
         cmocka_unit_test(test_allowlist),
+        cmocka_unit_test(test_per_ip_limit),
         cmocka_unit_test(test_sources_and_warnings),
         cmocka_unit_test(test_penalty),
     };

@@ -366,8 +366,10 @@ stsd_run() {
         w0=$(write_bytes "${dpid[$pol]}")
         out=$(wrk -t2 -c"$conns" -d"${secs}s" "http://127.0.0.1:$port/sts/READ?FILENAME=fill.csv&KEEP=FALSE" 2>&1)
     else
+        # One fixed line, as redis-benchmark's RPUSH pushes one fixed value ("xxx"): the
+        # same request each time, so neither client pays for building requests.
         w0=$(write_bytes "${dpid[$pol]}")
-        out=$(wrk -t2 -c"$conns" -d"${secs}s" -s "$cyc" "http://127.0.0.1:$port/sts/" -- add added.csv 1 2>&1)
+        out=$(wrk -t2 -c"$conns" -d"${secs}s" "http://127.0.0.1:$port/sts/ADD?FILENAME=added.csv&ADD_MODE=LAST&LINE=xxx" 2>&1)
     fi
     w1=$(write_bytes "${dpid[$pol]}")
     [ "$kind" = read ] && ! curl -sf "http://127.0.0.1:$port/sts/LENGTH?FILENAME=fill.csv" |

@@ -93,6 +93,20 @@ int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx
  * be. Cheap: try it before preparing to wait. */
 int journal_poll(journal *j, uint64_t lsn);
 
+/* journal_poll without the lock, for a request that waits in place and asks again at
+ * each turn of its thread: 0 if the change at lsn may be answered, -1 if it never will
+ * be known to be durable, 1 if not yet. With fsync=always it never takes the lock (and
+ * while a failed write holds earlier changes, it says 1 for later ones until the rewrite
+ * is on disk); with everysec and no it is journal_poll past its lock-free check. */
+int journal_answerable(journal *j, uint64_t lsn);
+
+/* Called, without the journal's lock, each time changes become answerable or the
+ * journal gives up (journal_cancel_waits): whoever waits on journal_answerable asks
+ * again. One hook; fn NULL removes it. Set it before the first change, or while no
+ * change can be made (the hook is read under the journal's lock). */
+typedef void (*journal_hook_fn)(void *ctx);
+void journal_set_answer_hook(journal *j, journal_hook_fn fn, void *ctx);
+
 /* The same as journal_when_durable, blocking the calling thread until then. Call it after releasing the list's
  * lock, before answering. Returns 0, or -1 as fn's rc. */
 int journal_wait(journal *j, uint64_t lsn);

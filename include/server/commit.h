@@ -1,17 +1,23 @@
 /* commit.h - the answer to a change goes out only once the change's journal record is as
- * durable as the fsync policy promises; meanwhile the request is parked, holding no
- * HTTP thread, while the journal's writer syncs whole batches (group commit). */
+ * durable as the fsync policy promises; meanwhile the request waits, holding no HTTP
+ * thread, while the journal's writer syncs whole batches (group commit). */
 #ifndef STSD_COMMIT_H
 #define STSD_COMMIT_H
 
+#include <stdint.h>
+
 #include "server/command.h"
 
-/* After a command ran: if r reports a change (r->lsn) that the journal of srv has not
- * made durable yet, parks r (sets r->park; the journal's writer ends the slot with r's
- * answer once the record is on disk); if it never will be, turns r into the KO that
- * says so; otherwise leaves r as it is. Clears r->lsn. Without a lot of parked requests
- * (or out of memory) it blocks the calling thread instead. */
-void commit_answer(const cmd_server *srv, cmd_result *r);
+/* After a command ran (and did not park r): takes r's change (r->lsn, cleared) into
+ * *lsn. Returns 0 if r may be answered now: no change, or durable as the fsync policy
+ * promises, or never to be (r is then the KO that says so). Returns 1 if the change is
+ * not durable yet: the caller waits, without a thread, asking commit_ready at each of
+ * its turns; the journal's answer hook (journal_set_answer_hook) says when to ask. */
+int commit_begin(const cmd_server *srv, cmd_result *r, uint64_t *lsn);
+
+/* Asks again, without a lock: 1 if the change at lsn is still not durable; 0 if r may
+ * be answered now (as it is, or as the KO commit_begin would have made it). */
+int commit_ready(const cmd_server *srv, cmd_result *r, uint64_t lsn);
 
 /* For an ender that claimed parked slot s and wrote its answer, reporting a change at lsn
  * (0: none): finishes s (park_finish) once lsn is durable, now or from the journal's

@@ -37,7 +37,7 @@ void http_loops_stop(http_loops *ls);
 http_loop *http_loop_current(void);
 
 /* A request of l waits in place (http_loop_hold) or no longer does (http_loop_release).
- * Only l's own thread calls these. */
+ * Only l's own thread calls these; others may read the count. */
 void http_loop_hold(http_loop *l);
 void http_loop_release(http_loop *l);
 
@@ -45,8 +45,12 @@ void http_loop_release(http_loop *l);
  * next turn comes at once. Only l's own thread calls this. */
 void http_loop_busy(http_loop *l);
 
-/* Wakes l (a void * for park_arm's resume callback): a request waiting in place ended.
- * Any thread; wakes the loop once however many end before its next turn. */
-void http_loop_wake(void *l);
+/* Wakes l: a request waiting on it, suspended or in place, may be answered now. Any
+ * thread; wakes the loop once however many such calls come before its next turn. */
+void http_loop_wake(http_loop *l);
+
+/* Wakes every loop of ls with requests waiting in place (the journal's answer hook).
+ * Any thread. */
+void http_loops_wake_holding(http_loops *ls);
 
 #endif

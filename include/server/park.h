@@ -1,15 +1,13 @@
 /* park.h - parked requests: a request that cannot be answered now keeps its connection
- * waiting, holding no HTTP thread, until some thread ends it with an answer, its
+ * suspended, holding no HTTP thread, until some thread ends it with an answer, its
  * deadline passes, or the server stops. Every parked request ends exactly once.
  *
  * The life of a slot:
  *   1. A command handler that cannot answer now calls park_new() and sets r->park to the
  *      slot; it then publishes the slot to whoever will end it (a wait queue, a journal
  *      writer), taking a reference with park_ref() for as long as it keeps the pointer.
- *   2. The HTTP edge calls park_arm() and suspends the connection, or (a wait for an
- *      fsync) leaves it waiting in place and asks park_ended() at each turn of its
- *      loop (http_loop.h). The slot may already have ended: park_arm() then resumes
- *      at once.
+ *   2. The HTTP edge suspends the connection and calls park_arm(). The slot may already
+ *      have been ended by then: park_arm() then resumes at once.
  *   3. Exactly one ender wins: park_claim() (or park_complete(), which claims) returns 1
  *      to one caller only, whatever the race between a wake-up, the deadline, the
  *      server's shutdown and a client that is gone. The winner, alone, writes the answer
@@ -101,9 +99,6 @@ int park_complete(park_slot *s, cmd_result *r);
  * still there or s is not armed yet. Only meaningful between a claim and park_finish,
  * or while the caller otherwise knows s is not finished. */
 int park_client_gone(park_slot *s);
-/* 1 once s has ended: its answer is in park_result() (for an edge that polls rather
- * than waits for resume). */
-int park_ended(park_slot *s);
 
 /* Takes one more reference to s; park_unref drops one (the last frees s). */
 void park_ref(park_slot *s);

@@ -68,6 +68,14 @@ struct journal {
     journal_waiter *waits;      /* a min-heap on lsn */
     size_t nwaits, waitcap;
     int cancelled;              /* stopping: waits that are not durable now fail */
+    /* For journal_answerable, which takes no lock: every change up to here may be
+     * answered (durable as promised, not held); and cancelled, published. */
+    _Atomic uint64_t answerable;
+    atomic_int gave_up;
+    journal_hook_fn hook;       /* journal_set_answer_hook's */
+    void *hook_ctx;
+    uint64_t hooked;            /* answerable when the hook was last called */
+    int hook_calls;             /* calls of the hook in progress (without the mutex) */
     int writer_idle;            /* the writer thread sleeps on `wake` */
     int writer_stop;
     uint32_t snap_n;            /* last snapshot number taken in gen */
@@ -125,6 +133,8 @@ int journal_sync_bg_locked(journal *j);
 int journal_sync_to_locked(journal *j, uint64_t lsn, uint32_t gen);
 /* Calls back (without the mutex) every waiter whose record is durable now. */
 void journal_fire_locked(journal *j);
+/* Publishes how far changes may be answered, for journal_answerable. */
+void journal_publish_locked(journal *j);
 /* Turns on refusal of changes, logging what failed. */
 void journal_set_broken_locked(journal *j, const char *what, int err);
 /* Removes the superseded snapshot files whose successor is on disk (the mutex is

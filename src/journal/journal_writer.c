@@ -59,8 +59,57 @@ static journal_waiter heap_pop(journal *j)
     return top;
 }
 
+void journal_publish_locked(journal *j)
+{
+    uint64_t upto = j->policy == CONF_FSYNC_ALWAYS ? j->synced : j->written;
+    if (j->held > j->held_from && upto > j->held_from)
+        upto = j->held_from;
+    if (upto > atomic_load_explicit(&j->answerable, memory_order_relaxed))
+        atomic_store_explicit(&j->answerable, upto, memory_order_release);
+}
+
+int journal_answerable(journal *j, uint64_t lsn)
+{
+    if (lsn <= atomic_load_explicit(&j->answerable, memory_order_acquire))
+        return 0;
+    if (atomic_load_explicit(&j->gave_up, memory_order_acquire))
+        return -1;
+    /* The policy is set at open; with always, only the writer moves things on. */
+    return j->policy == CONF_FSYNC_ALWAYS ? 1 : journal_poll(j, lsn);
+}
+
+void journal_set_answer_hook(journal *j, journal_hook_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&j->mu);
+    j->hook = fn;
+    j->hook_ctx = ctx;
+    /* The old hook's context may be freed once this returns: no call of it may remain. */
+    while (j->hook_calls)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* Calls the answer hook if changes became answerable since its last call. */
+static void hook_locked(journal *j)
+{
+    uint64_t now = atomic_load_explicit(&j->answerable, memory_order_relaxed);
+    if (!j->hook || (now == j->hooked && !j->cancelled))
+        return;
+    j->hooked = now;
+    journal_hook_fn fn = j->hook;
+    void *ctx = j->hook_ctx;
+    j->hook_calls++;
+    pthread_mutex_unlock(&j->mu);
+    fn(ctx);
+    pthread_mutex_lock(&j->mu);
+    if (--j->hook_calls == 0)
+        pthread_cond_broadcast(&j->cv);
+}
+
 void journal_fire_locked(journal *j)
 {
+    journal_publish_locked(j);
+    hook_locked(j);
     journal_waiter batch[FIRE_BATCH];
     for (;;) {
         size_t n = 0;
@@ -150,6 +199,8 @@ int journal_append_locked(journal *j, int internal, uint64_t *lsn)
     j->size += len;
     j->pos += len;
     *lsn = j->pos;
+    if (j->map)
+        journal_publish_locked(j);
     /* Compaction starts as the log outgrows its threshold, not at the next tick: the
      * state directory's bound allows one log's worth of it, not a second's more. */
     if (!j->compact_due && journal_outgrown_locked(j)) {
@@ -376,6 +427,7 @@ void journal_cancel_waits(journal *j)
 {
     pthread_mutex_lock(&j->mu);
     j->cancelled = 1;
+    atomic_store(&j->gave_up, 1);
     pthread_cond_broadcast(&j->cv);
     journal_fire_locked(j);       /* the durable ones first, with 0 */
     while (j->nwaits) {

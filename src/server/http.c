@@ -43,8 +43,9 @@ typedef struct request {
     buf page;         /* the answer's bytes; MHD sends them from here */
     params prm;
     cmd_result result;
-    park_slot *slot;  /* the request is parked on this slot: suspended, or in place */
-    int in_place;     /* parked in place (http_loop.h): its fsync, not suspended */
+    park_slot *slot;  /* the request is parked (suspended) on this slot */
+    int in_place;     /* waits in place (http_loop.h) for wait_lsn to be durable */
+    uint64_t wait_lsn;
     struct MHD_Connection *conn;  /* while suspended: to resume it */
     http_loop *loop;  /* while parked: the thread it waits on */
     int ip_counted;   /* its connection is counted in the server's iplimit */
@@ -186,12 +187,14 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         return;
     *req_cls = NULL;
     if (q->slot) {
-        /* Closed while parked: the server stops with the request still parked, or (in
-         * place) the client went away while its change was being synced. */
+        /* Closed while parked: only when the server stops with the request still parked. */
         park_abandon(q->slot);
         q->slot = NULL;
-        if (q->in_place)
-            http_loop_release(http_loop_current());
+    }
+    if (q->in_place) {
+        /* Closed while its change was being synced: the server stops, the client went
+         * away, or the sync outlasted stsd.connectionTimeout. No answer went out. */
+        http_loop_release(http_loop_current());
         q->in_place = 0;
     }
     if (!q->started)
@@ -306,17 +309,12 @@ static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
     return MHD_YES;
 }
 
-/* Parks q in place until its change's fsync (http_loop.h): the daemon calls on_request
- * again at each turn, and the journal's writer wakes this thread when the slot ends. */
-static enum MHD_Result wait_in_place(request *q)
+/* The journal's answer hook: changes became durable, threads with requests waiting in
+ * place ask them again. */
+static void on_answerable(void *ctx)
 {
-    http_loop *l = http_loop_current();
-    q->slot = q->result.park;
-    q->result.park = NULL;
-    q->in_place = 1;
-    http_loop_hold(l);
-    park_arm(q->slot, -1, http_loop_wake, l);
-    return MHD_YES;
+    http_server *h = ctx;
+    http_loops_wake_holding(h->loops);
 }
 
 /* The resumed call of a parked request: its answer is in the slot. */
@@ -399,18 +397,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     request *q = *req_cls;
     if (!q)
         return MHD_NO;                       /* out of memory at on_uri: drop it */
-    if (!q->in_place)
+    if (q->in_place) {
+        /* Asked again at each turn of this thread (http_loop.h) until durable. */
+        if (commit_ready(h->srv, &q->result, q->wait_lsn))
+            return MHD_YES;
+        q->in_place = 0;
+        http_loop_release(http_loop_current());
         http_loop_busy(http_loop_current());
-    if (q->slot) {
-        if (q->in_place) {
-            if (!park_ended(q->slot))
-                return MHD_YES;       /* still syncing: asked again at the next turn */
-            q->in_place = 0;
-            http_loop_release(http_loop_current());
-            http_loop_busy(http_loop_current());
-        }
-        return send_parked(c, q);
+        return send_result(c, q);
     }
+    http_loop_busy(http_loop_current());
+    if (q->slot)
+        return send_parked(c, q);
     if (!q->started) {
         /* Queuing on the first call makes MHD 0.9.75 close keep-alive connections:
          * always answer on a later call. */
@@ -474,12 +472,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     q->t0 = hist_now_ns();
     q->result.json = wants_json(c);
     command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
-    /* A handler's park is a wait for something else (a line, a deadline): suspended. A
-     * park that commit_answer made is a wait for an fsync: in place. */
-    int waits = q->result.park != NULL;
-    commit_answer(h->srv, &q->result);
     if (q->result.park)
-        return waits ? park_connection(c, q) : wait_in_place(q);
+        return park_connection(c, q);     /* waits for a line or a deadline: seconds */
+    if (commit_begin(h->srv, &q->result, &q->wait_lsn)) {
+        /* Waits for an fsync, a millisecond: in place, not suspended (http_loop.h). */
+        q->in_place = 1;
+        http_loop_hold(http_loop_current());
+        return MHD_YES;
+    }
     return send_result(c, q);
 }
 
@@ -598,6 +598,8 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
         free(h);
         return NULL;
     }
+    if (srv->j)
+        journal_set_answer_hook(srv->j, on_answerable, h);
     return h;
 }
 
@@ -610,6 +612,8 @@ void http_stop(http_server *h, int timeout_ms)
     struct timespec pause = {0, 5 * 1000 * 1000};
     for (int waited = 0; atomic_load(&h->in_flight) > 0 && waited < timeout_ms; waited += 5)
         nanosleep(&pause, NULL);
+    if (h->srv->j)
+        journal_set_answer_hook(h->srv->j, NULL, NULL);
     http_loops_stop(h->loops);
     iplimit_free(h->per_ip);
     free(h);

@@ -32,7 +32,7 @@ struct http_loop {
     int ep;                    /* epoll: the daemon's epoll descriptor and efd */
     int efd;                   /* eventfd: a waiting request ended, or a phase changed */
     atomic_int woken;          /* efd was written since the current turn began */
-    int holding;               /* requests waiting in place; this thread's only */
+    atomic_int holding;        /* requests waiting in place; changed by this thread only */
     int busy;                  /* the current turn did other work; this thread's only */
     int quiesced;              /* this thread took its daemon off the listening socket */
 };
@@ -55,12 +55,12 @@ http_loop *http_loop_current(void)
 
 void http_loop_hold(http_loop *l)
 {
-    l->holding++;
+    atomic_fetch_add_explicit(&l->holding, 1, memory_order_relaxed);
 }
 
 void http_loop_release(http_loop *l)
 {
-    l->holding--;
+    atomic_fetch_sub_explicit(&l->holding, 1, memory_order_relaxed);
 }
 
 void http_loop_busy(http_loop *l)
@@ -77,11 +77,17 @@ static void kick(http_loop *l)
         log_warn("http: cannot wake a loop thread: %s", strerror(errno));
 }
 
-void http_loop_wake(void *arg)
+void http_loop_wake(http_loop *l)
 {
-    http_loop *l = arg;
     if (!atomic_exchange_explicit(&l->woken, 1, memory_order_acq_rel))
         kick(l);
+}
+
+void http_loops_wake_holding(http_loops *ls)
+{
+    for (unsigned i = 0; i < ls->n; i++)
+        if (atomic_load_explicit(&ls->loop[i].holding, memory_order_relaxed) > 0)
+            http_loop_wake(&ls->loop[i]);
 }
 
 /* How long to sleep after a turn: libmicrohttpd's own timeout (its connections'
@@ -92,7 +98,7 @@ static int turn_timeout(http_loop *l)
     MHD_UNSIGNED_LONG_LONG t;
     if (MHD_get_timeout(l->d, &t) != MHD_YES)
         return -1;
-    if (t == 0 && l->holding > 0 && !l->busy)
+    if (t == 0 && atomic_load_explicit(&l->holding, memory_order_relaxed) > 0 && !l->busy)
         return HOLD_POLL_MS;
     return t > INT_MAX ? INT_MAX : (int)t;
 }
@@ -176,6 +182,7 @@ http_loops *http_loops_start(unsigned n, http_loop_daemon_fn make, void *ctx, bu
         l->ls = ls;
         l->ep = l->efd = -1;
         atomic_init(&l->woken, 0);
+        atomic_init(&l->holding, 0);
         if (!(l->d = make(ctx, i))) {
             buf_puts(err, "cannot start the HTTP server (see the messages above)");
             goto fail;

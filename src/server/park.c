@@ -293,8 +293,3 @@ void park_lot_free(park_lot *lot)
     heap_free(&lot->deadlines);
     free(lot);
 }
-
-int park_ended(park_slot *s)
-{
-    return (atomic_load_explicit(&s->state, memory_order_acquire) & S_FINISHED) != 0;
-}

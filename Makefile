@@ -161,8 +161,8 @@ bench-store: deps
 $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
-$(BUILD)/ceiling: scripts/ceiling.c | $(BUILD)/obj
-	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $< $(PKG_LIBS) $(LDLIBS)
+$(BUILD)/ceiling: scripts/ceiling.c $(OBJS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
 # libFuzzer harnesses (clang): every src object but main, rebuilt with the fuzzer's
 # instrumentation. `make test` runs each for FUZZ_SECONDS (10); `make fuzz` for 60.

@@ -1,6 +1,7 @@
 /* ceiling.c - the benchmark's yardstick: a libmicrohttpd server that answers every
- * request with one constant STS page, configured as stsd is (epoll, a thread per core,
- * the answer queued on the access handler's second call). stsd is measured against it.
+ * request with one constant STS page, configured as stsd is (a thread per core, each
+ * with its own daemon and event loop, server/http_loop.h; the answer queued on the
+ * access handler's second call). stsd is measured against it.
  * Usage: ceiling PORT [THREADS] */
 #include <microhttpd.h>
 #include <signal.h>
@@ -8,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "server/http.h"
+#include "server/http_loop.h"
 
 static const char page[] = "<html><title>OK</title>\n<body>login0000001;password</body>\n</html>";
 static struct MHD_Response *response;
@@ -28,6 +32,16 @@ static enum MHD_Result answer(void *cls, struct MHD_Connection *c, const char *u
     return MHD_queue_response(c, MHD_HTTP_OK, response);
 }
 
+static int listen_fd;
+
+static struct MHD_Daemon *start_daemon(void *ctx, unsigned i)
+{
+    unsigned threads = *(unsigned *)ctx;
+    return MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME, 0, NULL, NULL, answer,
+                            NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_fd,
+                            MHD_OPTION_CONNECTION_LIMIT, 10000u / threads, MHD_OPTION_END);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -41,13 +55,15 @@ int main(int argc, char **argv)
     MHD_add_response_header(response, "Cache-Control", "no-cache, no-store, must-revalidate");
     MHD_add_response_header(response, "Pragma", "no-cache");
     MHD_add_response_header(response, "Expires", "0");
-    struct MHD_Daemon *d = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, (uint16_t)atoi(argv[1]), NULL, NULL,
-        answer, NULL, MHD_OPTION_THREAD_POOL_SIZE, threads,
-        MHD_OPTION_CONNECTION_LIMIT, 10000u, MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096u,
-        MHD_OPTION_END);
-    if (!d) {
-        perror("MHD_start_daemon");
+    buf err = BUF_INIT;
+    int port;
+    if ((listen_fd = http_listen("0.0.0.0", atoi(argv[1]), &port, &err)) < 0) {
+        fprintf(stderr, "ceiling: %s\n", err.data);
+        return 1;
+    }
+    http_loops *loops = http_loops_start(threads, start_daemon, &threads, &err);
+    if (!loops) {
+        fprintf(stderr, "ceiling: %s\n", err.data);
         return 1;
     }
     sigset_t set;
@@ -57,7 +73,9 @@ int main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &set, NULL);
     int sig;
     sigwait(&set, &sig);
-    MHD_stop_daemon(d);
+    http_loops_quiesce(loops);
+    http_loops_stop(loops);
+    close(listen_fd);
     MHD_destroy_response(response);
     return 0;
 }

@@ -76,6 +76,8 @@ struct journal {
     void *hook_ctx;
     uint64_t hooked;            /* answerable when the hook was last called */
     int hook_calls;             /* calls of the hook in progress (without the mutex) */
+    size_t pend_recs;           /* records in pend, not mapped (fsync=always) */
+    size_t last_batch;          /* records of the writer's last batch */
     int writer_idle;            /* the writer thread sleeps on `wake` */
     int writer_stop;
     uint32_t snap_n;            /* last snapshot number taken in gen */

@@ -66,6 +66,22 @@ void td_sleep_ms(int ms)
     nanosleep(&t, NULL);
 }
 
+struct sockaddr_in td_sockaddr4(const char *text)
+{
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof a);
+    a.sin_family = inet_pton(AF_INET, text, &a.sin_addr) == 1 ? AF_INET : AF_UNSPEC;
+    return a;
+}
+
+struct sockaddr_in6 td_sockaddr6(const char *text)
+{
+    struct sockaddr_in6 a;
+    memset(&a, 0, sizeof a);
+    a.sin6_family = inet_pton(AF_INET6, text, &a.sin6_addr) == 1 ? AF_INET6 : AF_UNSPEC;
+    return a;
+}
+
 char *td_read_file(const daemon_proc *d, const char *name, size_t *len)
 {
     char path[1024];

@@ -3,6 +3,7 @@
 #ifndef STSD_TESTLIB_H
 #define STSD_TESTLIB_H
 
+#include <netinet/in.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -23,6 +24,11 @@ char *td_read_file(const daemon_proc *d, const char *name, size_t *len);
 const char *td_log(const daemon_proc *d);
 /* Sleeps ms milliseconds. */
 void td_sleep_ms(int ms);
+
+/* The socket address of IPv4 (td_sockaddr4) or IPv6 (td_sockaddr6) address text, port
+ * 0; its family is AF_UNSPEC if text is not such an address. */
+struct sockaddr_in td_sockaddr4(const char *text);
+struct sockaddr_in6 td_sockaddr6(const char *text);
 
 /* Starts $STSD (default build/stsd) on port 0 with the dataset dir d->data, daemon=true
  * and extra arguments (NULL-terminated), waits for its port. Returns 0 or -1. */

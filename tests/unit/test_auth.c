@@ -17,24 +17,7 @@
 #include "base/config.h"
 #include "server/allow.h"
 #include "server/auth.h"
-
-static struct sockaddr_in v4(const char *a)
-{
-    struct sockaddr_in s;
-    memset(&s, 0, sizeof s);
-    s.sin_family = AF_INET;
-    assert_int_equal(inet_pton(AF_INET, a, &s.sin_addr), 1);
-    return s;
-}
-
-static struct sockaddr_in6 v6(const char *a)
-{
-    struct sockaddr_in6 s;
-    memset(&s, 0, sizeof s);
-    s.sin6_family = AF_INET6;
-    assert_int_equal(inet_pton(AF_INET6, a, &s.sin6_addr), 1);
-    return s;
-}
+#include "testlib.h"
 
 /* Rules from key=value pairs (NULL-terminated), with the environment cleared first. */
 static auth *rules(const char *const *kv, buf *err)
@@ -53,7 +36,7 @@ static auth *rules(const char *const *kv, buf *err)
 static auth_verdict check(auth *a, const char *addr, const char *path, const char *header,
                           const char *token)
 {
-    struct sockaddr_in s = v4(addr);
+    struct sockaddr_in s = td_sockaddr4(addr);
     return auth_check(a, (struct sockaddr *)&s, path, strlen(path), header, token,
                       token ? strlen(token) : 0);
 }
@@ -240,7 +223,7 @@ static void test_penalty(void **state)
     /* The 21st put it in the box: even the right token gets 429 there, not elsewhere. */
     assert_int_equal(check(a, "10.1.1.1", "/sts/READ", "Bearer good", NULL), AUTH_TOO_MANY);
     assert_int_equal(check(a, "10.1.1.2", "/sts/READ", "Bearer good", NULL), AUTH_OK);
-    struct sockaddr_in6 s6 = v6("fd00::1");
+    struct sockaddr_in6 s6 = td_sockaddr6("fd00::1");
     assert_int_equal(auth_check(a, (struct sockaddr *)&s6, "/sts/READ", 9, "Bearer good",
                                 NULL, 0), AUTH_OK);
     /* 429s are not failures. */
@@ -264,7 +247,7 @@ static void test_allow(void **state)
         {"192.168.1.128", 1}, {"192.168.1.255", 1}, {"192.168.1.127", 0},
     };
     for (size_t i = 0; i < sizeof v4s / sizeof v4s[0]; i++) {
-        struct sockaddr_in s = v4(v4s[i].a);
+        struct sockaddr_in s = td_sockaddr4(v4s[i].a);
         if (allow_match(l, (struct sockaddr *)&s, sizeof s) != v4s[i].in)
             fail_msg("%s", v4s[i].a);
     }
@@ -273,13 +256,13 @@ static void test_allow(void **state)
         {"::ffff:10.1.2.3", 1}, {"::ffff:11.1.2.3", 0},     /* IPv4 on a dual-stack socket */
     };
     for (size_t i = 0; i < sizeof v6s / sizeof v6s[0]; i++) {
-        struct sockaddr_in6 s = v6(v6s[i].a);
+        struct sockaddr_in6 s = td_sockaddr6(v6s[i].a);
         if (allow_match(l, (struct sockaddr *)&s, sizeof s) != v6s[i].in)
             fail_msg("%s", v6s[i].a);
     }
     allow_free(l);
     l = allow_parse("0.0.0.0/0", &err);
-    struct sockaddr_in s = v4("203.0.113.9");
+    struct sockaddr_in s = td_sockaddr4("203.0.113.9");
     assert_true(allow_match(l, (struct sockaddr *)&s, sizeof s));
     allow_free(l);
     const char *bad[] = {"10.0.0.0/33", "fd00::/129", "10.0.0.0/", "example.com", "10.0.0.1,,",

@@ -6,30 +6,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <cmocka.h>
 
 #include "server/iplimit.h"
-
-static struct sockaddr_in v4(const char *text)
-{
-    struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    assert_int_equal(inet_pton(AF_INET, text, &a.sin_addr), 1);
-    return a;
-}
-
-static struct sockaddr_in6 v6(const char *text)
-{
-    struct sockaddr_in6 a;
-    memset(&a, 0, sizeof a);
-    a.sin6_family = AF_INET6;
-    assert_int_equal(inet_pton(AF_INET6, text, &a.sin6_addr), 1);
-    return a;
-}
+#include "testlib.h"
 
 #define SA(a) ((const struct sockaddr *)&(a)), (socklen_t)sizeof(a)
 
@@ -38,7 +20,7 @@ static void test_limit_per_address(void **state)
     (void)state;
     iplimit *l = iplimit_new(2);
     assert_non_null(l);
-    struct sockaddr_in a = v4("10.0.0.1"), b = v4("10.0.0.2");
+    struct sockaddr_in a = td_sockaddr4("10.0.0.1"), b = td_sockaddr4("10.0.0.2");
     assert_true(iplimit_admits(l, SA(a)));
     assert_int_equal(iplimit_open(l, SA(a)), 0);
     assert_true(iplimit_admits(l, SA(a)));
@@ -59,8 +41,9 @@ static void test_families(void **state)
 {
     (void)state;
     iplimit *l = iplimit_new(1);
-    struct sockaddr_in a = v4("192.0.2.7");
-    struct sockaddr_in6 mapped = v6("::ffff:192.0.2.7"), other = v6("2001:db8::7");
+    struct sockaddr_in a = td_sockaddr4("192.0.2.7");
+    struct sockaddr_in6 mapped = td_sockaddr6("::ffff:192.0.2.7");
+    struct sockaddr_in6 other = td_sockaddr6("2001:db8::7");
     assert_int_equal(iplimit_open(l, SA(a)), 0);
     assert_false(iplimit_admits(l, SA(mapped)));      /* the same client either way */
     assert_true(iplimit_admits(l, SA(other)));
@@ -82,12 +65,12 @@ static void test_many_addresses(void **state)
     for (int round = 0; round < 3; round++)
         for (int i = 0; i < 5000; i++) {
             snprintf(text, sizeof text, "10.%d.%d.1", i / 256, i % 256);
-            struct sockaddr_in a = v4(text);
+            struct sockaddr_in a = td_sockaddr4(text);
             assert_int_equal(iplimit_open(l, SA(a)), 0);
         }
     for (int i = 0; i < 5000; i++) {
         snprintf(text, sizeof text, "10.%d.%d.1", i / 256, i % 256);
-        struct sockaddr_in a = v4(text);
+        struct sockaddr_in a = td_sockaddr4(text);
         assert_int_equal(iplimit_count(l, SA(a)), 3);
         assert_false(iplimit_admits(l, SA(a)));
         iplimit_close(l, SA(a));

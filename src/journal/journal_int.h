@@ -67,11 +67,11 @@ struct journal {
     size_t rec_off;             /* where the record being built starts in pend */
     journal_waiter *waits;      /* a min-heap on lsn */
     size_t nwaits, waitcap;
-    int cancelled;              /* stopping: waits that are not durable now fail */
+    atomic_int cancelled;       /* stopping: waits that are not durable now fail (set
+                                 * under the mutex, read without it by answerable) */
     /* For journal_answerable, which takes no lock: every change up to here may be
-     * answered (durable as promised, not held); and cancelled, published. */
+     * answered (durable as promised, not held). */
     _Atomic uint64_t answerable;
-    atomic_int gave_up;
     journal_hook_fn hook;       /* journal_set_answer_hook's */
     void *hook_ctx;
     uint64_t hooked;            /* answerable when the hook was last called */

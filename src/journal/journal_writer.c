@@ -80,7 +80,7 @@ int journal_answerable(journal *j, uint64_t lsn)
 {
     if (lsn <= atomic_load_explicit(&j->answerable, memory_order_acquire))
         return 0;
-    if (atomic_load_explicit(&j->gave_up, memory_order_acquire))
+    if (atomic_load_explicit(&j->cancelled, memory_order_acquire))
         return -1;
     /* The policy is set at open; with always, only the writer moves things on. */
     return j->policy == CONF_FSYNC_ALWAYS ? 1 : journal_poll(j, lsn);
@@ -438,7 +438,6 @@ void journal_cancel_waits(journal *j)
 {
     pthread_mutex_lock(&j->mu);
     j->cancelled = 1;
-    atomic_store(&j->gave_up, 1);
     pthread_cond_broadcast(&j->cv);
     journal_fire_locked(j);       /* the durable ones first, with 0 */
     while (j->nwaits) {
@@ -452,12 +451,6 @@ void journal_cancel_waits(journal *j)
 
 /* ---- the writer thread (fsync=always) ------------------------------------------------------- */
 
-/* Takes every record waiting, writes them with one write and syncs them with one
- * fdatasync, calls their waiters back, and starts over with what came in meanwhile: the
- * busier the server, the bigger the batch; a lone change waits for one fdatasync. A
- * callback only marks an answer ready and wakes its HTTP thread once per batch
- * (http_loop.h), so the next sync is hardly delayed: a thread of its own for the
- * callbacks cost more wake-ups than it saved. */
 /* Sleeps GATHER_US (the journal's mutex released) while more records come in. */
 static void gather_locked(journal *j)
 {
@@ -473,16 +466,29 @@ static void gather_locked(journal *j)
     pthread_cond_timedwait(&j->wake, &j->mu, &t);
 }
 
+/* Takes every record waiting, writes them with one write and syncs them with one
+ * fdatasync, calls their waiters back, and starts over with what came in meanwhile: the
+ * busier the server, the bigger the batch; a lone change waits for one fdatasync. A
+ * callback only marks an answer ready and wakes its HTTP thread once per batch
+ * (http_loop.h), so the next sync is hardly delayed: a thread of its own for the
+ * callbacks cost more wake-ups than it saved. */
 static void *writer_main(void *arg)
 {
     journal *j = arg;
+    int gathered = 0;
     pthread_mutex_lock(&j->mu);
     for (;;) {
         /* Records to write, or records another thread wrote without syncing them (the
          * compaction thread's tidying): theirs are answers waiting too. */
         if (!j->io && (j->pend.len || (j->synced < j->pos && j->dead_gen != j->gen))) {
-            if (j->last_batch >= GATHER_MIN_RECORDS && !j->writer_stop)
+            /* The mutex was released while gathering: another thread may have taken
+             * the log's io since, so the conditions are read again. */
+            if (!gathered && j->last_batch >= GATHER_MIN_RECORDS && !j->writer_stop) {
                 gather_locked(j);
+                gathered = 1;
+                continue;
+            }
+            gathered = 0;
             j->last_batch = j->pend_recs;
             journal_flush_locked(j, 1, 0);
             journal_fire_locked(j);

@@ -124,38 +124,39 @@ static void request_put(request *q)
     pthread_setspecific(pool_key, free_requests);
 }
 
-/* Counts c's client address open (opening) or closed in h's per-address limit. */
-static int count_address(http_server *h, struct MHD_Connection *c, int opening)
+/* c's client address and its length (NULL, 0 if unknown). */
+static const struct sockaddr *client_address(struct MHD_Connection *c, socklen_t *len)
 {
     const union MHD_ConnectionInfo *i =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     const struct sockaddr *a = i ? i->client_addr : NULL;
-    socklen_t len = !a ? 0 : a->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-                                                     : sizeof(struct sockaddr_in);
-    if (!opening) {
-        iplimit_close(h->per_ip, a, len);
-        return 0;
-    }
-    return iplimit_open(h->per_ip, a, len) == 0;
+    *len = !a ? 0 : a->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                            : sizeof(struct sockaddr_in);
+    return a;
 }
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
                           enum MHD_ConnectionNotificationCode code)
 {
     http_server *h = cls;
+    socklen_t len;
     http_loop_busy(http_loop_current());
     if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         stats_connection(1);
         request *q = request_get();
         *socket_context = q;
-        if (q && h->per_ip)
-            q->ip_counted = count_address(h, c, 1);
+        if (q && h->per_ip) {
+            const struct sockaddr *a = client_address(c, &len);
+            q->ip_counted = iplimit_open(h->per_ip, a, len) == 0;
+        }
     } else {
         stats_connection(-1);
         request *q = *socket_context;
         if (q) {
-            if (q->ip_counted)
-                count_address(h, c, 0);
+            if (q->ip_counted) {
+                const struct sockaddr *a = client_address(c, &len);
+                iplimit_close(h->per_ip, a, len);
+            }
             q->ip_counted = 0;
             request_put(q);
             *socket_context = NULL;
@@ -547,15 +548,17 @@ static struct MHD_Daemon *start_daemon(void *ctx, unsigned i)
     unsigned n = h->threads;
     unsigned share = (unsigned)h->conf->max_connections / n +
                      (i < (unsigned)h->conf->max_connections % n);
+    if (share == 0)
+        share = 1;                /* fewer connections allowed than threads */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     MHD_AcceptPolicyCallback apc = h->acc.allow || h->per_ip ? on_accept : NULL;
     if (h->acc.tls)
         return MHD_start_daemon(flags | MHD_USE_TLS, 0, apc, h, on_request, h,
-                                HTTP_OPTIONS(h, share ? share : 1),
+                                HTTP_OPTIONS(h, share),
                                 MHD_OPTION_HTTPS_CERT_CALLBACK, tls_cert_callback(),
                                 MHD_OPTION_HTTPS_PRIORITIES, tls_priorities(h->acc.tls),
                                 MHD_OPTION_END);
-    return MHD_start_daemon(flags, 0, apc, h, on_request, h, HTTP_OPTIONS(h, share ? share : 1),
+    return MHD_start_daemon(flags, 0, apc, h, on_request, h, HTTP_OPTIONS(h, share),
                             MHD_OPTION_END);
 }
 

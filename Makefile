@@ -147,7 +147,7 @@ test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
 		test-unit test-proto
 
-bench: all $(BUILD)/ceiling $(BUILD)/bench-queues
+bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/fsync-floor
 	scripts/bench.sh
 
 # Waiting and leases (scripts/bench.sh runs it last): its own stsd, on testlib.
@@ -160,6 +160,10 @@ bench-store: deps
 
 $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
+
+# What one fdatasync costs here (the floor under the durability rows).
+$(BUILD)/fsync-floor: scripts/fsync-floor.c | $(BUILD)/obj
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)
 
 $(BUILD)/ceiling: scripts/ceiling.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)

@@ -16,7 +16,7 @@ rounds=${2:-3}
 big=${BENCH_BIG:-1}
 
 scripts/deps.sh bench
-make --no-print-directory -s build/stsd build/ceiling >/dev/null
+make --no-print-directory -s build/stsd build/ceiling build/fsync-floor >/dev/null
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 work=$(mktemp -d /tmp/stsd-bench.XXXXXX)
@@ -413,6 +413,8 @@ durable() {
 if [ -z "${BENCH_ONLY:-}" ] || grep -q -- "durable-" <<< "$BENCH_ONLY"; then
     echo
     echo "durability: two servers alternated; req/s and bytes written to disk per request; ratio = A / B"
+    # The floor under these rows: one fdatasync's time and CPU on the disk the servers use.
+    echo "this disk: $(build/fsync-floor "$work" 2)"
     printf '%-24s %-34s %9s %8s   %-30s %9s %8s %6s\n' row "A" "req/s" "bytes/op" "B" "req/s" "bytes/op" ratio
     if [ -n "$redis_port" ]; then
         durable durable-add-redis-50 "stsd ADD LAST, fsync=always, c50" "redis RPUSH, fsync always, c50" \

@@ -20,8 +20,10 @@
 /* Group commit under load (fsync=always): when the last batch held at least this many
  * records, the writer lets the next one gather GATHER_US longer before syncing it, as
  * PostgreSQL's commit_delay does only with commit_siblings active. One fdatasync then
- * covers about twice the changes, and its CPU (the VM's virtio kick and interrupts, some
- * 90 us) is what bounds a busy server. A lone change, or a light load, never waits. */
+ * covers about twice the changes, and its CPU (the VM's virtio kick and interrupts:
+ * 130-160 us on this thread, more in wake-ups elsewhere) is what bounds a busy server.
+ * A lone change, or a light load, never waits. Longer gathers idle the cores instead
+ * (docs/benchmarks.md, "The floor"). */
 #define GATHER_MIN_RECORDS 8
 #define GATHER_US 150
 /* Superseded snapshot files removed per round. */

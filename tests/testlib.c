@@ -438,3 +438,35 @@ void http_conn_close(http_conn *c)
     c->fd = -1;
     c->have = 0;
 }
+
+unsigned char *td_saved_id_counts(const daemon_proc *d, const char *name, int max,
+                                  int *exists)
+{
+    char target[512];
+    http_reply r;
+    snprintf(target, sizeof target, "/sts/SAVE?FILENAME=%s&ADD_TIMESTAMP=false", name);
+    if (http_get(d->port, target, &r) != 0)
+        return NULL;
+    *exists = strstr(r.body, "<title>OK</title>") != NULL;
+    http_reply_free(&r);
+    unsigned char *count = calloc((size_t)max, 1);
+    if (!count || !*exists)
+        return count;
+    char *text = td_read_file(d, name, NULL), *save = NULL;
+    if (!text) {
+        free(count);
+        return NULL;
+    }
+    for (char *s = strtok_r(text, "\n", &save); s; s = strtok_r(NULL, "\n", &save)) {
+        int id;
+        if (sscanf(s, "id%d", &id) != 1 || id < 0 || id >= max) {
+            free(count);
+            count = NULL;
+            break;
+        }
+        if (count[id] < 255)
+            count[id]++;
+    }
+    free(text);
+    return count;
+}

@@ -58,6 +58,13 @@ int http_post(int port, const char *path, const char *body, http_reply *r);
 int http_header(const http_reply *r, const char *name, char *out, size_t outlen);
 void http_reply_free(http_reply *r);
 
+/* How many times each line "id<N>" (0 <= N < max) is in list `name` now, SAVEd to the
+ * dataset directory (no timestamp): a calloc'd array of max counts, each capped at 255,
+ * which the caller frees. *exists says whether the list was there (if not, every count
+ * is 0). NULL if the save or the read failed, or a line is not such an id. */
+unsigned char *td_saved_id_counts(const daemon_proc *d, const char *name, int max,
+                                  int *exists);
+
 /* Percent-encodes s (every byte but unreserved ones) into out. */
 void url_encode(const char *s, size_t len, char *out, size_t outlen);
 

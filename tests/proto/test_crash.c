@@ -98,27 +98,12 @@ static void *consumer(void *arg)
     return NULL;
 }
 
-/* The ids in the list now, counted (SAVE writes it to the dataset directory). */
+/* The ids in the list now, counted (none before the list exists). */
 static unsigned char *list_now(daemon_proc *d)
 {
-    unsigned char *count = calloc(MAX_IDS, 1);
-    http_reply r;
+    int exists;
+    unsigned char *count = td_saved_id_counts(d, "queue.csv", MAX_IDS, &exists);
     assert_non_null(count);
-    assert_int_equal(http_get(d->port, "/sts/SAVE?FILENAME=queue.csv&ADD_TIMESTAMP=false", &r), 0);
-    int saved = strstr(r.body, "<title>OK</title>") != NULL;
-    http_reply_free(&r);
-    if (!saved)
-        return count;              /* no list yet */
-    char *text = td_read_file(d, "queue.csv", NULL);
-    assert_non_null(text);
-    for (char *s = strtok(text, "\n"); s; s = strtok(NULL, "\n")) {
-        int id;
-        assert_int_equal(sscanf(s, "id%d", &id), 1);
-        assert_true(id >= 0 && id < MAX_IDS);
-        if (count[id] < 255)
-            count[id]++;
-    }
-    free(text);
     return count;
 }
 

@@ -308,6 +308,7 @@ static void nap(journal *j, int seconds, int compactor)
 static void *sync_main(void *arg)
 {
     journal *j = arg;
+    pthread_setname_np(pthread_self(), "stsd-fsync");
     pthread_mutex_lock(&j->mu);
     for (;;) {
         nap(j, 1, 0);
@@ -339,6 +340,7 @@ static void tidy_locked(journal *j)
 static void *compact_main(void *arg)
 {
     journal *j = arg;
+    pthread_setname_np(pthread_self(), "stsd-compact");
     int wait = 1;
     pthread_mutex_lock(&j->mu);
     for (;;) {

@@ -477,6 +477,7 @@ static void gather_locked(journal *j)
 static void *writer_main(void *arg)
 {
     journal *j = arg;
+    pthread_setname_np(pthread_self(), "stsd-journal");
     int gathered = 0;
     pthread_mutex_lock(&j->mu);
     for (;;) {

@@ -118,6 +118,7 @@ static void *loop_main(void *arg)
 {
     http_loop *l = arg;
     current = l;
+    pthread_setname_np(pthread_self(), "stsd-http");
     for (;;) {
         int phase = atomic_load(&l->ls->phase);
         if (phase != RUN && !l->quiesced)
@@ -192,7 +193,6 @@ http_loops *http_loops_start(unsigned n, http_loop_daemon_fn make, void *ctx, bu
             buf_printf(err, "cannot start HTTP thread %u: %s", i + 1, strerror(rc));
             goto fail;
         }
-        pthread_setname_np(l->thread, "stsd-http");
         l->started = 1;
     }
     return ls;

@@ -23,6 +23,7 @@ struct lease_timer {
 static void *timer_main(void *arg)
 {
     lease_timer *t = arg;
+    pthread_setname_np(pthread_self(), "stsd-leases");
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         pthread_mutex_unlock(&t->mu);

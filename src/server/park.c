@@ -187,6 +187,7 @@ static void deadline_timespec(int64_t ms, struct timespec *t)
 static void *timer_main(void *arg)
 {
     park_lot *lot = arg;
+    pthread_setname_np(pthread_self(), "stsd-deadlines");
     pthread_mutex_lock(&lot->lock);
     while (!lot->stop) {
         park_slot *s = heap_top(&lot->deadlines);

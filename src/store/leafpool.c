@@ -266,6 +266,7 @@ static int due(const struct timespec *at)
 static void *helper_main(void *arg)
 {
     leafpool *p = arg;
+    pthread_setname_np(pthread_self(), "stsd-leafpool");
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
         if (p->nempty + p->filling < ahead(p) && prefault_one(p) == 0)

@@ -1,6 +1,6 @@
 /* test_observe.c - every command in JSON (FORMAT=JSON and Accept: application/json) with
  * its HTTP status, PEEK paging and matching without changing lists, FILES, INFO, rates
- * and time to empty on a steady drain, and JSON log lines. */
+ * and time to empty on a steady drain, JSON log lines, and threads that say what they are. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <dirent.h>
 
 #include "testlib.h"
 
@@ -385,6 +386,39 @@ static void test_json_log(void **state)
     assert_true(initfile);
 }
 
+/* Every thread but main names itself (an unnamed one would show as plain "stsd"). */
+static void test_thread_names(void **state)
+{
+    char dir[64], path[384], name[32];
+    snprintf(dir, sizeof dir, "/proc/%d/task", (int)d.pid);
+    DIR *tasks = opendir(dir);
+    assert_non_null(tasks);
+    int plain = 0, http = 0, fsync = 0, compact = 0;
+    for (struct dirent *e; (e = readdir(tasks)) != NULL;) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/comm", dir, e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;                               /* the thread ended meanwhile */
+        if (!fgets(name, sizeof name, f))
+            name[0] = '\0';
+        fclose(f);
+        name[strcspn(name, "\n")] = '\0';
+        if (strncmp(name, "stsd", 4) != 0)
+            fail_msg("thread %s is named \"%s\"", e->d_name, name);
+        plain += strcmp(name, "stsd") == 0;
+        http += strcmp(name, "stsd-http") == 0;
+        fsync += strcmp(name, "stsd-fsync") == 0;
+        compact += strcmp(name, "stsd-compact") == 0;
+    }
+    closedir(tasks);
+    assert_int_equal(plain, 1);
+    assert_true(http >= 1);
+    assert_int_equal(fsync, 1);                     /* the journal's default: everysec */
+    assert_int_equal(compact, 1);
+}
+
 static void test_stop(void **state)
 {
     expect_json("/sts/STOP?FORMAT=JSON", 200, "{\"ok\":true,\"message\":\"\"}");
@@ -403,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_info),
         cmocka_unit_test(test_rates),
         cmocka_unit_test(test_json_log),
+        cmocka_unit_test(test_thread_names),
         cmocka_unit_test(test_stop),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -127,6 +127,9 @@ typedef struct journal_stats {
     conf_fsync policy;
     uint64_t bytes;              /* size of the current log */
     uint64_t errors;             /* write and fsync errors since start */
+    uint64_t records;            /* change records appended to the log since start */
+    uint64_t log_syncs;          /* fdatasyncs of the log since start (a batch each, with
+                                  * fsync=always: records / log_syncs is its size) */
     int writable;                /* changes are accepted (not refused after an error) */
     double last_fsync_seconds;   /* how long the last fsync took; -1 if none yet */
     hist_sum fsync;              /* every fsync's time */

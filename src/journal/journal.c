@@ -207,6 +207,8 @@ void journal_get_stats(journal *j, journal_stats *s)
     memset(s, 0, sizeof *s);
     pthread_mutex_lock(&j->mu);
     s->bytes = j->size;
+    s->records = j->records;
+    s->log_syncs = j->log_syncs;
     pthread_mutex_unlock(&j->mu);
     s->policy = j->policy;
     s->errors = atomic_load(&j->errors);

@@ -78,6 +78,8 @@ struct journal {
     int hook_calls;             /* calls of the hook in progress (without the mutex) */
     size_t pend_recs;           /* records in pend, not mapped (fsync=always) */
     size_t last_batch;          /* records of the writer's last batch */
+    uint64_t records;           /* change records appended since start (not internal ones) */
+    uint64_t log_syncs;         /* fdatasyncs of the log that succeeded */
     int writer_idle;            /* the writer thread sleeps on `wake` */
     int writer_stop;
     uint32_t snap_n;            /* last snapshot number taken in gen */

@@ -208,6 +208,7 @@ int journal_append_locked(journal *j, int internal, uint64_t *lsn)
     }
     j->size += len;
     j->pos += len;
+    j->records += !internal;
     *lsn = j->pos;
     if (j->map)
         journal_publish_locked(j);
@@ -308,6 +309,7 @@ int journal_flush_locked(journal *j, int sync, int keep_lock)
             j->written = target;
         if (sync && target > j->synced)
             j->synced = target;
+        j->log_syncs += need_sync;
     }
     pthread_cond_broadcast(&j->cv);
     return rc;
@@ -333,6 +335,7 @@ int journal_sync_bg_locked(journal *j)
     if (rc == 0) {
         if (target > j->synced)
             j->synced = target;
+        j->log_syncs++;
     } else {
         log_failed_locked(j, "fdatasync", e);
     }

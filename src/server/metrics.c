@@ -228,6 +228,12 @@ static void journal_metrics(const cmd_server *srv, buf *b)
     buf_printf(b, "stsd_journal_writable %d\n", js.writable);
     family(b, "stsd_journal_errors_total", "counter", "Journal write and fsync errors.");
     buf_printf(b, "stsd_journal_errors_total %llu\n", (unsigned long long)js.errors);
+    family(b, "stsd_journal_records_total", "counter",
+           "Change records appended to the journal log.");
+    buf_printf(b, "stsd_journal_records_total %llu\n", (unsigned long long)js.records);
+    family(b, "stsd_journal_log_syncs_total", "counter",
+           "fdatasyncs that made the log's records durable (group commit: one per batch).");
+    buf_printf(b, "stsd_journal_log_syncs_total %llu\n", (unsigned long long)js.log_syncs);
     family(b, "stsd_journal_fsync_seconds", "histogram", "Time each fsync of the journal took.");
     histogram(b, "stsd_journal_fsync_seconds", "", &js.fsync);
 }

@@ -116,6 +116,10 @@ static void test_counts(void **state)
     assert_true(sample(m, "stsd_journal_bytes") > 0);
     /* fsync=always: at least one fsync per answered change. */
     assert_true(sample(m, "stsd_journal_fsync_seconds_count") >= 1);
+    /* 7 ADDs and 3 READs that changed a list, one after the other: a record and a sync
+     * each (a change is answered once synced, and the next one comes after). */
+    assert_int_equal(sample(m, "stsd_journal_records_total"), 10);
+    assert_true(sample(m, "stsd_journal_log_syncs_total") >= 10);
     assert_true(sample(m, "process_resident_memory_bytes") > 1e6);
     assert_true(sample(m, "process_virtual_memory_bytes") > 1e6);
     assert_true(sample(m, "process_open_fds") >= 3);

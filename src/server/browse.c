@@ -341,6 +341,10 @@ void browse_info(const cmd_server *srv, const params *p, cmd_result *r)
         json_uint(&j, js.errors);
         json_key(&j, "writable");
         json_bool(&j, js.writable);
+        json_key(&j, "records");
+        json_uint(&j, js.records);
+        json_key(&j, "log_syncs");
+        json_uint(&j, js.log_syncs);
         json_obj_end(&j);
         json_obj_end(&j);
         return;
@@ -367,4 +371,8 @@ void browse_info(const cmd_server *srv, const params *p, cmd_result *r)
     snprintf(v, sizeof v, "%llu", (unsigned long long)js.errors);
     entry_s(b, "journal.errors", "=", v);
     entry_s(b, "journal.writable", "=", js.writable ? "true" : "false");
+    snprintf(v, sizeof v, "%llu", (unsigned long long)js.records);
+    entry_s(b, "journal.records", "=", v);
+    snprintf(v, sizeof v, "%llu", (unsigned long long)js.log_syncs);
+    entry_s(b, "journal.log_syncs", "=", v);
 }

@@ -6,7 +6,8 @@ chromium through chromedriver (python3-selenium), and checks what issue 13 asks:
 and counts appear, a change made outside shows within a second, browsing, search, ADD,
 RESET with its confirmation, LOAD and INITFILE, a hostile line shown as text, no console
 error, no request off-site, first load under 100 KB, no horizontal scroll at 390 px, and a
-foreign page cannot write. Screenshots of each view go to build/ui-screens/.
+foreign page cannot write; with fsync=always, the changes each fdatasync carried. Screenshots
+of each view go to build/ui-screens/.
 """
 import http.client
 import http.server
@@ -424,6 +425,7 @@ class Dashboard(unittest.TestCase):
         self.open('#/server')
         self.wait(lambda d: d.find_element(By.ID, 'info-version').text not in ('', '—'))
         self.assertEqual(self.d.find_element(By.ID, 'info-j_enabled').text, 'off')
+        self.assertEqual(self.d.find_element(By.ID, 'info-j_batch').text, '—')
         keys = [th.text for th in self.d.find_elements(By.CSS_SELECTOR, '#config-body th')]
         self.assertIn('jmeterPlugin.sts.port', keys)
         self.shot('server')
@@ -589,6 +591,58 @@ class TokenPrompt(unittest.TestCase):
         self.give_token('data-secret', 'asks for a token')
         self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
         self.d.save_screenshot(os.path.join(SCREENS, 'token.png'))
+
+
+class GroupCommit(unittest.TestCase):
+    """With fsync=always, the server view shows how many changes each fdatasync carried
+    between two polls: at least one, and no more than the clients changing at once."""
+
+    CLIENTS = 8
+
+    @classmethod
+    def setUpClass(cls):
+        cls.state = tempfile.mkdtemp(prefix='stsd-ui-state-')
+        cls.srv = Server(extra=('--journal', 'on', '-Dstsd.journal.fsync=always',
+                                '--state-dir', cls.state))
+        cls.profile = tempfile.mkdtemp(prefix='stsd-ui-chromium-')
+        cls.d = make_driver(cls.profile)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.quit()
+        shutil.rmtree(cls.profile, ignore_errors=True)
+        cls.srv.stop()
+        shutil.rmtree(cls.state, ignore_errors=True)
+
+    def test_changes_per_fsync(self):
+        self.d.get(f'{self.srv.base}/ui/#/server')
+        wait = WebDriverWait(self.d, 10, poll_frequency=0.05,
+                             ignored_exceptions=(StaleElementReferenceException,
+                                                 NoSuchElementException))
+        wait.until(lambda d: d.find_element(By.ID, 'info-j_fsync').text == 'always')
+        stop = threading.Event()
+
+        def client(n):
+            conn = http.client.HTTPConnection('127.0.0.1', self.srv.port, timeout=10)
+            while not stop.is_set():
+                conn.request('GET', f'/sts/ADD?FILENAME=added.csv&LINE=c{n}')
+                conn.getresponse().read()
+            conn.close()
+
+        clients = [threading.Thread(target=client, args=(n,)) for n in range(self.CLIENTS)]
+        for c in clients:
+            c.start()
+        try:
+            shown = wait.until(lambda d: d.find_element(By.ID, 'info-j_batch').text
+                               not in ('', '—') and d.find_element(By.ID, 'info-j_batch').text)
+        finally:
+            stop.set()
+            for c in clients:
+                c.join()
+        self.assertGreaterEqual(float(shown), 1.0)
+        self.assertLessEqual(float(shown), self.CLIENTS)
+        # Nothing changes any more: no sync, nothing to divide.
+        wait.until(lambda d: d.find_element(By.ID, 'info-j_batch').text == '—')
 
 
 class TenThousandLists(unittest.TestCase):

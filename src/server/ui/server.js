@@ -1,5 +1,6 @@
 // server.js - the server: version, uptime, connections, journal state (polled with INFO
-// instead of STATUS while this view is open), the effective configuration, and STOP.
+// instead of STATUS while this view is open; changes per fsync between two polls), the
+// effective configuration, and STOP.
 import {get, post} from './api.js';
 import {h, fill, fmtInt, fmtBytes, fmtDuration, toast, confirmDialog} from './util.js';
 
@@ -9,8 +10,9 @@ export function serverView() {
   const general = h('dl', {class: 'kv'}, item('version', 'Version'), item('uptime', 'Up for'),
     item('connections', 'Connections'), item('lists', 'Lists'));
   const journal = h('dl', {class: 'kv'}, item('j_enabled', 'Journal'), item('j_fsync', 'fsync policy'),
-    item('j_bytes', 'Size'), item('j_fsync_s', 'Last fsync took'), item('j_errors', 'Write errors'),
-    item('j_writable', 'Accepting changes'));
+    item('j_bytes', 'Size'), item('j_fsync_s', 'Last fsync took'), item('j_batch', 'Changes per fsync'),
+    item('j_errors', 'Write errors'), item('j_writable', 'Accepting changes'));
+  let last = null;          // the journal's counters at the previous poll
   const config = h('tbody', {id: 'config-body'});
   const configFilter = h('input', {id: 'config-filter', type: 'search', autocomplete: 'off',
     placeholder: 'part of a key', oninput: () => renderConfig()});
@@ -34,6 +36,10 @@ export function serverView() {
     dd.j_bytes.textContent = j.enabled ? fmtBytes(j.bytes) : '—';
     dd.j_fsync_s.textContent = j.last_fsync_seconds === null || j.last_fsync_seconds === undefined
       ? '—' : `${(j.last_fsync_seconds * 1000).toFixed(2)} ms`;
+    // With fsync=always, how many changes each group commit carried since the last poll.
+    const syncs = last && j.enabled ? j.log_syncs - last.log_syncs : 0;
+    dd.j_batch.textContent = syncs > 0 ? ((j.records - last.records) / syncs).toFixed(1) : '—';
+    last = j.enabled ? {records: j.records, log_syncs: j.log_syncs} : null;
     dd.j_errors.textContent = fmtInt(j.errors);
     dd.j_writable.textContent = j.writable === false ? 'NO: changes are refused' : 'yes';
     dd.j_writable.classList.toggle('bad', j.writable === false);

@@ -47,9 +47,12 @@ CHROME_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
 class Server:
     """A real stsd on a free port in a temp directory."""
 
-    def __init__(self, extra=(), token=None):
+    def __init__(self, extra=(), token=None, fsync=None):
         self.token = token             # what call() sends, as a curl user with a token would
         self.dir = tempfile.mkdtemp(prefix='stsd-ui-')
+        if fsync:                      # the journal on, its state in the temp directory
+            extra = ('--journal', 'on', f'-Dstsd.journal.fsync={fsync}',
+                     '--state-dir', os.path.join(self.dir, 'state'), *extra)
         self.data = os.path.join(self.dir, 'data')
         os.mkdir(self.data)
         with open(os.path.join(self.data, 'logins.csv'), 'w') as f:
@@ -122,21 +125,41 @@ def make_driver(profile):
     return d
 
 
-class Dashboard(unittest.TestCase):
+class BrowserCase(unittest.TestCase):
+    """A class of tests with its own stsd (Server(**SERVER)) and headless Chromium."""
+
+    SERVER = {}
+    WAIT_S, POLL_S = 5, 0.02           # wait()'s defaults
+
     @classmethod
     def setUpClass(cls):
-        os.makedirs(SCREENS, exist_ok=True)
-        cls.srv = Server()
+        cls.srv = Server(**cls.SERVER)
+        cls.prepare()
         cls.profile = tempfile.mkdtemp(prefix='stsd-ui-chromium-')
         cls.d = make_driver(cls.profile)
-        cls.requests = []      # every URL the page asked for
-        cls.console = []       # every console message
+
+    @classmethod
+    def prepare(cls):
+        """What the class needs done on its server before the browser starts."""
 
     @classmethod
     def tearDownClass(cls):
         cls.d.quit()
         shutil.rmtree(cls.profile, ignore_errors=True)
         cls.srv.stop()
+
+    def wait(self, cond, timeout=None):
+        return WebDriverWait(self.d, timeout or self.WAIT_S, poll_frequency=self.POLL_S,
+                             ignored_exceptions=(StaleElementReferenceException,
+                                                 NoSuchElementException)).until(cond)
+
+
+class Dashboard(BrowserCase):
+    @classmethod
+    def prepare(cls):
+        os.makedirs(SCREENS, exist_ok=True)
+        cls.requests = []      # every URL the page asked for
+        cls.console = []       # every console message
 
     def drain_logs(self):
         """Collects the page's network requests and console messages so far; returns the
@@ -157,11 +180,6 @@ class Dashboard(unittest.TestCase):
                     transferred += p['encodedDataLength']
         self.console.extend(self.d.get_log('browser'))
         return transferred
-
-    def wait(self, cond, timeout=5):
-        return WebDriverWait(self.d, timeout, poll_frequency=0.02,
-                             ignored_exceptions=(StaleElementReferenceException,
-                                                 NoSuchElementException)).until(cond)
 
     def text_is(self, css, want, timeout=5):
         self.wait(lambda d: d.find_element(By.CSS_SELECTOR, css).text == want, timeout)
@@ -527,27 +545,12 @@ class Dashboard(unittest.TestCase):
         # This page's refusals are not the dashboard's console errors.
         self.d.get_log('browser')
 
-class TokenPrompt(unittest.TestCase):
+class TokenPrompt(BrowserCase):
     """With stsd.token and stsd.adminToken set, the dashboard asks for a token on 401,
     keeps it for the tab, and asks for the admin token when a command needs it."""
 
-    @classmethod
-    def setUpClass(cls):
-        cls.srv = Server(extra=('-Dstsd.token=data-secret', '-Dstsd.adminToken=admin-secret'),
-                         token='admin-secret')
-        cls.profile = tempfile.mkdtemp(prefix='stsd-ui-chromium-')
-        cls.d = make_driver(cls.profile)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.d.quit()
-        shutil.rmtree(cls.profile, ignore_errors=True)
-        cls.srv.stop()
-
-    def wait(self, cond, timeout=5):
-        return WebDriverWait(self.d, timeout, poll_frequency=0.02,
-                             ignored_exceptions=(StaleElementReferenceException,
-                                                 NoSuchElementException)).until(cond)
+    SERVER = {'extra': ('-Dstsd.token=data-secret', '-Dstsd.adminToken=admin-secret'),
+              'token': 'admin-secret'}
 
     def give_token(self, value, why):
         dialog = self.wait(EC.visibility_of_element_located((By.ID, 'token')))
@@ -593,33 +596,17 @@ class TokenPrompt(unittest.TestCase):
         self.d.save_screenshot(os.path.join(SCREENS, 'token.png'))
 
 
-class GroupCommit(unittest.TestCase):
+class GroupCommit(BrowserCase):
     """With fsync=always, the server view shows how many changes each fdatasync carried
     between two polls: at least one, and no more than the clients changing at once."""
 
+    SERVER = {'fsync': 'always'}
+    WAIT_S, POLL_S = 10, 0.05
     CLIENTS = 8
-
-    @classmethod
-    def setUpClass(cls):
-        cls.state = tempfile.mkdtemp(prefix='stsd-ui-state-')
-        cls.srv = Server(extra=('--journal', 'on', '-Dstsd.journal.fsync=always',
-                                '--state-dir', cls.state))
-        cls.profile = tempfile.mkdtemp(prefix='stsd-ui-chromium-')
-        cls.d = make_driver(cls.profile)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.d.quit()
-        shutil.rmtree(cls.profile, ignore_errors=True)
-        cls.srv.stop()
-        shutil.rmtree(cls.state, ignore_errors=True)
 
     def test_changes_per_fsync(self):
         self.d.get(f'{self.srv.base}/ui/#/server')
-        wait = WebDriverWait(self.d, 10, poll_frequency=0.05,
-                             ignored_exceptions=(StaleElementReferenceException,
-                                                 NoSuchElementException))
-        wait.until(lambda d: d.find_element(By.ID, 'info-j_fsync').text == 'always')
+        self.wait(lambda d: d.find_element(By.ID, 'info-j_fsync').text == 'always')
         stop = threading.Event()
 
         def client(n):
@@ -633,8 +620,8 @@ class GroupCommit(unittest.TestCase):
         for c in clients:
             c.start()
         try:
-            shown = wait.until(lambda d: d.find_element(By.ID, 'info-j_batch').text
-                               not in ('', '—') and d.find_element(By.ID, 'info-j_batch').text)
+            shown = self.wait(lambda d: d.find_element(By.ID, 'info-j_batch').text
+                              not in ('', '—') and d.find_element(By.ID, 'info-j_batch').text)
         finally:
             stop.set()
             for c in clients:
@@ -642,36 +629,23 @@ class GroupCommit(unittest.TestCase):
         self.assertGreaterEqual(float(shown), 1.0)
         self.assertLessEqual(float(shown), self.CLIENTS)
         # Nothing changes any more: no sync, nothing to divide.
-        wait.until(lambda d: d.find_element(By.ID, 'info-j_batch').text == '—')
+        self.wait(lambda d: d.find_element(By.ID, 'info-j_batch').text == '—')
 
 
-class TenThousandLists(unittest.TestCase):
+class TenThousandLists(BrowserCase):
     """10,000 lists: the lists view pages through them, and each poll's work (parse,
     history, sort, render) stays well under the second between polls."""
 
     N = 10000
+    WAIT_S, POLL_S = 10, 0.05
 
     @classmethod
-    def setUpClass(cls):
-        cls.srv = Server()
+    def prepare(cls):
         conn = http.client.HTTPConnection('127.0.0.1', cls.srv.port, timeout=10)
         for i in range(cls.N):
             conn.request('GET', f'/sts/ADD?FILENAME=list-{i:05d}&LINE=x{i}')
             conn.getresponse().read()
         conn.close()
-        cls.profile = tempfile.mkdtemp(prefix='stsd-ui-chromium-')
-        cls.d = make_driver(cls.profile)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.d.quit()
-        shutil.rmtree(cls.profile, ignore_errors=True)
-        cls.srv.stop()
-
-    def wait(self, cond, timeout=10):
-        return WebDriverWait(self.d, timeout, poll_frequency=0.05,
-                             ignored_exceptions=(StaleElementReferenceException,
-                                                 NoSuchElementException)).until(cond)
 
     def test_pages_and_poll_cost(self):
         total = self.N + 2

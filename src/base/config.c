@@ -239,6 +239,15 @@ static int charset_name_ok(const char *s)
     return 1;
 }
 
+/* The index of s[0..n) among the count names (letter case aside), or -1. */
+static int name_index(const char *s, size_t n, const char *const *names, size_t count)
+{
+    for (size_t i = 0; i < count; i++)
+        if (n == strlen(names[i]) && strncasecmp(s, names[i], n) == 0)
+            return (int)i;
+    return -1;
+}
+
 static int addr_ok(const char *s)
 {
     unsigned char a[sizeof(struct in6_addr)];
@@ -273,27 +282,28 @@ static int value_parse(const conf_key *k, const char *name, const char *text,
         return -1;
     case CT_BOOL:
     case CT_ONOFF: {
-        const char *yes = k->type == CT_BOOL ? "true" : "on";
-        const char *no = k->type == CT_BOOL ? "false" : "off";
-        if (n == strlen(yes) && strncasecmp(s, yes, n) == 0)
-            return *num = 1, 0;
-        if (n == strlen(no) && strncasecmp(s, no, n) == 0)
-            return *num = 0, 0;
-        buf_printf(err, "%s: \"%s\" is not %s or %s", name, text, yes, no);
+        static const char *const bools[] = {"false", "true"}, *const onoff[] = {"off", "on"};
+        const char *const *names = k->type == CT_BOOL ? bools : onoff;
+        int i = name_index(s, n, names, 2);
+        if (i >= 0)
+            return *num = (unsigned)i, 0;
+        buf_printf(err, "%s: \"%s\" is not %s or %s", name, text, names[1], names[0]);
         return -1;
     }
-    case CT_FSYNC:
-        for (size_t i = 0; i < 3; i++)
-            if (n == strlen(fsync_names[i]) && strncasecmp(s, fsync_names[i], n) == 0)
-                return *num = i, 0;
+    case CT_FSYNC: {
+        int i = name_index(s, n, fsync_names, 3);
+        if (i >= 0)
+            return *num = (unsigned)i, 0;
         buf_printf(err, "%s: \"%s\" is not always, everysec or no", name, text);
         return -1;
-    case CT_LOGFMT:
-        for (size_t i = 0; i < 2; i++)
-            if (n == strlen(logfmt_names[i]) && strncasecmp(s, logfmt_names[i], n) == 0)
-                return *num = i, 0;
+    }
+    case CT_LOGFMT: {
+        int i = name_index(s, n, logfmt_names, 2);
+        if (i >= 0)
+            return *num = (unsigned)i, 0;
         buf_printf(err, "%s: \"%s\" is not text or json", name, text);
         return -1;
+    }
     case CT_STRING:
     case CT_CHARSET:
     case CT_ADDR:

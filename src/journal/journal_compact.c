@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "journal_int.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "snapshot.h"
 #include "store/store.h"
@@ -296,9 +297,7 @@ cleanup:
  * the compaction thread, the log has outgrown its threshold). */
 static void nap(journal *j, int seconds, int compactor)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    t.tv_sec += seconds;
+    struct timespec t = clock_deadline_ns((uint64_t)seconds * 1000000000u);
     while (!j->stop && !(compactor && j->compact_due) &&
            pthread_cond_timedwait(&j->tick, &j->mu, &t) != ETIMEDOUT)
         ;

@@ -41,7 +41,7 @@ struct journal {
     pthread_mutex_t mu;         /* guards everything down to `stop`; never held while
                                  * taking a list lock (the order is list, then journal) */
     pthread_cond_t cv;          /* io ended, durability moved, held changes settled */
-    pthread_cond_t wake;        /* for the writer thread: records are waiting */
+    pthread_cond_t wake;        /* for the writer thread: records are waiting (monotonic) */
     pthread_cond_t tick;        /* the background threads' naps: a stop, a compaction due */
     int fd;                     /* the current log (records at fsize, by pwrite) */
     uint8_t *map;               /* the log mapped (journal_map.c), or NULL: written */

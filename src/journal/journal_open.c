@@ -180,7 +180,7 @@ static journal *journal_alloc(const char *dir, conf_fsync policy)
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
     if (!(j->dir = strdup(dir)) || pthread_mutex_init(&j->mu, &ma) != 0 ||
         pthread_mutex_init(&j->compact_mu, NULL) != 0 || pthread_cond_init(&j->cv, &ca) != 0 ||
-        pthread_cond_init(&j->wake, NULL) != 0 ||
+        pthread_cond_init(&j->wake, &ca) != 0 ||
         pthread_cond_init(&j->tick, &ca) != 0) {
         free(j->dir);
         free(j);

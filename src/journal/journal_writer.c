@@ -6,10 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "journal_int.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "wal.h"
 
@@ -459,13 +459,7 @@ void journal_cancel_waits(journal *j)
 /* Sleeps GATHER_US (the journal's mutex released) while more records come in. */
 static void gather_locked(journal *j)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);       /* the clock of j->wake */
-    t.tv_nsec += GATHER_US * 1000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
+    struct timespec t = clock_deadline_ns(GATHER_US * 1000u);
     /* Nothing signals wake while the writer is not idle: this sleeps its time, unless a
      * stop comes. */
     pthread_cond_timedwait(&j->wake, &j->mu, &t);

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/addr.h"
+
 typedef struct allow_range {
     int family;                    /* AF_INET or AF_INET6 */
     unsigned char addr[16];        /* network bytes, host bits cleared */
@@ -120,23 +122,11 @@ static int range_has(const allow_range *r, const unsigned char *addr)
 
 int allow_match(const allow_list *a, const struct sockaddr *addr, socklen_t len)
 {
-    int family;
-    const unsigned char *bytes;
-    static const unsigned char v4mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-    if (addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
-        family = AF_INET;
-        bytes = (const unsigned char *)&((const struct sockaddr_in *)addr)->sin_addr;
-    } else if (addr->sa_family == AF_INET6 && len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-        bytes = (const unsigned char *)&((const struct sockaddr_in6 *)addr)->sin6_addr;
-        family = AF_INET6;
-        /* A dual-stack socket shows IPv4 clients as ::ffff:a.b.c.d. */
-        if (memcmp(bytes, v4mapped, 12) == 0) {
-            family = AF_INET;
-            bytes += 12;
-        }
-    } else {
+    unsigned char key[ADDR_KEY_SIZE];
+    if (addr_key(addr, len, key) != 0)
         return 0;
-    }
+    int family = addr_key_is_v4(key) ? AF_INET : AF_INET6;
+    const unsigned char *bytes = family == AF_INET ? key + 12 : key;
     for (size_t i = 0; i < a->n; i++)
         if (a->r[i].family == family && range_has(&a->r[i], bytes))
             return 1;

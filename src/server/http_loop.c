@@ -97,17 +97,18 @@ void http_loops_wake_holding(http_loops *ls)
 
 /* How long to sleep after a turn: libmicrohttpd's own timeout (its connections'
  * deadlines, or 0 when it has work left), except that requests waiting in place keep
- * that at 0 while only the writer's wake can move them. */
-static int turn_timeout(http_loop *l)
+ * that at 0 while only the writer's wake can move them: then a hold poll (*hold_poll set). */
+static int turn_timeout(http_loop *l, int *hold_poll)
 {
     MHD_UNSIGNED_LONG_LONG t;
+    *hold_poll = 0;
     if (MHD_get_timeout(l->d, &t) != MHD_YES)
         return -1;
-    if (l->busy)
-        l->quiet_polls = 0;
-    if (t == 0 && atomic_load_explicit(&l->holding, memory_order_relaxed) > 0 && !l->busy)
+    if (t == 0 && atomic_load_explicit(&l->holding, memory_order_relaxed) > 0 && !l->busy) {
+        *hold_poll = 1;
         return HOLD_POLL_MS << (l->quiet_polls < HOLD_POLL_DOUBLINGS ? l->quiet_polls
                                                                     : HOLD_POLL_DOUBLINGS);
+    }
     return t > INT_MAX ? INT_MAX : (int)t;
 }
 
@@ -138,8 +139,8 @@ static void *loop_main(void *arg)
         l->busy = 0;
         MHD_run(l->d);
         struct epoll_event ev[2];
-        int n = epoll_wait(l->ep, ev, 2, turn_timeout(l));
-        l->quiet_polls = n == 0 ? l->quiet_polls + 1 : 0;
+        int hold_poll, n = epoll_wait(l->ep, ev, 2, turn_timeout(l, &hold_poll));
+        l->quiet_polls = hold_poll && n == 0 ? l->quiet_polls + 1 : 0;
         for (int i = 0; i < n; i++) {
             uint64_t v;
             if (ev[i].data.fd == l->efd && read(l->efd, &v, sizeof v) < 0 && errno != EAGAIN)

@@ -8,11 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/addr.h"
+
 #define IPLIMIT_BUCKETS 1024
 
-/* An address as 16 bytes: IPv6 as is, IPv4 (or IPv4-mapped IPv6) in the mapped form. */
 typedef struct ip_key {
-    unsigned char b[16];
+    unsigned char b[ADDR_KEY_SIZE];
 } ip_key;
 
 typedef struct ip_entry {
@@ -27,27 +28,10 @@ struct iplimit {
     ip_entry *bucket[IPLIMIT_BUCKETS];
 };
 
-/* 0 with the key of addr, or -1 for a family without addresses to count. */
-static int key_of(const struct sockaddr *addr, socklen_t len, ip_key *k)
-{
-    memset(k, 0, sizeof *k);
-    if (addr && addr->sa_family == AF_INET && len >= (socklen_t)sizeof(struct sockaddr_in)) {
-        k->b[10] = k->b[11] = 0xff;
-        memcpy(k->b + 12, &((const struct sockaddr_in *)addr)->sin_addr, 4);
-        return 0;
-    }
-    if (addr && addr->sa_family == AF_INET6 &&
-        len >= (socklen_t)sizeof(struct sockaddr_in6)) {
-        memcpy(k->b, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
-        return 0;
-    }
-    return -1;
-}
-
 static unsigned bucket_of(const ip_key *k)
 {
     uint32_t h = 2166136261u;                 /* FNV-1a */
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < ADDR_KEY_SIZE; i++)
         h = (h ^ k->b[i]) * 16777619u;
     return h % IPLIMIT_BUCKETS;
 }
@@ -56,7 +40,7 @@ static unsigned bucket_of(const ip_key *k)
 static ip_entry *find(iplimit *l, const ip_key *k, ip_entry ***link)
 {
     ip_entry **p = &l->bucket[bucket_of(k)];
-    while (*p && memcmp((*p)->key.b, k->b, 16) != 0)
+    while (*p && memcmp((*p)->key.b, k->b, ADDR_KEY_SIZE) != 0)
         p = &(*p)->next;
     if (link)
         *link = p;
@@ -90,7 +74,7 @@ void iplimit_free(iplimit *l)
 unsigned iplimit_count(iplimit *l, const struct sockaddr *addr, socklen_t len)
 {
     ip_key k;
-    if (key_of(addr, len, &k) != 0)
+    if (addr_key(addr, len, k.b) != 0)
         return 0;
     pthread_mutex_lock(&l->mu);
     ip_entry *e = find(l, &k, NULL);
@@ -107,7 +91,7 @@ int iplimit_admits(iplimit *l, const struct sockaddr *addr, socklen_t len)
 int iplimit_open(iplimit *l, const struct sockaddr *addr, socklen_t len)
 {
     ip_key k;
-    if (key_of(addr, len, &k) != 0)
+    if (addr_key(addr, len, k.b) != 0)
         return -1;
     int rc = 0;
     pthread_mutex_lock(&l->mu);
@@ -128,7 +112,7 @@ int iplimit_open(iplimit *l, const struct sockaddr *addr, socklen_t len)
 void iplimit_close(iplimit *l, const struct sockaddr *addr, socklen_t len)
 {
     ip_key k;
-    if (key_of(addr, len, &k) != 0)
+    if (addr_key(addr, len, k.b) != 0)
         return;
     pthread_mutex_lock(&l->mu);
     ip_entry **link;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 
 #define LEASE_TIMER_TICK_MS 100
@@ -37,11 +38,7 @@ static void *timer_main(void *arg)
             wait = LEASE_TIMER_TICK_MS;
         if (wait < 1)
             wait = 1;
-        struct timespec until;
-        clock_gettime(CLOCK_MONOTONIC, &until);
-        until.tv_nsec += (long)wait * 1000000;
-        until.tv_sec += until.tv_nsec / 1000000000;
-        until.tv_nsec %= 1000000000;
+        struct timespec until = clock_deadline_ns((uint64_t)wait * 1000000u);
         pthread_mutex_lock(&t->mu);
         if (!t->stop)
             pthread_cond_timedwait(&t->cv, &t->mu, &until);

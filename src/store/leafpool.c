@@ -9,6 +9,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "base/clock.h"
+
 #if LEAFPOOL_ASAN
 #include <sanitizer/asan_interface.h>
 #define POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
@@ -401,13 +403,7 @@ void leafpool_give(leafpool *p, void *const *slots, size_t n)
         /* Memory the kernel takes back is slow to get again (see leafpool.h): keep the
          * excess a while, for a reload, unless there is no thread to trim it later. */
         if (p->o.grace_ms && helper_wake(p) == 0) {
-            clock_gettime(CLOCK_MONOTONIC, &p->trim_at);
-            p->trim_at.tv_sec += p->o.grace_ms / 1000;
-            p->trim_at.tv_nsec += (long)(p->o.grace_ms % 1000) * 1000000;
-            if (p->trim_at.tv_nsec >= 1000000000) {
-                p->trim_at.tv_sec++;
-                p->trim_at.tv_nsec -= 1000000000;
-            }
+            p->trim_at = clock_deadline_ns((uint64_t)p->o.grace_ms * 1000000u);
             p->trimming = 1;
         } else {
             drop = trim(p, keep);

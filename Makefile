@@ -147,7 +147,8 @@ test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
 		test-unit test-proto
 
-bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/fsync-floor
+bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/fsync-floor \
+		$(BUILD)/tests/libfailsync.so
 	scripts/bench.sh
 
 # Waiting and leases (scripts/bench.sh runs it last): its own stsd, on testlib.

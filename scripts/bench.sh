@@ -8,7 +8,8 @@
 #        BENCH_BIG=0 skips the 10M/1M lists;
 #        STSD_ARGS="..."               extra stsd arguments (e.g. --journal on)
 # The durability rows (names durable-*) start their own servers: stsd with each fsync
-# policy, and redis-server with appendfsync always when it is installed.
+# policy, stsd with fsync=always whose syncs a test shim skips (the group commit without
+# the disk), and redis-server with appendfsync always when it is installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-5}
@@ -16,7 +17,8 @@ rounds=${2:-3}
 big=${BENCH_BIG:-1}
 
 scripts/deps.sh bench
-make --no-print-directory -s build/stsd build/ceiling build/fsync-floor >/dev/null
+make --no-print-directory -s build/stsd build/ceiling build/fsync-floor \
+    build/tests/libfailsync.so >/dev/null
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 
 work=$(mktemp -d /tmp/stsd-bench.XXXXXX)
@@ -314,8 +316,10 @@ fi
 
 # ---- durability: fsync policies against each other and against Redis ----------------------
 
-# One stsd per policy ("off": no journal), each in its own directory, and Redis with
-# appendonly yes + appendfsync always (the same promise as fsync=always). Rows compare two
+# One stsd per policy ("off": no journal; "nodisk": fsync=always with every fdatasync
+# skipped by the failsync shim, so that its rows show what the group commit costs apart
+# from the disk), each in its own directory, and Redis with appendonly yes + appendfsync
+# always (the same promise as fsync=always). Rows compare two
 # servers measured alternately in the same run; "bytes/op" is what the server caused to be
 # written to the disk per request (/proc/PID/io write_bytes: pages dirtied; a small
 # append to a page already synced dirties it again).
@@ -326,14 +330,16 @@ declare -A dport dpid
 if [ -z "${BENCH_ONLY:-}" ] || grep -q -- "durable-" <<< "$BENCH_ONLY"; then
     awk 'BEGIN { for (i = 1; i <= 2000000; i++) printf "login%07d;password%07d\n", i, i }' \
         > "$work/data/fill.csv"
-    for pol in off no everysec always; do
+    for pol in off no everysec always nodisk; do
         mkdir -p "$work/$pol"
         ln "$work/data/fill.csv" "$work/$pol/fill.csv" 2>/dev/null ||
             cp "$work/data/fill.csv" "$work/$pol/fill.csv"
-        jargs=(--journal on -Dstsd.journal.fsync="$pol" --state-dir "$work/$pol/state")
+        jargs=(--journal on -Dstsd.journal.fsync="${pol/nodisk/always}" --state-dir "$work/$pol/state")
         [ "$pol" = off ] && jargs=()
+        shim=(env)
+        [ "$pol" = nodisk ] && shim=(env STSD_SKIPSYNC=1 LD_PRELOAD="$PWD/build/tests/libfailsync.so")
         dport[$pol]=$(free_port)
-        build/stsd --port "${dport[$pol]}" --bind 127.0.0.1 --dataset-dir "$work/$pol" \
+        "${shim[@]}" build/stsd --port "${dport[$pol]}" --bind 127.0.0.1 --dataset-dir "$work/$pol" \
             -DjmeterPlugin.sts.daemon=true -Dstsd.maxConnections=10000 "${jargs[@]}" \
             2> "$work/$pol.log" &
         dpid[$pol]=$!
@@ -421,11 +427,15 @@ if [ -z "${BENCH_ONLY:-}" ] || grep -q -- "durable-" <<< "$BENCH_ONLY"; then
             stsd_run always 50 add -- redis_run 50 rpush
         durable durable-read-redis-50 "stsd READ KEEP=FALSE, always, c50" "redis LPOP, fsync always, c50" \
             stsd_run always 50 read -- redis_run 50 lpop
+        durable durable-nodisk-redis-50 "stsd ADD LAST, syncs skipped, c50" "redis RPUSH, fsync always, c50" \
+            stsd_run nodisk 50 add -- redis_run 50 rpush
     fi
     durable durable-add-200 "stsd ADD LAST, always, c200" "stsd ADD LAST, fsync=no, c200" \
         stsd_run always 200 add -- stsd_run no 200 add
     durable durable-read-200 "stsd READ KEEP=FALSE, always, c200" "stsd READ KEEP=FALSE, no, c200" \
         stsd_run always 200 read -- stsd_run no 200 read
+    durable durable-nodisk-200 "stsd ADD LAST, syncs skipped, c200" "stsd ADD LAST, fsync=no, c200" \
+        stsd_run nodisk 200 add -- stsd_run no 200 add
     durable durable-add-everysec "stsd ADD LAST, everysec, c50" "stsd ADD LAST, journal off, c50" \
         stsd_run everysec 50 add -- stsd_run off 50 add
     durable durable-read-everysec "stsd READ KEEP=FALSE, everysec, c50" "stsd READ KEEP=FALSE, off, c50" \

@@ -319,10 +319,10 @@ fi
 # One stsd per policy ("off": no journal; "nodisk": fsync=always with every fdatasync
 # skipped by the failsync shim, so that its rows show what the group commit costs apart
 # from the disk), each in its own directory, and Redis with appendonly yes + appendfsync
-# always (the same promise as fsync=always). Rows compare two
-# servers measured alternately in the same run; "bytes/op" is what the server caused to be
-# written to the disk per request (/proc/PID/io write_bytes: pages dirtied; a small
-# append to a page already synced dirties it again).
+# always (the same promise as fsync=always). Rows compare two servers measured
+# alternately in the same run; "bytes/op" is what the server caused to be written to the
+# disk per request (/proc/PID/io write_bytes: pages dirtied; a small append to a page
+# already synced dirties it again).
 durable_wanted() {
     [ -z "${BENCH_ONLY:-}" ] || grep -qw -- "$1" <<< "$BENCH_ONLY"
 }

@@ -1,12 +1,14 @@
-/* failsync.c - LD_PRELOAD shim for test_faults: while the file named by $STSD_FAILSYNC
- * exists, every fsync and fdatasync fails with EIO, and a regular file first loses what
- * was written since its last successful sync (what a failed writeback may leave on
- * disk): in a file written by pwrite (the log, whose space is reserved ahead) what those
- * writes covered reads as zeros; any other file is cut back to its size then.
- * The first failure writes its CLOCK_MONOTONIC time (ns) to $STSD_FAILSYNC.first.
+/* failsync.c - LD_PRELOAD shim for test_faults and the bench's syncless server: while the
+ * file named by $STSD_FAILSYNC exists, every fsync and fdatasync fails with EIO, and a
+ * regular file first loses what was written since its last successful sync (what a
+ * failed writeback may leave on disk): in a file written by pwrite (the log, whose space
+ * is reserved ahead) what those writes covered reads as zeros; any other file is cut back
+ * to its size then. The first failure writes its CLOCK_MONOTONIC time (ns) to
+ * $STSD_FAILSYNC.first.
  * With $STSD_SLOWSYNC_MS, every successful fsync and fdatasync first takes that long (a
  * slow disk). With $STSD_SKIPSYNC, every one returns 0 at once without syncing: what the
- * group-commit path costs without the disk (docs/benchmarks.md, "The floor"). */
+ * group-commit path costs without the disk (docs/benchmarks.md, "The group-commit path
+ * without the disk"). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>

@@ -1,11 +1,15 @@
-/* clock.h - deadlines for timed waits. Every condition stsd waits on with a timeout is
- * created with CLOCK_MONOTONIC, so that a step of the wall clock neither stretches nor
- * cuts a wait. */
+/* clock.h - the time stsd measures and waits by: CLOCK_MONOTONIC. Every condition stsd
+ * waits on with a timeout is created with it, so that a step of the wall clock neither
+ * stretches nor cuts a wait, a deadline or a measured duration. */
 #ifndef STSD_CLOCK_H
 #define STSD_CLOCK_H
 
 #include <stdint.h>
 #include <time.h>
+
+/* Now, in nanoseconds and in milliseconds (for durations and deadlines). */
+uint64_t clock_now_ns(void);
+int64_t clock_now_ms(void);
 
 /* CLOCK_MONOTONIC's time ns nanoseconds from now, for pthread_cond_timedwait. */
 struct timespec clock_deadline_ns(uint64_t ns);

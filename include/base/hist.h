@@ -28,7 +28,4 @@ void hist_observe(hist *h, uint64_t ns);
 /* Adds h's counts to *s. */
 void hist_add_to(const hist *h, hist_sum *s);
 
-/* Nanoseconds on the monotonic clock. */
-uint64_t hist_now_ns(void);
-
 #endif

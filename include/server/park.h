@@ -46,9 +46,6 @@ typedef void (*park_expire_fn)(park_slot *s, park_why why, cmd_result *r, void *
 /* Resumes the connection of a finished slot (MHD_resume_connection); any thread. */
 typedef void (*park_resume_fn)(void *conn);
 
-/* Milliseconds of CLOCK_MONOTONIC: the clock of deadlines. */
-int64_t park_now_ms(void);
-
 /* Starts a lot and its timer thread. Returns NULL with a message in err. */
 park_lot *park_lot_create(buf *err);
 
@@ -67,7 +64,7 @@ size_t park_lot_count(park_lot *lot);
 /* Parks the request whose result is r: the slot takes r's contents as its own result
  * (r keeps its other fields but an empty buffer; the edge swaps the results back when
  * the connection resumes, keeping r's fields that say how to answer), so a slot
- * outlives its connection safely. Parks until deadline_ms (park_now_ms() clock; 0: no deadline). expire
+ * outlives its connection safely. Parks until deadline_ms (clock_now_ms() clock; 0: no deadline). expire
  * ends it at the deadline or at shutdown; NULL: only park_complete/park_finish end it
  * (and shutdown leaves it alone). Returns the slot holding two references, the caller's
  * and the HTTP edge's; NULL on ENOMEM or once the lot is shut down (answer now then). */

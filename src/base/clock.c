@@ -1,5 +1,17 @@
-/* clock.c - deadlines on CLOCK_MONOTONIC. */
+/* clock.c - now and deadlines on CLOCK_MONOTONIC. */
 #include "base/clock.h"
+
+uint64_t clock_now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+int64_t clock_now_ms(void)
+{
+    return (int64_t)(clock_now_ns() / 1000000u);
+}
 
 struct timespec clock_deadline_ns(uint64_t ns)
 {

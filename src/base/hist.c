@@ -1,7 +1,6 @@
 /* hist.c - fixed-bucket latency histograms for the metrics. */
 #include "base/hist.h"
 
-#include <time.h>
 
 const double hist_bounds[HIST_BUCKETS] = {
     0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
@@ -28,11 +27,4 @@ void hist_add_to(const hist *h, hist_sum *s)
     for (int i = 0; i <= HIST_BUCKETS; i++)
         s->n[i] += atomic_load_explicit(&h->n[i], memory_order_relaxed);
     s->sum_ns += atomic_load_explicit(&h->sum_ns, memory_order_relaxed);
-}
-
-uint64_t hist_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+
 /* ---- CRC-32C, slicing by 8 ------------------------------------------------------------ */
 
 static uint32_t crc_table[8][256];
@@ -109,9 +111,9 @@ static _Atomic uint64_t fsync_last_ns;
 
 int wal_fsync(int fd)
 {
-    uint64_t t0 = hist_now_ns();
+    uint64_t t0 = clock_now_ns();
     int rc = wal_sys.fsync(fd), e = errno;
-    uint64_t ns = hist_now_ns() - t0;
+    uint64_t ns = clock_now_ns() - t0;
     hist_observe(&fsync_hist, ns);
     atomic_store_explicit(&fsync_last_ns, ns + 1, memory_order_relaxed);
     errno = e;
@@ -127,9 +129,9 @@ const hist *wal_fsync_hist(uint64_t *last_ns)
 
 int wal_datasync(int fd)
 {
-    uint64_t t0 = hist_now_ns();
+    uint64_t t0 = clock_now_ns();
     int rc = wal_sys.fdatasync(fd), e = errno;
-    uint64_t ns = hist_now_ns() - t0;
+    uint64_t ns = clock_now_ns() - t0;
     hist_observe(&fsync_hist, ns);
     atomic_store_explicit(&fsync_last_ns, ns + 1, memory_order_relaxed);
     errno = e;

@@ -11,9 +11,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "server/command.h"
 
@@ -50,13 +50,6 @@ static atomic_ullong failures_total;
 
 static const char *const admin_commands[] = {"INITFILE", "LOAD", "SAVE", "RESET", "STOP",
                                              "CONFIG"};
-
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* Comparing every byte of expected, whatever happens on the way, and folding the result
  * only at the end: no branch depends on the secret's bytes. */
@@ -415,7 +408,7 @@ auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *path,
         if (path[i] == '/')
             name = path + i + 1;
     size_t name_len = path_len - (size_t)(name - path);
-    int64_t now = now_ms();
+    int64_t now = clock_now_ms();
     unsigned char key[17];
     int have_key = addr_key(addr, key) == 0;
 

@@ -8,6 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "command_int.h"
 #include "server/park.h"
@@ -292,7 +293,7 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
         return ko_not_loaded(r, name, nlen);
     if (wait_ms > 0 && srv->lot) {
         cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi, lease_ms};
-        return cmd_wait_read(srv, &q, park_now_ms() + wait_ms, r);
+        return cmd_wait_read(srv, &q, clock_now_ms() + wait_ms, r);
     }
     size_t count;
     store_rc rc;
@@ -394,7 +395,7 @@ static void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
     if (wait_ms > 0 && srv->lot && strlen(name) == nlen) {
         rx_release(re);
         cmd_find_req q = {name, nlen, line, llen, mode, keep, lease_ms};
-        return cmd_wait_find(srv, &q, park_now_ms() + wait_ms, r);
+        return cmd_wait_find(srv, &q, clock_now_ms() + wait_ms, r);
     }
     store_matcher m = {0};
     if (mode == FIND_EQUALS) {
@@ -509,20 +510,19 @@ static void ko_dataset(cmd_result *r, dataset_rc rc)
 }
 
 /* Puts l in place of list name (the store owns l from here, also on error), logs verb
- * with the count and the time since t0, and answers the count. Returns 0 or -1. */
+ * with the count and the time since t0_ns (clock_now_ns), and answers the count. Returns
+ * 0 or -1. */
 static int install_list(const cmd_server *srv, const char *verb, const char *name, list *l,
-                        const struct timespec *t0, cmd_result *r)
+                        uint64_t t0_ns, cmd_result *r)
 {
-    struct timespec t1;
     size_t n = list_length(l);
     store_rc rc = store_replace(srv->st, name, l, &r->lsn);
     if (rc != STORE_OK) {
         ko_store(r, rc, name, strlen(name));
         return -1;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t1);
     log_info("%s %s: %zu lines in %.3f s", verb, name, n,
-             (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9);
+             (double)(clock_now_ns() - t0_ns) / 1e9);
     r->kind = REPLY_OK;
     buf_printf(&r->text, "%zu", n);
     return 0;
@@ -531,15 +531,14 @@ static int install_list(const cmd_server *srv, const char *verb, const char *nam
 /* Loads file name into list name; shared by INITFILE and start-up. */
 static int load_file(const cmd_server *srv, const char *name, cmd_result *r)
 {
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = clock_now_ns();
     list *l = NULL;
     dataset_rc drc = dataset_load(srv->ds, name, &l);
     if (drc != DATASET_OK) {
         ko_dataset(r, drc);
         return -1;
     }
-    return install_list(srv, "INITFILE", name, l, &t0, r);
+    return install_list(srv, "INITFILE", name, l, t0, r);
 }
 
 static void cmd_initfile(const cmd_server *srv, const params *p, cmd_result *r)
@@ -560,13 +559,12 @@ static void cmd_load(const cmd_server *srv, const params *p, cmd_result *r)
     const char *text = params_get(p, PARAM_FILE, &len);
     if (!text)
         return ko(r, MSG_NO_FILE);
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = clock_now_ns();
     list *l = NULL;
     dataset_rc drc = dataset_load_text(srv->ds, text, len, &l);
     if (drc != DATASET_OK)
         return ko_dataset(r, drc);
-    install_list(srv, "LOAD", name, l, &t0, r);
+    install_list(srv, "LOAD", name, l, t0, r);
 }
 
 static void cmd_save(const cmd_server *srv, const params *p, cmd_result *r)

@@ -78,7 +78,7 @@ void cmd_ack(const cmd_server *srv, const params *p, cmd_result *r);
 void cmd_release(const cmd_server *srv, const params *p, cmd_result *r);
 void cmd_leases(const cmd_server *srv, const params *p, cmd_result *r);
 
-/* Runs READ/READMULTI q, waiting up to deadline_ms (park_now_ms clock) when it cannot be
+/* Runs READ/READMULTI q, waiting up to deadline_ms (clock_now_ms clock) when it cannot be
  * served now: the answer is in r, or r->park is set and it comes later. */
 void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadline_ms,
                    cmd_result *r);

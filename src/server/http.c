@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "server/commit.h"
 #include "server/csrf.h"
@@ -288,7 +289,7 @@ static enum MHD_Result send_result(struct MHD_Connection *c, request *q)
     unsigned status = MHD_HTTP_OK;
     int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
                             : reply_render(&q->result, &q->page);
-    stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, hist_now_ns() - q->t0);
+    stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
     if (rc != 0)
         return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
     return send_page_lease(c, status, q->page.data, q->page.len,
@@ -470,7 +471,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
         return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, METRICS_CONTENT_TYPE);
     }
-    q->t0 = hist_now_ns();
+    q->t0 = clock_now_ns();
     q->result.json = wants_json(c);
     command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
     if (q->result.park)

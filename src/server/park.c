@@ -1,6 +1,7 @@
 /* park.c - parked requests: slots ended exactly once, deadlines in a min-heap served by
  * one timer thread that sleeps until the earliest of them. */
 #include "server/park.h"
+#include "base/clock.h"
 #include "base/heap.h"
 
 #include <errno.h>
@@ -20,7 +21,7 @@ struct park_slot {
     atomic_int state;
     atomic_int refs;
     park_lot *lot;
-    int64_t deadline;          /* park_now_ms() clock; INT64_MAX: none */
+    int64_t deadline;          /* clock_now_ms() clock; INT64_MAX: none */
     uint32_t heap_at;          /* place in lot->deadlines, or HEAP_NONE; under lot->lock */
     park_expire_fn expire;
     void *ctx;
@@ -39,13 +40,6 @@ struct park_lot {
     int stop;                  /* the timer thread must exit */
     pthread_t timer;
 };
-
-int64_t park_now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 /* ---- slots ---- */
 
@@ -195,7 +189,7 @@ static void *timer_main(void *arg)
             pthread_cond_wait(&lot->wake, &lot->lock);
             continue;
         }
-        if (s->deadline > park_now_ms()) {
+        if (s->deadline > clock_now_ms()) {
             struct timespec t;
             deadline_timespec(s->deadline, &t);
             pthread_cond_timedwait(&lot->wake, &lot->lock, &t);

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "base/clock.h"
 #include "server/park.h"
 
 typedef struct fake_conn {
@@ -35,7 +36,7 @@ static void expire_answer(park_slot *s, park_why why, cmd_result *r, void *ctx)
 {
     expiry *e = ctx;
     e->why = why;
-    e->at = park_now_ms();
+    e->at = clock_now_ms();
     atomic_fetch_add(&e->calls, 1);
     buf_clear(&r->text);
     r->kind = REPLY_KO;
@@ -126,7 +127,7 @@ static void test_deadline_expires_not_early(void **state)
     park_lot *lot = park_lot_create(&err);
     cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT}, answer = {.kind = REPLY_OK, .text = BUF_INIT};
     expiry e = {0};
-    int64_t t0 = park_now_ms();
+    int64_t t0 = clock_now_ms();
     /* Deadlines out of order: the heap must serve the earliest first. */
     park_slot *late = park_new(lot, &r, t0 + 400, expire_answer, &e);
     park_slot *s = park_new(lot, &r, t0 + 150, expire_answer, &e);
@@ -166,7 +167,7 @@ static void test_shutdown_answers_all_at_once(void **state)
     static fake_conn conns[N];
     cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT};
     expiry e = {0};
-    int64_t t0 = park_now_ms();
+    int64_t t0 = clock_now_ms();
     for (int i = 0; i < N; i++) {
         slots[i] = park_new(lot, &r, i % 2 ? t0 + 60000 : 0, expire_answer, &e);
         assert_non_null(slots[i]);
@@ -177,7 +178,7 @@ static void test_shutdown_answers_all_at_once(void **state)
     park_slot *o = park_new(lot, &r, 0, NULL, NULL);
     park_arm(o, -1, fake_resume, &owned);
     park_lot_shutdown(lot);
-    assert_true(park_now_ms() - t0 < 1000);
+    assert_true(clock_now_ms() - t0 < 1000);
     assert_int_equal(atomic_load(&e.calls), N);
     assert_int_equal(e.why, PARK_SHUTDOWN);
     for (int i = 0; i < N; i++) {
@@ -223,7 +224,7 @@ static void test_races_end_each_slot_once(void **state)
     cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT};
     expiry e = {0};
     atomic_int wins = 0;
-    int64_t now = park_now_ms();
+    int64_t now = clock_now_ms();
     for (int i = 0; i < N; i++) {
         slots[i] = park_new(lot, &r, now + (i % 7), expire_answer, &e);
         assert_non_null(slots[i]);

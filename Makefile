@@ -38,9 +38,9 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 # Sources live in rooms (src/<room>/*.c, see src/README.md); objects mirror them.
-SRCS    := $(filter-out src/server/main.c,$(wildcard src/*/*.c))
-# The dashboard's files (src/server/ui/) become one generated C file of byte arrays.
-UI_FILES := $(wildcard src/server/ui/*)
+SRCS    := $(filter-out src/app/main.c,$(wildcard src/*/*.c))
+# The dashboard's files (src/http/ui/) become one generated C file of byte arrays.
+UI_FILES := $(wildcard src/http/ui/*)
 UI_GEN  := $(BUILD)/gen/ui_assets.c
 OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ui_assets.o
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
@@ -71,7 +71,7 @@ deps:
 deps-test:
 	@scripts/deps.sh test
 
-$(BUILD)/stsd: $(BUILD)/obj/server/main.o $(OBJS)
+$(BUILD)/stsd: $(BUILD)/obj/app/main.o $(OBJS)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # stsd(8): docs/stsd.8.in with the options and keys of the tables that print --help.
@@ -88,11 +88,11 @@ $(BUILD)/obj/%.o: src/%.c
 
 $(UI_GEN): scripts/ui-embed.sh $(UI_FILES)
 	@mkdir -p $(@D)
-	$(call say,GEN,$@)scripts/ui-embed.sh src/server/ui $@
+	$(call say,GEN,$@)scripts/ui-embed.sh src/http/ui $@
 
 $(BUILD)/obj/gen/ui_assets.o: $(UI_GEN)
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(CC) $(CFLAGS) -Isrc/server -c -o $@ $<
+	$(call say,CC,$@)$(CC) $(CFLAGS) -Isrc/http -c -o $@ $<
 
 $(BUILD)/obj/tests/%.o: tests/%.c | $(BUILD)/obj/tests
 	$(call say,CC,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) -c -o $@ $<
@@ -184,11 +184,11 @@ $(FUZZ_DIR)/obj/%.o: src/%.c
 
 $(FUZZ_DIR)/obj/gen/ui_assets.o: $(FUZZ_DIR)/gen/ui_assets.c
 	@mkdir -p $(@D)
-	$(call say,CC,$@)clang $(FUZZ_CFLAGS) -Isrc/server -c -o $@ $<
+	$(call say,CC,$@)clang $(FUZZ_CFLAGS) -Isrc/http -c -o $@ $<
 
 $(FUZZ_DIR)/gen/ui_assets.c: scripts/ui-embed.sh $(UI_FILES)
 	@mkdir -p $(@D)
-	$(call say,GEN,$@)scripts/ui-embed.sh src/server/ui $@
+	$(call say,GEN,$@)scripts/ui-embed.sh src/http/ui $@
 
 $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
 	$(call say,CCLD,$@)clang $(FUZZ_CFLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $(TEST_INC) -o $@ $(filter %.c %.o,$^) \

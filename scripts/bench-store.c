@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "store/list.h"
+#include "list/list.h"
 
 #define MAX_SIZES 4
 #define MAX_ROWS 24

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/http.h"
-#include "server/http_loop.h"
+#include "http/http.h"
+#include "http/http_loop.h"
 
 static const char page[] = "<html><title>OK</title>\n<body>login0000001;password</body>\n</html>";
 static struct MHD_Response *response;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# ui-embed.sh - turns the dashboard's files (src/server/ui/) into a C file of gzip'd and
+# ui-embed.sh - turns the dashboard's files (src/http/ui/) into a C file of gzip'd and
 # plain byte arrays, with content-hashed names and ETags. Needs only sh, coreutils, sed
 # and gzip (all in every Debian): the build never touches the network.
 # Usage: scripts/ui-embed.sh SRC_DIR OUT.c

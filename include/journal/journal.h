@@ -16,7 +16,7 @@
 #include "base/buf.h"
 #include "base/config.h"
 #include "base/hist.h"
-#include "store/list.h"
+#include "list/list.h"
 #include "store/store.h"
 
 typedef struct journal journal;

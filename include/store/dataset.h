@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/list.h"
+#include "list/list.h"
 
 typedef enum dataset_rc {
     DATASET_OK = 0,

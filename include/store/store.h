@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "base/buf.h"
-#include "store/list.h"
+#include "list/list.h"
 
 typedef enum store_rc {
     STORE_OK = 0,

@@ -19,7 +19,7 @@
 #include <stdio.h>
 
 #include "base/buf.h"
-#include "store/list.h"
+#include "list/list.h"
 
 typedef struct recover_state {
     /* What was recovered, by name; the caller takes lists (setting them NULL) or not. */

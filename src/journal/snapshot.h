@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "store/list.h"
+#include "list/list.h"
 #include "wal.h"
 
 /* Writes l to snapshot file id in the directory dirfd: a temp file filled by big

@@ -37,7 +37,7 @@ stop() {
 body() { curl -fsS "$STS/$1" | tr -d '\n' | sed 's|.*<body>\(.*\)</body>.*|\1|'; }
 
 queues=no
-grep -q '{"LEASES"' src/server/command*.c && queues=yes
+grep -q '{"LEASES"' src/cmd/*.c && queues=yes
 
 # 1. Headers, and the JMeter plan's XML.
 for f in examples/*; do

@@ -9,11 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "server/command.h"
+#include "cmd/command.h"
 #include "base/config.h"
 #include "store/dataset.h"
-#include "server/params.h"
-#include "server/reply.h"
+#include "cmd/params.h"
+#include "http/reply.h"
 #include "store/store.h"
 
 static config conf;

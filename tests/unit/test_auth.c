@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "base/config.h"
-#include "server/allow.h"
-#include "server/auth.h"
+#include "guard/allow.h"
+#include "guard/auth.h"
 #include "testlib.h"
 
 /* Rules from key=value pairs (NULL-terminated), with the environment cleared first. */

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "store/dataset.h"
-#include "store/list.h"
+#include "list/list.h"
 #include "base/log.h"
 
 /* ---- helpers ---- */

@@ -13,7 +13,7 @@
 
 #include "base/buf.h"
 #include "store/dataset.h"
-#include "store/list.h"
+#include "list/list.h"
 
 static char dir[] = "/tmp/stsd-test-dataset-text-XXXXXX";
 

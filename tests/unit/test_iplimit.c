@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "server/iplimit.h"
+#include "guard/iplimit.h"
 #include "testlib.h"
 
 #define SA(a) ((const struct sockaddr *)&(a)), (socklen_t)sizeof(a)

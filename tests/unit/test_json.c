@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "server/json.h"
-#include "server/reply.h"
+#include "base/json.h"
+#include "http/reply.h"
 
 /* Writes s[0..len) as a JSON string and compares with want. */
 static void check_str(const char *s, size_t len, const char *want)

@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "store/leafpool.h"
+#include "list/leafpool.h"
 
 #define PER_CHUNK (LEAFPOOL_CHUNK / LEAFPOOL_SLOT - 1)
 

@@ -9,10 +9,10 @@
 
 #include <cmocka.h>
 
-#include "store/list.h"
-#include "store/list_int.h"
-#include "store/leaf.h"
-#include "store/leafpool.h"
+#include "list/list.h"
+#include "list/list_int.h"
+#include "list/leaf.h"
+#include "list/leafpool.h"
 
 /* ---- the model: an array of owned strings, O(n) everything, obviously right ------------ */
 

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "server/params.h"
+#include "cmd/params.h"
 
 static void assert_value(const params *p, param_id id, const char *want, size_t want_len)
 {

@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "base/clock.h"
-#include "server/park.h"
+#include "cmd/park.h"
 
 typedef struct fake_conn {
     atomic_int resumed;

@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "server/reply.h"
+#include "http/reply.h"
 
 static void entry(buf *b, const char *s, size_t len)
 {

@@ -10,8 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "server/csrf.h"
-#include "server/ui.h"
+#include "guard/csrf.h"
+#include "http/ui.h"
 
 /* The value of header name in u, or NULL. */
 static const char *header(const ui_reply *u, const char *name)

@@ -1,0 +1,27 @@
+/* commit.h - the answer to a change goes out only once the change's journal record is as
+ * durable as the fsync policy promises; meanwhile the request waits, holding no HTTP
+ * thread, while the journal's writer syncs whole batches (group commit). */
+#ifndef STSD_COMMIT_H
+#define STSD_COMMIT_H
+
+#include <stdint.h>
+
+#include "cmd/command.h"
+
+/* After a command ran (and did not park r): takes r's change (r->lsn, cleared) into
+ * *lsn. Returns 0 if r may be answered now: no change, or durable as the fsync policy
+ * promises, or never to be (r is then the KO that says so). Returns 1 if the change is
+ * not durable yet: the caller waits, without a thread, asking commit_ready at each of
+ * its turns; the journal's answer hook (journal_set_answer_hook) says when to ask. */
+int commit_begin(const cmd_server *srv, cmd_result *r, uint64_t *lsn);
+
+/* Asks again, without a lock: 1 if the change at lsn is still not durable; 0 if r may
+ * be answered now (as it is, or as the KO commit_begin would have made it). */
+int commit_ready(const cmd_server *srv, cmd_result *r, uint64_t lsn);
+
+/* For an ender that claimed parked slot s and wrote its answer, reporting a change at lsn
+ * (0: none): finishes s (park_finish) once lsn is durable, now or from the journal's
+ * writer; if it never will be, with the KO that says so instead. */
+void commit_finish(const cmd_server *srv, park_slot *s, uint64_t lsn);
+
+#endif

@@ -1,0 +1,325 @@
+/* main.c - start-up, the wait for a stop (STOP, a signal, ENTER), graceful shutdown. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "app/access.h"
+#include "cmd/command.h"
+#include "base/config.h"
+#include "store/dataset.h"
+#include "http/http.h"
+#include "base/log_json.h"
+#include "http/metrics.h"
+#include "app/notify.h"
+#include "store/lease_timer.h"
+#include "cmd/park.h"
+#include "journal/journal.h"
+#include "base/log.h"
+#include "http/reply.h"
+#include "base/stats.h"
+#include "store/rx.h"
+#include "store/store.h"
+#include "base/version.h"
+
+/* Signals, STOP and ENTER all end up as a byte in this pipe, which main waits on. */
+static int stop_pipe[2] = {-1, -1};
+
+static void request_stop(void)
+{
+    char c = 's';
+    ssize_t w = write(stop_pipe[1], &c, 1);
+    (void)w;
+}
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    char c = sig == SIGHUP ? 'h' : 's';
+    ssize_t w = write(stop_pipe[1], &c, 1);
+    (void)w;
+    errno = saved;
+}
+
+/* SIGHUP reloads the TLS pair; without TLS it keeps its default action (exit). */
+static int install_signals(int with_hup)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) != 0 || sigaction(SIGINT, &sa, NULL) != 0 ||
+        (with_hup && sigaction(SIGHUP, &sa, NULL) != 0))
+        return -1;
+    sa.sa_handler = SIG_IGN;
+    return sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* Blocks until a stop is asked for; with watch_stdin, ENTER (or EOF) on it counts too.
+ * A SIGHUP on the way calls on_hup. */
+static void wait_for_stop(int watch_stdin, void (*on_hup)(void *), void *hup_ctx)
+{
+    struct pollfd fds[2] = {{stop_pipe[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
+    for (;;) {
+        int n = poll(fds, watch_stdin ? 2 : 1, -1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return;
+        if (fds[0].revents) {
+            char c = 's';
+            if (read(stop_pipe[0], &c, 1) == 1 && c == 'h' && on_hup) {
+                on_hup(hup_ctx);
+                continue;
+            }
+            return;
+        }
+        if (fds[1].revents) {
+            char line[256];
+            ssize_t r = read(STDIN_FILENO, line, sizeof line);
+            if (r <= 0 || memchr(line, '\n', (size_t)r)) {
+                log_info("ENTER pressed on the terminal");
+                return;
+            }
+        }
+    }
+}
+
+static int write_port_file(const char *path, int port)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return -1;
+    fprintf(f, "%d\n", port);
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        return -1;
+    return 0;
+}
+
+/* The pages to open, logged once the port is bound: one row per page the binary serves. */
+static const struct start_url {
+    const char *path;
+    const char *what;
+} start_urls[] = {
+    {"/", "the dashboard (lists live; browse, search, load)"},
+    {"/sts/", "the API (help page; /sts/STATUS lists the lists)"},
+    {"/metrics", "Prometheus metrics"},
+};
+
+/* Logs the URLs of start_urls, with a host a browser can use for the bound address. */
+static void log_urls(const config *conf)
+{
+    const char *host = conf->bind, *open = "", *close = "";
+    if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "::") == 0)
+        host = "localhost";
+    else if (strchr(host, ':'))
+        open = "[", close = "]";
+    const char *scheme = conf->tls_cert && *conf->tls_cert ? "https" : "http";
+    for (size_t i = 0; i < sizeof start_urls / sizeof start_urls[0]; i++)
+        log_info("open %s://%s%s%s:%d%s  - %s", scheme, open, host, close, conf->port,
+                 start_urls[i].path, start_urls[i].what);
+}
+
+/* Opens the journal (recovering the lists into st) when stsd.journal is on; the state
+ * directory defaults to <canonical datasetDirectory>/.stsd. Returns 0 (with *out NULL
+ * when the journal is off) or -1 with the reason logged. */
+static int open_journal(const config *conf, const config_cli *cli, const dataset *ds,
+                        store *st, journal **out)
+{
+    buf err = BUF_INIT, dir = BUF_INIT;
+    int rc = -1;
+    *out = NULL;
+    if (!conf->journal) {
+        if (cli->fresh)
+            log_warn("--fresh has no effect: the journal is off (stsd.journal)");
+        return 0;
+    }
+    if (conf->state_dir && *conf->state_dir)
+        buf_puts(&dir, conf->state_dir);
+    else
+        buf_printf(&dir, "%s/.stsd", dataset_path(ds));
+    if (dir.oom) {
+        log_error("out of memory");
+        goto cleanup;
+    }
+    *out = journal_open(dir.data, conf->journal_fsync, st, cli->fresh, &err);
+    if (!*out) {
+        log_error("%s", err.data ? err.data : "out of memory");
+        goto cleanup;
+    }
+    journal_attach(*out, st);
+    rc = 0;
+cleanup:
+    buf_free(&err);
+    buf_free(&dir);
+    return rc;
+}
+
+/* Raises the soft limit of open files to the hard one (each connection, parked ones
+ * included, holds a socket) and logs how many connections fit. */
+static void raise_open_files(const config *conf)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rlim_t was = rl.rlim_cur;
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            rl.rlim_cur = was;
+    }
+    /* Some descriptors go to the listening socket, epoll, the journal and the logs. */
+    unsigned long files = rl.rlim_cur == RLIM_INFINITY ? (unsigned long)-1 : rl.rlim_cur;
+    unsigned long fit = files > 64 ? files - 64 : 0;
+    if (fit > (unsigned long)conf->max_connections)
+        fit = (unsigned long)conf->max_connections;
+    log_info("open files limit %lu: up to %lu connections at once (stsd.maxConnections %d)",
+             files, fit, conf->max_connections);
+}
+
+int main(int argc, char **argv)
+{
+    config conf;
+    config_cli cli = {CONFIG_RUN, 0, 0, NULL};
+    buf err = BUF_INIT;
+    int status = 1;
+    dataset *ds = NULL;
+    store *st = NULL;
+    http_server *http = NULL;
+    park_lot *lot = NULL;
+    lease_timer *leases = NULL;
+    journal *j = NULL;
+    access_rules acc = ACCESS_RULES_INIT;
+
+    if (config_defaults(&conf) != 0) {
+        fprintf(stderr, "stsd: out of memory\n");
+        return 1;
+    }
+    if (config_from_args(&conf, argc, argv, &cli, &err) != 0) {
+        fprintf(stderr, "stsd: %s\nTry 'stsd --help'.\n", err.data);
+        goto done;
+    }
+    if (cli.action == CONFIG_HELP) {
+        fputs(config_usage(), stdout);
+        status = 0;
+        goto done;
+    }
+    if (cli.action == CONFIG_VERSION) {
+        printf("stsd %s\n", STSD_VERSION);
+        status = 0;
+        goto done;
+    }
+    if (cli.action == CONFIG_CHECK_JOURNAL) {
+        status = journal_check(cli.check_dir, cli.repair);
+        goto done;
+    }
+    if (config_validate(&conf, &err) != 0 || reply_set_charset(conf.charset_response) != 0) {
+        fprintf(stderr, "stsd: %s\n", err.len ? err.data : "bad response charset");
+        goto done;
+    }
+    if (access_setup(&conf, &acc, &err) != 0) {
+        fprintf(stderr, "stsd: %s\n", err.data ? err.data : "out of memory");
+        goto done;
+    }
+    if (pipe2(stop_pipe, O_CLOEXEC) != 0 || install_signals(acc.http.tls != NULL) != 0) {
+        fprintf(stderr, "stsd: cannot set up signals: %s\n", strerror(errno));
+        goto done;
+    }
+
+    stats_start();
+    log_json_install(conf.log_json);
+    log_info("stsd %s starting", STSD_VERSION);
+    ds = dataset_open(conf.dataset_dir, conf.charset_read, conf.charset_write, &err);
+    if (!ds) {
+        log_error("%s", err.data);
+        goto done;
+    }
+    store_limits limits = {conf.max_lists, conf.max_bytes};
+    st = store_create(&limits);
+    if (!st) {
+        log_error("out of memory");
+        goto done;
+    }
+    if (open_journal(&conf, &cli, ds, st, &j) != 0)
+        goto done;
+    raise_open_files(&conf);
+    if (!(lot = park_lot_create(&err))) {
+        log_error("%s", err.data);
+        goto done;
+    }
+    cmd_server srv = {st, ds, &conf, lot, j};
+    /* The recovered state wins over the files: they were loaded (and journaled) by an
+     * earlier start, and the lists have changed since. */
+    if (store_count(st) > 0 && conf.init_file_at_startup && *conf.init_file_at_startup)
+        log_info("initFileAtStartup skipped: %zu lists were recovered from the journal "
+                 "(start with --fresh to load the files again)", store_count(st));
+    else if (command_init_at_startup(&srv) != 0)
+        goto done;
+
+    /* Bind first, so that CONFIG shows the port really bound when 0 asked for any. */
+    int fd = http_listen(conf.bind, conf.port, &conf.port, &err);
+    if (fd < 0 || !(http = http_start(&conf, &srv, &acc.http, fd, request_stop, &err))) {
+        log_error("%s", err.data);
+        goto done;
+    }
+    if (j && journal_start(j, st) != 0) {
+        log_error("cannot start the journal's threads");
+        goto done;
+    }
+    if (!(leases = lease_timer_start(st, &err))) {
+        log_error("%s", err.data);
+        goto done;
+    }
+    log_info("listening on %s port %d%s, dataset directory %s", conf.bind, conf.port,
+             acc.http.tls ? " (https)" : "", dataset_path(ds));
+    access_log_start(&conf, &acc);
+    if (conf.port_file && *conf.port_file && write_port_file(conf.port_file, conf.port) != 0) {
+        log_error("cannot write the port to %s: %s", conf.port_file, strerror(errno));
+        goto done;
+    }
+    /* Ready: the port accepts connections and the journal has been recovered. */
+    if (notify_send("READY=1") < 0)
+        log_warn("cannot tell systemd that stsd is ready ($NOTIFY_SOCKET): %s",
+                 strerror(errno));
+    int watch_stdin = !conf.daemon && isatty(STDIN_FILENO);
+    if (watch_stdin)
+        log_info("press ENTER or Ctrl-C to stop");
+    log_urls(&conf);
+    wait_for_stop(watch_stdin, access_reload, &acc);
+    if (notify_send("STOPPING=1") < 0)
+        log_warn("cannot tell systemd that stsd is stopping: %s", strerror(errno));
+    log_info("stopping: answering %zu waiting requests, finishing requests in flight",
+             park_lot_count(lot));
+    park_lot_shutdown(lot);
+    http_stop(http, 5000);
+    http = NULL;
+    status = 0;
+done:
+    park_lot_shutdown(lot);
+    http_stop(http, 0);
+    lease_timer_stop(leases);
+    park_lot_free(lot);
+    /* No request is running any more: the last records get flushed and fsynced. */
+    if (j) {
+        journal_attach(NULL, st);
+        journal_close(j);
+    }
+    if (status == 0 && cli.action == CONFIG_RUN)
+        log_info("stopped");
+    access_free(&acc);
+    store_free(st);
+    dataset_close(ds);
+    rx_shutdown();
+    stats_shutdown();
+    metrics_shutdown();
+    config_free(&conf);
+    buf_free(&err);
+    return status;
+}

@@ -1,0 +1,239 @@
+/* command_wait.c - READ, READMULTI and FIND with TIMEOUT: a waiter in the list's queue
+ * (store) and the request parked (park) until a line serves it, its deadline passes, or
+ * the server stops. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "command_int.h"
+#include "cmd/commit.h"
+#include "cmd/park.h"
+#include "store/rx.h"
+
+typedef struct cmd_waiter {
+    store_waiter sw;           /* first: the store hands it back */
+    const cmd_server *srv;
+    park_slot *slot;           /* the caller's reference, dropped in waiter_free */
+    cmd_result *r;             /* the handler's result, for arm (on the handler's thread) */
+    int64_t deadline;
+    int find;
+    cmd_read_req rq;
+    cmd_find_req fq;
+    store_matcher m;
+    rx *re;
+    char *name;                /* owned copies of what the request asked */
+    char *line;
+} cmd_waiter;
+
+int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms)
+{
+    int64_t whole = 0, frac = 0, scale = 100;
+    size_t i = 0, digits = 0;
+    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+        whole = whole * 10 + (v[i] - '0');
+        if (whole > max_s)
+            return -1;
+    }
+    if (i < len && v[i] == '.')
+        for (i++; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+            frac += (v[i] - '0') * scale;
+            scale /= 10;
+        }
+    if (i != len || digits == 0)
+        return -1;
+    if (whole == max_s && frac > 0)
+        return -1;
+    *ms = whole * 1000 + frac;
+    return 0;
+}
+
+static void waiter_free(cmd_waiter *w)
+{
+    if (w->slot)
+        park_unref(w->slot);
+    rx_release(w->re);
+    buf_free(&w->sw.out);
+    buf_free(&w->sw.ids);
+    free(w->name);
+    free(w->line);
+    free(w);
+}
+
+static int substring_match(const char *s, size_t len, void *ctx)
+{
+    const cmd_waiter *w = ctx;
+    return memmem(s, len, w->line, w->fq.llen) != NULL;
+}
+
+/* The answer of w's request from rc and the lines in out (moved into r). */
+static void answer(cmd_waiter *w, store_rc rc, buf *out, size_t count, cmd_result *r)
+{
+    buf tmp = r->text;
+    r->text = *out;
+    *out = tmp;
+    buf_clear(out);
+    r->kind = REPLY_OK;
+    if (w->find)
+        cmd_find_answer(r, rc, w->fq.name, w->fq.nlen);
+    else
+        cmd_read_answer(r, rc, w->rq.name, w->rq.nlen, w->rq.n, count, w->rq.multi);
+    buf_clear(&r->lease);
+    if (rc == STORE_OK && w->sw.lease_ms)
+        cmd_lease_ids(r, &w->sw.ids);
+    if (r->text.oom || r->lease.oom)
+        command_ko_store(r, STORE_NOMEM, w->name, 0);
+}
+
+/* Deadline or shutdown: the answer the request gets now, without waiting. */
+static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
+{
+    cmd_waiter *w = ctx;
+    const cmd_server *srv = w->srv;
+    store_unwait(srv->st, &w->sw);
+    buf out = BUF_INIT;
+    size_t count = 0;
+    uint64_t lsn = 0;
+    store_rc rc;
+    if (park_client_gone(s))
+        rc = STORE_EMPTY;              /* nobody will read it: take no line */
+    else if (w->find && w->sw.lease_ms)
+        rc = store_find_leased(srv->st, w->name, &w->m, w->sw.lease_ms, &out, &w->sw.ids,
+                               &lsn);
+    else if (w->find)
+        rc = store_find(srv->st, w->name, &w->m, w->fq.keep, &out, &lsn);
+    else if (w->sw.lease_ms)
+        rc = store_read_leased(srv->st, w->name, w->rq.end, (size_t)w->rq.n, w->sw.lease_ms,
+                               &out, &count, &w->sw.ids, &lsn);
+    else
+        rc = store_read(srv->st, w->name, w->rq.end, w->rq.keep, (size_t)w->rq.n, &out,
+                        &count, &lsn);
+    buf_clear(&r->text);
+    answer(w, rc, &out, count, r);
+    /* This answer goes out when this returns: a line taken now waits for its record here
+     * (one fsync at most with fsync=always, on the lot's timer thread). */
+    if (lsn && srv->j && journal_wait(srv->j, lsn) != 0)
+        command_not_durable(r);
+    buf_free(&out);
+    waiter_free(w);
+}
+
+static int on_arm(store_waiter *sw)
+{
+    cmd_waiter *w = (cmd_waiter *)sw;
+    w->slot = park_new(w->srv->lot, w->r, w->deadline, on_expire, w);
+    if (!w->slot)
+        return -1;
+    w->r->park = w->slot;
+    return 0;
+}
+
+static int on_claim(store_waiter *sw)
+{
+    return park_claim(((cmd_waiter *)sw)->slot);
+}
+
+static int on_gone(store_waiter *sw)
+{
+    return park_client_gone(((cmd_waiter *)sw)->slot);
+}
+
+static void on_served(store_waiter *sw, store_rc rc)
+{
+    cmd_waiter *w = (cmd_waiter *)sw;
+    cmd_result *r = park_result(w->slot);
+    answer(w, rc, &sw->out, sw->count, r);
+    /* Its line is taken: the answer waits for the record, parked still. */
+    commit_finish(w->srv, w->slot, rc == STORE_OK ? sw->lsn : 0);
+    waiter_free(w);
+}
+
+static cmd_waiter *waiter_new(const cmd_server *srv, const char *name, size_t nlen,
+                              int64_t deadline, cmd_result *r)
+{
+    cmd_waiter *w = calloc(1, sizeof *w);
+    if (!w || !(w->name = malloc(nlen + 1))) {
+        free(w);
+        return NULL;
+    }
+    memcpy(w->name, name, nlen);
+    w->name[nlen] = '\0';
+    w->srv = srv;
+    w->r = r;
+    w->deadline = deadline;
+    w->sw.name = w->name;
+    w->sw.arm = on_arm;
+    w->sw.claim = on_claim;
+    w->sw.gone = on_gone;
+    w->sw.served = on_served;
+    return w;
+}
+
+static void ko_nomem(cmd_result *r)
+{
+    command_ko_store(r, STORE_NOMEM, "", 0);
+}
+
+void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadline_ms,
+                   cmd_result *r)
+{
+    cmd_waiter *w = waiter_new(srv, q->name, q->nlen, deadline_ms, r);
+    if (!w)
+        return ko_nomem(r);
+    w->rq = *q;
+    w->rq.name = w->name;
+    w->sw.end = q->end;
+    w->sw.keep = q->keep;
+    w->sw.n = (size_t)q->n;
+    w->sw.lease_ms = q->lease_ms;
+    size_t count;
+    store_rc rc = store_read_wait(srv->st, &w->sw, &r->text, &count);
+    if (rc == STORE_WAITING)
+        return;                         /* w belongs to its slot now */
+    r->lsn = w->sw.lsn;                 /* served at once: answered once durable */
+    cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
+    if (rc == STORE_OK && q->lease_ms)
+        cmd_lease_ids(r, &w->sw.ids);
+    waiter_free(w);
+}
+
+void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadline_ms,
+                   cmd_result *r)
+{
+    cmd_waiter *w = waiter_new(srv, q->name, q->nlen, deadline_ms, r);
+    if (!w || !(w->line = malloc(q->llen ? q->llen : 1))) {
+        if (w)
+            waiter_free(w);
+        return ko_nomem(r);
+    }
+    memcpy(w->line, q->line, q->llen);
+    w->find = 1;
+    w->fq = *q;
+    w->fq.name = w->name;
+    w->fq.line = w->line;
+    if (q->mode == FIND_EQUALS) {
+        w->m.equal = w->line;
+        w->m.equal_len = q->llen;
+    } else if (q->mode >= FIND_REGEX_FIND) {
+        /* The handler compiled it already: this is the cache's copy. */
+        w->re = rx_get(w->line, q->llen, q->mode == FIND_REGEX_MATCH);
+        if (!w->re) {
+            waiter_free(w);
+            return ko_nomem(r);
+        }
+        w->m.match = rx_match;
+        w->m.ctx = w->re;
+    } else {
+        w->m.match = substring_match;
+        w->m.ctx = w;
+    }
+    w->sw.m = &w->m;
+    w->sw.keep = q->keep;
+    w->sw.lease_ms = q->lease_ms;
+    store_rc rc = store_find_wait(srv->st, &w->sw, &r->text);
+    if (rc == STORE_WAITING)
+        return;
+    r->lsn = w->sw.lsn;
+    cmd_find_answer(r, rc, q->name, q->nlen);
+    if (rc == STORE_OK && q->lease_ms)
+        cmd_lease_ids(r, &w->sw.ids);
+    waiter_free(w);
+}

@@ -1,0 +1,237 @@
+/* params.c - request parameters: form decoding (query, urlencoded, multipart). */
+#include "cmd/params.h"
+
+#include <string.h>
+#include <strings.h>
+
+static const char *const param_names[PARAM_COUNT] = {
+    [PARAM_FILENAME] = "FILENAME",   [PARAM_LINE] = "LINE",
+    [PARAM_READ_MODE] = "READ_MODE", [PARAM_KEEP] = "KEEP",
+    [PARAM_NB_LINES] = "NB_LINES",   [PARAM_ADD_MODE] = "ADD_MODE",
+    [PARAM_UNIQUE] = "UNIQUE",       [PARAM_FIND_MODE] = "FIND_MODE",
+    [PARAM_ADD_TIMESTAMP] = "ADD_TIMESTAMP",
+    [PARAM_FORMAT] = "FORMAT", [PARAM_OFFSET] = "OFFSET", [PARAM_LIMIT] = "LIMIT",
+    [PARAM_MATCH] = "MATCH",
+    [PARAM_TIMEOUT] = "TIMEOUT",     [PARAM_LEASE] = "LEASE",
+    [PARAM_TOKEN] = "TOKEN",
+    [PARAM_FILE] = "FILE",
+};
+
+void params_reset(params *p)
+{
+    memset(p->set, 0, sizeof p->set);
+    buf_clear(&p->store);
+}
+
+void params_free(params *p)
+{
+    buf_free(&p->store);
+}
+
+const char *params_get(const params *p, param_id id, size_t *len)
+{
+    if (!p->set[id])
+        return NULL;
+    if (len)
+        *len = p->len[id];
+    return p->store.data + p->off[id];
+}
+
+static int hexval(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c |= 0x20;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+params_rc params_decode(const char *s, size_t len, buf *out)
+{
+    if (buf_reserve(out, len) != 0)
+        return PARAMS_NOMEM;
+    /* Decoding never lengthens: write straight into the reserved room. */
+    char *w = out->data + out->len;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (c == '+') {
+            c = ' ';
+        } else if (c == '%') {
+            int hi = i + 2 < len ? hexval((unsigned char)s[i + 1]) : -1;
+            int lo = i + 2 < len ? hexval((unsigned char)s[i + 2]) : -1;
+            if (hi < 0 || lo < 0) {
+                out->len = (size_t)(w - out->data);
+                out->data[out->len] = '\0';
+                return PARAMS_BAD_ESCAPE;
+            }
+            c = (char)(hi << 4 | lo);
+            i += 2;
+        }
+        *w++ = c;
+    }
+    out->len = (size_t)(w - out->data);
+    out->data[out->len] = '\0';
+    return PARAMS_OK;
+}
+
+static int param_lookup(const char *name, size_t len)
+{
+    for (int i = 0; i < PARAM_COUNT; i++)
+        if (strlen(param_names[i]) == len && memcmp(param_names[i], name, len) == 0)
+            return i;
+    return -1;
+}
+
+/* Records raw value bytes for parameter id (already decoded). */
+static params_rc param_store(params *p, int id, const char *v, size_t len, int decode)
+{
+    if (id < 0 || p->set[id])
+        return PARAMS_OK;
+    size_t off = p->store.len;
+    params_rc rc = decode ? params_decode(v, len, &p->store)
+                          : (buf_append(&p->store, v, len) == 0 ? PARAMS_OK : PARAMS_NOMEM);
+    if (rc != PARAMS_OK)
+        return rc;
+    /* Keep a NUL after each value so FILENAME can be used as a C string when it has none. */
+    if (buf_append(&p->store, "", 1) != 0)
+        return PARAMS_NOMEM;
+    p->off[id] = off;
+    p->len[id] = p->store.len - 1 - off;
+    p->set[id] = 1;
+    return PARAMS_OK;
+}
+
+params_rc params_parse_urlencoded(params *p, const char *s, size_t len)
+{
+    buf name = BUF_INIT;
+    params_rc rc = PARAMS_OK;
+    const char *end = s + len;
+    while (s < end && rc == PARAMS_OK) {
+        const char *amp = memchr(s, '&', (size_t)(end - s));
+        const char *pair_end = amp ? amp : end;
+        const char *eq = memchr(s, '=', (size_t)(pair_end - s));
+        const char *name_end = eq ? eq : pair_end;
+        buf_clear(&name);
+        rc = params_decode(s, (size_t)(name_end - s), &name);
+        if (rc == PARAMS_OK && name.len) {
+            int id = param_lookup(name.data, name.len);
+            const char *v = eq ? eq + 1 : pair_end;
+            rc = param_store(p, id, v, (size_t)(pair_end - v), 1);
+        }
+        s = amp ? amp + 1 : end;
+    }
+    buf_free(&name);
+    return rc;
+}
+
+/* Finds needle in hay (both with lengths); NULL if absent. */
+static const char *find_bytes(const char *hay, size_t hlen, const char *needle, size_t nlen)
+{
+    return memmem(hay, hlen, needle, nlen);
+}
+
+/* The value of attribute attr (e.g. boundary, name) in a header value, quoted or not. */
+static int header_attr(const char *h, size_t hlen, const char *attr, const char **v,
+                       size_t *vlen)
+{
+    size_t alen = strlen(attr);
+    const char *end = h + hlen;
+    for (const char *q = h; q + alen < end; q++) {
+        if (strncasecmp(q, attr, alen) != 0 || q[alen] != '=')
+            continue;
+        if (q > h && q[-1] != ' ' && q[-1] != ';' && q[-1] != '\t')
+            continue;
+        const char *s = q + alen + 1;
+        const char *e;
+        if (s < end && *s == '"') {
+            s++;
+            e = memchr(s, '"', (size_t)(end - s));
+            if (!e)
+                return -1;
+        } else {
+            e = s;
+            while (e < end && *e != ';' && *e != ' ' && *e != '\t' && *e != '\r')
+                e++;
+        }
+        *v = s;
+        *vlen = (size_t)(e - s);
+        return 0;
+    }
+    return -1;
+}
+
+params_rc params_parse_multipart(params *p, const char *ctype, const char *body, size_t len)
+{
+    const char *b;
+    size_t blen;
+    if (header_attr(ctype, strlen(ctype), "boundary", &b, &blen) != 0 || blen == 0 ||
+        blen > 200)
+        return PARAMS_BAD_BODY;
+    char delim[256];
+    delim[0] = '-';
+    delim[1] = '-';
+    memcpy(delim + 2, b, blen);
+    size_t dlen = blen + 2;
+
+    const char *end = body + len;
+    const char *part = find_bytes(body, len, delim, dlen);
+    if (!part)
+        return PARAMS_BAD_BODY;
+    for (;;) {
+        part += dlen;
+        if (end - part >= 2 && part[0] == '-' && part[1] == '-')
+            return PARAMS_OK;                       /* closing delimiter */
+        const char *hdrs = find_bytes(part, (size_t)(end - part), "\r\n", 2);
+        if (!hdrs)
+            return PARAMS_BAD_BODY;
+        hdrs += 2;
+        const char *hdr_end = find_bytes(hdrs, (size_t)(end - hdrs), "\r\n\r\n", 4);
+        if (!hdr_end)
+            return PARAMS_BAD_BODY;
+        const char *data = hdr_end + 4;
+        /* The part's data ends at CRLF followed by the next delimiter. */
+        const char *next = data;
+        for (;;) {
+            next = find_bytes(next, (size_t)(end - next), delim, dlen);
+            if (!next)
+                return PARAMS_BAD_BODY;
+            if (next - data >= 2 && next[-2] == '\r' && next[-1] == '\n')
+                break;
+            if (next == data)
+                break;
+            next++;
+        }
+        const char *data_end = next - data >= 2 ? next - 2 : data;
+
+        for (const char *line = hdrs; line < hdr_end;) {
+            const char *eol = find_bytes(line, (size_t)(hdr_end + 2 - line), "\r\n", 2);
+            const char *n;
+            size_t nlen;
+            if ((size_t)(eol - line) > 20 && strncasecmp(line, "Content-Disposition:", 20) == 0 &&
+                header_attr(line + 20, (size_t)(eol - line - 20), "name", &n, &nlen) == 0) {
+                params_rc rc = param_store(p, param_lookup(n, nlen), data,
+                                           (size_t)(data_end - data), 0);
+                if (rc != PARAMS_OK)
+                    return rc;
+            }
+            line = eol + 2;
+        }
+        part = next;
+    }
+}
+
+params_rc params_parse_body(params *p, const char *ctype, const char *body, size_t len)
+{
+    if (!ctype)
+        return PARAMS_OK;
+    if (strncasecmp(ctype, "application/x-www-form-urlencoded", 33) == 0)
+        return params_parse_urlencoded(p, body, len);
+    if (strncasecmp(ctype, "multipart/form-data", 19) == 0)
+        return params_parse_multipart(p, ctype, body, len);
+    /* LOAD's file sent as the whole body. */
+    if (strncasecmp(ctype, "text/csv", 8) == 0 &&
+        (ctype[8] == '\0' || ctype[8] == ';' || ctype[8] == ' '))
+        return param_store(p, PARAM_FILE, body, len, 0);
+    return PARAMS_OK;
+}

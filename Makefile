@@ -74,10 +74,10 @@ deps-test:
 $(BUILD)/stsd: $(BUILD)/obj/app/main.o $(OBJS)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
-# stsd(8): docs/stsd.8.in with the options and keys of the tables that print --help.
-$(BUILD)/mkman: scripts/mkman.c $(BUILD)/obj/base/config.o $(BUILD)/obj/base/properties.o \
-		$(BUILD)/obj/base/buf.o $(BUILD)/obj/base/log.o
-	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+# stsd(8): docs/stsd.8.in with the options, keys and commands of the tables stsd runs on.
+$(BUILD)/mkman: scripts/mkman.c $(OBJS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+		$(PKG_LIBS) $(LDLIBS)
 
 $(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman
 	$(call say,GEN,$@)$(BUILD)/mkman docs/stsd.8.in > $@.tmp && mv $@.tmp $@

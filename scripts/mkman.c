@@ -1,12 +1,15 @@
 /* mkman.c - writes stsd(8) from docs/stsd.8.in, filling in the options and keys from the
- * same tables that print --help, so the page and the binary cannot disagree.
- * Usage: mkman TEMPLATE > stsd.8 (lines @OPTIONS@ and @KEYS@, and @VERSION@ anywhere). */
+ * same tables that print --help and dispatch the commands, so the page and the binary
+ * cannot disagree.
+ * Usage: mkman TEMPLATE > stsd.8 (lines @OPTIONS@, @KEYS@ and @COMMANDS@, and @VERSION@
+ * anywhere). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/config.h"
 #include "base/version.h"
+#include "cmd/command.h"
 
 /* Writes s as man(7) text: backslashes and hyphens escaped (so options copy as ASCII),
  * a control character at the start of a line defused. */
@@ -69,6 +72,38 @@ static void put_key(const config_key_doc *k, void *ctx)
     fputs(".\n", stdout);
 }
 
+/* One command: its usage (optional parameters in brackets), its line of help, and each
+ * parameter's. */
+static void put_command(const cmd_def *c)
+{
+    fputs(".TP\n.B ", stdout);
+    man_text(c->name);
+    for (int i = 0; i < CMD_MAX_PARAMS && c->params[i].name; i++) {
+        const cmd_param *p = &c->params[i];
+        fputs(p->optional ? " \\fR[\\fP" : " ", stdout);
+        man_text(p->name);
+        fputs("\\fR=\\fI", stdout);
+        man_text(p->value);
+        fputs(p->optional ? "\\fR]\\fP" : "\\fP", stdout);
+    }
+    putchar('\n');
+    man_text(c->summary);
+    if (c->flags & CMD_ADMIN)
+        fputs("\nNeeds the admin token, once one is set.", stdout);
+    putchar('\n');
+    if (!c->params[0].name)
+        return;
+    fputs(".RS\n.PD 0\n", stdout);
+    for (int i = 0; i < CMD_MAX_PARAMS && c->params[i].name; i++) {
+        fputs(".IP \\(bu 2\n", stdout);
+        bold(c->params[i].name);
+        fputs(": ", stdout);
+        man_text(c->params[i].help);
+        putchar('\n');
+    }
+    fputs(".PD\n.RE\n", stdout);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -84,6 +119,11 @@ int main(int argc, char **argv)
     while (fgets(line, sizeof line, in)) {
         if (strcmp(line, "@OPTIONS@\n") == 0) {
             config_doc_options(put_option, NULL);
+            continue;
+        }
+        if (strcmp(line, "@COMMANDS@\n") == 0) {
+            for (int i = 0; i < command_count(); i++)
+                put_command(command_at(i));
             continue;
         }
         if (strcmp(line, "@KEYS@\n") == 0) {

@@ -27,6 +27,13 @@ typedef enum reply_field {
     FIELD_COUNT,    /* "message" and "lines": n (INITFILE, SAVE) */
 } reply_field;
 
+/* Why the access checks refused a request (the dispatcher's first step). */
+typedef enum reply_refusal {
+    REFUSED_NONE,
+    REFUSED_AUTH,   /* verdict says why: 401, 403 or 429 (guard/auth.h) */
+    REFUSED_CSRF,   /* a browser's change without the dashboard's header (guard/csrf.h) */
+} reply_refusal;
+
 typedef struct cmd_result {
     reply_kind kind;
     buf text;       /* owned; reused across requests by whoever owns the result */
@@ -37,6 +44,8 @@ typedef struct cmd_result {
     unsigned status;     /* HTTP status of a KO answered in JSON (400 when 0) */
     reply_field field;   /* set by the dispatcher from the command table */
     int cmd;        /* the command run (command_name), -1 for none */
+    reply_refusal refused;  /* nonzero: refused before any command ran */
+    int verdict;    /* REFUSED_AUTH: the auth_verdict */
     buf lease;      /* owned: the X-STS-Lease header's value (lease ids); empty: none */
     uint64_t lsn;   /* nonzero: the answer reports a change whose journal record must be
                      * durable first (journal_when_durable; if that fails, send what

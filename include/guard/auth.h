@@ -28,9 +28,11 @@ typedef enum auth_verdict {
 
 /* Builds the rules from conf: stsd.token / stsd.adminToken, STSD_TOKEN / STSD_ADMIN_TOKEN
  * in the environment, stsd.tokenFile / stsd.adminTokenFile (all sources add up) and
- * stsd.disabledCommands. Returns the rules (free with auth_free), or NULL with a message
+ * stsd.disabledCommands, whose names (any case: stored in upper case) is_command must
+ * know. Returns the rules (free with auth_free), or NULL with a message
  * in err that names the key but never shows a token. */
-auth *auth_create(const config *conf, buf *err);
+auth *auth_create(const config *conf, int (*is_command)(const char *name, size_t len),
+                  buf *err);
 void auth_free(auth *a);
 
 /* 1 if requests must be checked at all (a token or a disabled command is set). */
@@ -40,12 +42,13 @@ int auth_has_data_token(const auth *a);
 /* Number of data and admin tokens, for the start-up log line. */
 void auth_counts(const auth *a, size_t *data, size_t *admin);
 
-/* Decides a request for path (decoded; its last segment is the command name) from the
+/* Decides a request for command (its name as the table has it, NULL when the request
+ * names no command), which needs the admin token if admin_only and one is set, from the
  * client address, with the Authorization header (NULL if absent) and the TOKEN parameter
  * (NULL if absent). Counts a 401 as a failure of addr (stsd_auth_failures_total) and
  * may put addr in the penalty box. Thread-safe. */
-auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *path,
-                        size_t path_len, const char *authorization, const char *token,
+auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *command,
+                        int admin_only, const char *authorization, const char *token,
                         size_t token_len);
 
 /* The HTTP status and the KO message (no "Error : ") for a verdict other than AUTH_OK. */
@@ -59,8 +62,5 @@ unsigned long long auth_failures_total(void);
 /* 1 if the n bytes at given equal expected (of expected_len bytes), else 0, in a time
  * that depends only on expected_len (not on where they differ, nor on given's bytes). */
 int auth_equal(const char *expected, size_t expected_len, const char *given, size_t n);
-
-/* 1 if name (len bytes, any case) is a command only the admin token may run. */
-int auth_is_admin_command(const char *name, size_t len);
 
 #endif

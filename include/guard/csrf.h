@@ -15,12 +15,11 @@
 #define CSRF_BODY "{\"ok\":false,\"error\":\"Cross-site request refused: a change from a " \
                   "browser needs the X-STS-UI header !\"}"
 
-/* 1 if the request must be refused: path (decoded, no query) names a command other than
- * the read-only ones (STATUS, LENGTH, CONFIG, PEEK, FILES, INFO, the help page), the
- * request comes from a browser context (an Origin header, or a Sec-Fetch-Site other than
- * same-origin or none), and ui_header (X-STS-UI, NULL when absent) is not "1".
- * Clients that are no browser (JMeter, curl) send neither header and always pass. */
-int csrf_refuses(const char *path, size_t len, const char *origin, const char *sec_fetch_site,
-                 const char *ui_header);
+/* For a command that may change state (the dispatcher asks only for those): 1 if the
+ * request must be refused, because it comes from a browser context (an Origin header, or
+ * a Sec-Fetch-Site other than same-origin or none) and ui_header (X-STS-UI, NULL when
+ * absent) is not "1". Clients that are no browser (JMeter, curl) send neither header and
+ * always pass. */
+int csrf_refuses(const char *origin, const char *sec_fetch_site, const char *ui_header);
 
 #endif

@@ -4,11 +4,12 @@
 #include <stdlib.h>
 
 #include "base/log.h"
+#include "cmd/command.h"
 
 int access_setup(const config *conf, access_rules *a, buf *err)
 {
     *a = (access_rules)ACCESS_RULES_INIT;
-    a->http.auth = auth_create(conf, err);
+    a->http.auth = auth_create(conf, command_exists, err);
     if (!a->http.auth)
         goto fail;
     if (conf->allow && *conf->allow) {

@@ -254,7 +254,7 @@ int main(int argc, char **argv)
         log_error("%s", err.data);
         goto done;
     }
-    cmd_server srv = {st, ds, &conf, lot, j};
+    cmd_server srv = {st, ds, &conf, lot, j, acc.http.auth};
     /* The recovered state wins over the files: they were loaded (and journaled) by an
      * earlier start, and the lists have changed since. */
     if (store_count(st) > 0 && conf.init_file_at_startup && *conf.init_file_at_startup)

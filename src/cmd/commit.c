@@ -4,6 +4,7 @@
 #include "cmd/commit.h"
 
 #include "cmd/park.h"
+#include "cmd_answer.h"
 
 int commit_begin(const cmd_server *srv, cmd_result *r, uint64_t *lsn)
 {
@@ -18,7 +19,7 @@ int commit_ready(const cmd_server *srv, cmd_result *r, uint64_t lsn)
 {
     int rc = journal_answerable(srv->j, lsn);
     if (rc < 0)
-        command_not_durable(r);
+        cmd_ko_not_durable(r);
     return rc > 0;
 }
 
@@ -27,7 +28,7 @@ static void on_durable_claimed(void *ctx, int rc)
 {
     park_slot *s = ctx;
     if (rc != 0)
-        command_not_durable(park_result(s));
+        cmd_ko_not_durable(park_result(s));
     park_finish(s);
     park_unref(s);
 }
@@ -43,6 +44,6 @@ void commit_finish(const cmd_server *srv, park_slot *s, uint64_t lsn)
         park_unref(s);
     }
     if (rc != 0)
-        command_not_durable(park_result(s));
+        cmd_ko_not_durable(park_result(s));
     park_finish(s);
 }

@@ -1,6 +1,7 @@
 /* auth.c - tokens and roles, disabled commands, failure counting and the 429 penalty. */
 #include "guard/auth.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -15,7 +16,6 @@
 
 #include "base/clock.h"
 #include "base/log.h"
-#include "cmd/command.h"
 
 #define AUTH_FILE_MAX 65536
 #define AUTH_SLOTS 4096           /* addresses with recent failures, at most */
@@ -48,9 +48,6 @@ struct auth {
 
 static atomic_ullong failures_total;
 
-static const char *const admin_commands[] = {"INITFILE", "LOAD", "SAVE", "RESET", "STOP",
-                                             "CONFIG"};
-
 /* Comparing every byte of expected, whatever happens on the way, and folding the result
  * only at the end: no branch depends on the secret's bytes. */
 __attribute__((noinline)) int auth_equal(const char *expected, size_t expected_len,
@@ -62,14 +59,6 @@ __attribute__((noinline)) int auth_equal(const char *expected, size_t expected_l
         diff |= (unsigned char)((unsigned char)expected[i] ^ g);
     }
     return diff == 0;
-}
-
-int auth_is_admin_command(const char *name, size_t len)
-{
-    for (size_t i = 0; i < sizeof admin_commands / sizeof admin_commands[0]; i++)
-        if (strlen(admin_commands[i]) == len && strncasecmp(admin_commands[i], name, len) == 0)
-            return 1;
-    return 0;
 }
 
 static int is_sep(char c)
@@ -203,21 +192,28 @@ static int set_fill(token_set *s, const char *value, const char *key, const char
     return 0;
 }
 
-static int disabled_fill(token_set *s, const char *value, buf *err)
+/* Command names are upper case in the table and matched exactly there: the setting may
+ * spell them in any case. */
+static int disabled_fill(token_set *s, const char *value,
+                         int (*is_command)(const char *name, size_t len), buf *err)
 {
     if (!value || !*value)
         return 0;
     if (set_add(s, value, "stsd.disabledCommands", err) != 0)
         return -1;
-    for (size_t i = 0; i < s->n; i++)
-        if (!command_exists(s->tok[i], s->len[i])) {
+    for (size_t i = 0; i < s->n; i++) {
+        for (char *c = (char *)s->tok[i]; *c; c++)
+            *c = (char)toupper((unsigned char)*c);
+        if (!is_command(s->tok[i], s->len[i])) {
             buf_printf(err, "stsd.disabledCommands: \"%s\" is not a command", s->tok[i]);
             return -1;
         }
+    }
     return 0;
 }
 
-auth *auth_create(const config *conf, buf *err)
+auth *auth_create(const config *conf, int (*is_command)(const char *name, size_t len),
+                  buf *err)
 {
     auth *a = calloc(1, sizeof *a);
     if (!a) {
@@ -230,7 +226,7 @@ auth *auth_create(const config *conf, buf *err)
                  "stsd.tokenFile", err) != 0 ||
         set_fill(&a->admin, conf->admin_token, "stsd.adminToken", "STSD_ADMIN_TOKEN",
                  conf->admin_token_file, "stsd.adminTokenFile", err) != 0 ||
-        disabled_fill(&a->disabled, conf->disabled_commands, err) != 0) {
+        disabled_fill(&a->disabled, conf->disabled_commands, is_command, err) != 0) {
         auth_free(a);
         return NULL;
     }
@@ -399,15 +395,10 @@ static const char *bearer(const char *h, size_t *len)
     return h;
 }
 
-auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *path,
-                        size_t path_len, const char *authorization, const char *token,
+auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *command,
+                        int admin_only, const char *authorization, const char *token,
                         size_t token_len)
 {
-    const char *name = path;
-    for (size_t i = 0; i < path_len; i++)
-        if (path[i] == '/')
-            name = path + i + 1;
-    size_t name_len = path_len - (size_t)(name - path);
     int64_t now = clock_now_ms();
     unsigned char key[17];
     int have_key = addr_key(addr, key) == 0;
@@ -423,7 +414,7 @@ auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *path,
         }
         int is_admin = given && set_has(&a->admin, given, n);
         int is_data = given && set_has(&a->data, given, n);
-        int needs_admin = a->admin.n && auth_is_admin_command(name, name_len);
+        int needs_admin = a->admin.n && admin_only;
         auth_verdict v = AUTH_OK;
         if (given && !is_admin && !is_data)
             v = AUTH_WRONG;
@@ -441,8 +432,8 @@ auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *path,
         if (v != AUTH_OK)
             return v;
     }
-    for (size_t i = 0; i < a->disabled.n; i++)
-        if (a->disabled.len[i] == name_len && strncasecmp(a->disabled.tok[i], name, name_len) == 0)
+    for (size_t i = 0; command && i < a->disabled.n; i++)
+        if (strcmp(a->disabled.tok[i], command) == 0)
             return AUTH_DISABLED;
     return AUTH_OK;
 }

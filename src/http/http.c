@@ -1,5 +1,6 @@
-/* http.c - libmicrohttpd glue: raw request -> (path, method, parameters) -> command ->
- * page bytes, one buffer per request reused from a per-thread pool. */
+/* http.c - libmicrohttpd glue: the daemons, their connections (a request state per
+ * connection, reused from a per-thread pool) and the turns of a request; what a request
+ * gets is http_route.c's. */
 #include "http/http.h"
 
 #include <arpa/inet.h>
@@ -16,56 +17,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/clock.h"
 #include "base/log.h"
-#include "cmd/commit.h"
-#include "guard/csrf.h"
-#include "http/http_loop.h"
-#include "guard/iplimit.h"
-#include "http/metrics.h"
-#include "cmd/params.h"
-#include "cmd/park.h"
-#include "http/reply.h"
 #include "base/stats.h"
-#include "http/ui.h"
+#include "cmd/commit.h"
+#include "http_int.h"
+#include "http_route.h"
 
 /* Room MHD gives one connection for its headers and the request line. A GET carries the
  * LINE in its URL, so this bounds a GET's LINE; POST bodies are bounded by maxBodySize. */
 #define HTTP_CONNECTION_MEMORY (32 * 1024)
 #define HTTP_LISTEN_BACKLOG 4096
-
-/* One per connection, from its start to its close (MHD pairs those two notifications
- * even when a request fails to parse); it holds the connection's current request. */
-typedef struct request {
-    struct request *next_free;
-    buf uri;          /* the raw request target, query string included */
-    buf body;         /* a POST body, up to maxBodySize */
-    buf path;         /* decoded path */
-    buf page;         /* the answer's bytes; MHD sends them from here */
-    params prm;
-    cmd_result result;
-    park_slot *slot;  /* the request is parked (suspended) on this slot */
-    int in_place;     /* waits in place (http_loop.h) for wait_lsn to be durable */
-    uint64_t wait_lsn;
-    struct MHD_Connection *conn;  /* while suspended: to resume it */
-    http_loop *loop;  /* while parked: the thread it waits on */
-    int ip_counted;   /* its connection is counted in the server's iplimit */
-    int started;      /* the access handler has seen this request */
-    int body_too_big;
-    uint64_t t0;      /* when the command started, for stsd_request_duration_seconds */
-} request;
-
-struct http_server {
-    http_loops *loops;
-    int listen_fd;
-    const cmd_server *srv;
-    const config *conf;
-    unsigned threads;         /* stsd.threads, 0 resolved to the cores */
-    http_access acc;
-    iplimit *per_ip;          /* stsd.maxConnectionsPerIp, NULL for none */
-    void (*on_stop)(void);
-    atomic_int in_flight;
-};
 
 /* Connection states are recycled per HTTP thread: a connection lives on one thread, so
  * it is started and closed there, and the pool needs no lock. */
@@ -206,178 +167,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         h->on_stop();
 }
 
-/* The dashboard's answer for path: its files, the redirect from /, their headers. */
-static enum MHD_Result send_ui(struct MHD_Connection *c, const char *method, const buf *path)
-{
-    ui_reply u;
-    ui_route(method, path->data, path->len,
-             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
-             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH),
-             &u);
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(u.len, (void *)u.body, MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    for (int i = 0; i < u.nheaders; i++)
-        MHD_add_response_header(r, u.headers[i][0], u.headers[i][1]);
-    enum MHD_Result ret = MHD_queue_response(c, u.status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* 1 if the command is a change from a browser context without the dashboard's header. */
-static int csrf_refused(struct MHD_Connection *c, const buf *path)
-{
-    return csrf_refuses(path->data, path->len,
-                        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN),
-                        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"),
-                        MHD_lookup_connection_value(c, MHD_HEADER_KIND, CSRF_HEADER));
-}
-
-/* Queues page with our headers; lease, when not NULL, is the X-STS-Lease value. */
-static enum MHD_Result send_page_lease(struct MHD_Connection *c, unsigned status,
-                                       const char *page, size_t len, const char *ctype,
-                                       const char *lease)
-{
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-                            "no-cache, no-store, must-revalidate");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_PRAGMA, "no-cache");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_EXPIRES, "0");
-    if (lease)
-        MHD_add_response_header(r, "X-STS-Lease", lease);
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
-                                 size_t len, const char *ctype)
-{
-    return send_page_lease(c, status, page, len, ctype, NULL);
-}
-
-static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, const char *text)
-{
-    return send_page(c, status, text, strlen(text), "text/plain; charset=UTF-8");
-}
-
-/* Accept: application/json asks for JSON answers (FORMAT= may still say otherwise). */
-static int wants_json(struct MHD_Connection *c)
-{
-    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-    return a && strcasestr(a, "application/json") != NULL;
-}
-
-/* The resume callback of a suspended request (park_arm's, with q). Its loop is woken
- * as well: libmicrohttpd's own wake-up may be consumed by a turn already past the point
- * where it resumes connections, and its timeout does not tell that one is pending. */
-static void resume_connection(void *arg)
-{
-    request *q = arg;
-    MHD_resume_connection(q->conn);
-    http_loop_wake(q->loop);
-}
-
-/* Sends the page of q's result (JSON if it asked for it) and counts the request. */
-static enum MHD_Result send_result(struct MHD_Connection *c, request *q)
-{
-    unsigned status = MHD_HTTP_OK;
-    int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
-                            : reply_render(&q->result, &q->page);
-    stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
-    if (rc != 0)
-        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    return send_page_lease(c, status, q->page.data, q->page.len,
-                           q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
-                           q->result.lease.len ? q->result.lease.data : NULL);
-}
-
-/* Suspends c until q's slot ends (park.h); the slot may end before or during this. */
-static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
-{
-    q->slot = q->result.park;
-    q->result.park = NULL;
-    const union MHD_ConnectionInfo *i =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    q->conn = c;
-    q->loop = http_loop_current();
-    MHD_suspend_connection(c);
-    park_arm(q->slot, i ? i->connect_fd : -1, resume_connection, q);
-    return MHD_YES;
-}
-
 /* The journal's answer hook: changes became durable, threads with requests waiting in
  * place ask them again. */
 static void on_answerable(void *ctx)
 {
     http_server *h = ctx;
     http_loops_wake_holding(h->loops);
-}
-
-/* The resumed call of a parked request: its answer is in the slot. */
-static enum MHD_Result send_parked(struct MHD_Connection *c, request *q)
-{
-    cmd_result *ended = park_result(q->slot);
-    cmd_result mine = q->result;
-    q->result = *ended;
-    *ended = mine;
-    /* How to answer is the request's, whatever the ender left. */
-    q->result.json = mine.json;
-    q->result.cmd = mine.cmd;
-    q->result.field = mine.field;
-    park_unref(q->slot);
-    q->slot = NULL;
-    return send_result(c, q);
-}
-
-/* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
- * challenge RFC 6750 asks for. */
-static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_verdict v)
-{
-    q->result.kind = REPLY_KO;
-    buf_clear(&q->result.text);
-    buf_puts(&q->result.text, auth_message(v));
-    if (q->result.text.oom || reply_render(&q->result, &q->page) != 0)
-        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    struct MHD_Response *r = MHD_create_response_from_buffer(q->page.len, q->page.data,
-                                                             MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, reply_content_type());
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-                            "no-cache, no-store, must-revalidate");
-    if (v == AUTH_MISSING)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"stsd\"");
-    else if (v == AUTH_WRONG)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                "Bearer realm=\"stsd\", error=\"invalid_token\"");
-    else if (v == AUTH_TOO_MANY)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "10");
-    enum MHD_Result ret = MHD_queue_response(c, auth_status(v), r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* Runs the access rules for q; MHD_YES with *denied set when an answer was queued. */
-static enum MHD_Result check_access(http_server *h, struct MHD_Connection *c, request *q,
-                                    int *denied)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    size_t tlen = 0;
-    const char *tok = params_get(&q->prm, PARAM_TOKEN, &tlen);
-    auth_verdict v = auth_check(h->acc.auth, ci ? ci->client_addr : NULL, q->path.data,
-                                q->path.len,
-                                MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                            MHD_HTTP_HEADER_AUTHORIZATION),
-                                tok, tlen);
-    *denied = v != AUTH_OK;
-    return *denied ? send_refusal(c, q, v) : MHD_YES;
 }
 
 /* stsd.allow and stsd.maxConnectionsPerIp: a client outside every range, or with as
@@ -406,11 +201,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         q->in_place = 0;
         http_loop_release(http_loop_current());
         http_loop_busy(http_loop_current());
-        return send_result(c, q);
+        return http_send_result(c, q);
     }
     http_loop_busy(http_loop_current());
     if (q->slot)
-        return send_parked(c, q);
+        return http_send_parked(c, q);
     if (!q->started) {
         /* Queuing on the first call makes MHD 0.9.75 close keep-alive connections:
          * always answer on a later call. */
@@ -425,64 +220,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             q->body_too_big = 1;
             return MHD_YES;
         }
-        if (buf_append(&q->body, upload_data, n) != 0)
-            return MHD_NO;
-        return MHD_YES;
+        return buf_append(&q->body, upload_data, n) == 0 ? MHD_YES : MHD_NO;
     }
     if (q->body_too_big)
-        return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "413 request body too large\n");
-
-    const char *raw = q->uri.data;
-    const char *qm = memchr(raw, '?', q->uri.len);
-    size_t path_len = qm ? (size_t)(qm - raw) : q->uri.len;
-    params_reset(&q->prm);
-    buf_clear(&q->path);
-    params_rc prc = params_decode(raw, path_len, &q->path);
-    if (prc == PARAMS_OK && ui_owns(q->path.data, q->path.len))
-        return send_ui(c, method, &q->path);
-    if (prc == PARAMS_OK && qm)
-        prc = params_parse_urlencoded(&q->prm, qm + 1, q->uri.len - path_len - 1);
-    cmd_method m = strcmp(method, "GET") == 0    ? CMD_GET
-                 : strcmp(method, "POST") == 0 ? CMD_POST
-                                                 : CMD_OTHER;
-    if (prc == PARAMS_OK && q->body.len)
-        prc = params_parse_body(&q->prm,
-                                MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                            MHD_HTTP_HEADER_CONTENT_TYPE),
-                                q->body.data, q->body.len);
-    if (prc == PARAMS_BAD_ESCAPE)
-        return send_error(c, MHD_HTTP_BAD_REQUEST, "400 bad percent escape in the request\n");
-    if (prc == PARAMS_BAD_BODY)
-        return send_error(c, MHD_HTTP_BAD_REQUEST, "400 malformed request body\n");
-    if (prc != PARAMS_OK)
-        return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    if (auth_active(h->acc.auth)) {
-        int denied;
-        enum MHD_Result ar = check_access(h, c, q, &denied);
-        if (denied)
-            return ar;
-    }
-    if (csrf_refused(c, &q->path))
-        return send_page(c, CSRF_STATUS, CSRF_BODY, strlen(CSRF_BODY),
-                         "application/json; charset=utf-8");
-
-    if (q->path.len == 8 && memcmp(q->path.data, "/metrics", 8) == 0 && m == CMD_GET) {
-        if (metrics_render(h->srv, &q->page) != 0)
-            return send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-        return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, METRICS_CONTENT_TYPE);
-    }
-    q->t0 = clock_now_ns();
-    q->result.json = wants_json(c);
-    command_run(h->srv, q->path.data, q->path.len, m, &q->prm, &q->result);
-    if (q->result.park)
-        return park_connection(c, q);     /* waits for a line or a deadline: seconds */
-    if (commit_begin(h->srv, &q->result, &q->wait_lsn)) {
-        /* Waits for an fsync, a millisecond: in place, not suspended (http_loop.h). */
-        q->in_place = 1;
-        http_loop_hold(http_loop_current());
-        return MHD_YES;
-    }
-    return send_result(c, q);
+        return http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "413 request body too large\n");
+    return http_route(h, c, q, method);
 }
 
 static void on_mhd_log(void *cls, const char *fmt, va_list ap)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cmd/command.h"
 #include "store/store.h"
 
 static char content_type[96] = "text/html; charset=UTF-8";
@@ -108,46 +109,68 @@ static void put_entries(buf *out, const buf *text)
     }
 }
 
-static const char help_page[] =
-    "<html><head><title>Help URL for the dataset</title><head><body>"
-    "<h4>stsd: HTTP Simple Table Server</h4>"
-    "<p>Every command is <code>/sts/COMMAND?PARAM=value&amp;...</code>, by GET or POST "
-    "(urlencoded or multipart). Parameters in [brackets] are optional; the first value "
-    "listed is the default. Answers: <code>&lt;title&gt;OK&lt;/title&gt;</code> with the "
-    "result in <code>&lt;body&gt;</code>, or <code>&lt;title&gt;KO&lt;/title&gt;</code> "
-    "with <code>Error : message</code>.</p><dl>"
-    "<dt>INITFILE?FILENAME=file.csv</dt><dd>Load a file of the dataset directory as a list "
-    "(one line per element), replacing a list of that name. Answers the number of lines.</dd>"
-    "<dt>READ?FILENAME=file.csv[&amp;READ_MODE=FIRST|LAST|RANDOM][&amp;KEEP=TRUE|FALSE]</dt>"
-    "<dd>Take a line from the head, the tail or anywhere. KEEP=TRUE puts it back at the "
-    "tail; KEEP=FALSE consumes it.</dd>"
-    "<dt>READMULTI?FILENAME=file.csv&amp;NB_LINES=n[&amp;READ_MODE=FIRST|LAST|RANDOM]"
-    "[&amp;KEEP=TRUE|FALSE]</dt><dd>Take n lines at once, one per &lt;br /&gt; line.</dd>"
-    "<dt>ADD?FILENAME=file.csv&amp;LINE=text[&amp;ADD_MODE=FIRST|LAST][&amp;UNIQUE=FALSE|TRUE]"
-    "</dt><dd>Insert a line at the head or the tail (creates the list). UNIQUE=TRUE refuses "
-    "a line already present. GET or POST only.</dd>"
-    "<dt>FIND?FILENAME=file.csv&amp;LINE=text[&amp;FIND_MODE=SUBSTRING|EQUALS|REGEX_FIND|"
-    "REGEX_MATCH][&amp;KEEP=TRUE|FALSE]</dt><dd>The first line that contains, equals, or "
-    "matches (anywhere / as a whole) LINE; KEEP=TRUE moves it to the tail, KEEP=FALSE "
-    "removes it. GET or POST only.</dd>"
-    "<dt>LENGTH?FILENAME=file.csv</dt><dd>Number of lines in the list.</dd>"
-    "<dt>STATUS</dt><dd>Every list and its length, sorted by name.</dd>"
-    "<dt>SAVE?FILENAME=file.csv[&amp;ADD_TIMESTAMP=true|false]</dt><dd>Write the list to the "
-    "dataset directory, atomically; with a timestamp, as yyyyMMddTHHhmmmsss.file.csv "
-    "(default from addTimestamp).</dd>"
-    "<dt>RESET?FILENAME=file.csv</dt><dd>Empty the list (it stays, with 0 lines).</dd>"
-    "<dt>CONFIG</dt><dd>The effective configuration.</dd>"
-    "<dt>STOP</dt><dd>Answer OK, finish the requests in flight, and exit.</dd>"
-    "<dt>PEEK?FILENAME=file.csv[&amp;OFFSET=0][&amp;LIMIT=100][&amp;MATCH=text"
-    "[&amp;FIND_MODE=SUBSTRING|EQUALS|REGEX_FIND|REGEX_MATCH]]</dt><dd>Up to LIMIT (at most "
-    "1000) lines from position OFFSET, each with its position, without changing the list; "
-    "with MATCH, only the matching lines. next_offset is where the next page starts.</dd>"
-    "<dt>FILES</dt><dd>The files INITFILE can load, with their size and time.</dd>"
-    "<dt>INFO</dt><dd>Version, uptime, connections, lists and the journal's state.</dd>"
-    "<dt>[&amp;FORMAT=JSON]</dt><dd>On any command (or with <code>Accept: "
-    "application/json</code>): the answer in JSON, with an HTTP status that says how it "
-    "went. Metrics for Prometheus: <code>GET /metrics</code>.</dd>"
-    "</dl></body></html>";
+/* The help page (GET /sts/), made from the command table: its first bytes are the
+ * reference's, which test plans look for. */
+static void put_html(buf *out, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '&': buf_puts(out, "&amp;"); break;
+        case '<': buf_puts(out, "&lt;"); break;
+        case '>': buf_puts(out, "&gt;"); break;
+        default:  buf_append(out, s, 1); break;
+        }
+}
+
+static void put_usage(buf *out, const cmd_def *c)
+{
+    buf_puts(out, c->name);
+    for (int i = 0; i < CMD_MAX_PARAMS && c->params[i].name; i++) {
+        const cmd_param *p = &c->params[i];
+        buf_puts(out, p->optional ? "[" : "");
+        buf_puts(out, i ? "&amp;" : "?");
+        put_html(out, p->name);
+        buf_puts(out, "=");
+        put_html(out, p->value);
+        buf_puts(out, p->optional ? "]" : "");
+    }
+}
+
+static void put_help(buf *out)
+{
+    buf_puts(out,
+        "<html><head><title>Help URL for the dataset</title><head><body>"
+        "<h4>stsd: HTTP Simple Table Server</h4>"
+        "<p>Every command is <code>/sts/COMMAND?PARAM=value&amp;...</code>, by GET or POST "
+        "(urlencoded or multipart). Parameters in [brackets] are optional; the first value "
+        "listed is the default. Answers: <code>&lt;title&gt;OK&lt;/title&gt;</code> with the "
+        "result in <code>&lt;body&gt;</code>, or <code>&lt;title&gt;KO&lt;/title&gt;</code> "
+        "with <code>Error : message</code>.</p><dl>");
+    for (int i = 0; i < command_count(); i++) {
+        const cmd_def *c = command_at(i);
+        buf_puts(out, "<dt>");
+        put_usage(out, c);
+        buf_puts(out, "</dt><dd>");
+        put_html(out, c->summary);
+        if (c->flags & CMD_ADMIN)
+            buf_puts(out, " Needs the admin token, once one is set.");
+        if (c->params[0].name)
+            buf_puts(out, "<ul>");
+        for (int k = 0; k < CMD_MAX_PARAMS && c->params[k].name; k++) {
+            buf_puts(out, "<li><code>");
+            put_html(out, c->params[k].name);
+            buf_puts(out, "</code>: ");
+            put_html(out, c->params[k].help);
+            buf_puts(out, "</li>");
+        }
+        buf_puts(out, c->params[0].name ? "</ul></dd>" : "</dd>");
+    }
+    buf_puts(out,
+        "<dt>[&amp;FORMAT=JSON]</dt><dd>On any command (or with <code>Accept: "
+        "application/json</code>): the answer in JSON, with an HTTP status that says how it "
+        "went. Metrics for Prometheus: <code>GET /metrics</code>.</dd>"
+        "</dl></body></html>");
+}
 
 int reply_render(const cmd_result *r, buf *out)
 {
@@ -174,7 +197,7 @@ int reply_render(const cmd_result *r, buf *out)
         buf_puts(out, "</body></html>");
         break;
     case REPLY_HELP:
-        buf_append(out, help_page, sizeof help_page - 1);
+        put_help(out);
         break;
     case REPLY_JSON:        /* a handler's JSON document: sent as it is */
         buf_append(out, r->text.data ? r->text.data : "", r->text.len);

@@ -95,7 +95,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (rc == PARAMS_OK && body < end)
         rc = params_parse_body(&prm, ctype, body, (size_t)(end - body));
     if (rc == PARAMS_OK) {
-        command_run(&srv, path.data ? path.data : "", path.len, m, &prm, &r);
+        cmd_request q = {.path = path.data ? path.data : "", .path_len = path.len,
+                         .method = m, .prm = &prm};
+        command_run(&srv, &q, &r);
         if (reply_render(&r, &page) != 0)
             abort();
         if (page.len < 10 || memcmp(page.data, "<html>", 6) != 0)

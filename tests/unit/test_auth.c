@@ -17,6 +17,7 @@
 #include "base/config.h"
 #include "guard/allow.h"
 #include "guard/auth.h"
+#include "cmd/command.h"
 #include "testlib.h"
 
 /* Rules from key=value pairs (NULL-terminated), with the environment cleared first. */
@@ -28,17 +29,19 @@ static auth *rules(const char *const *kv, buf *err)
     assert_int_equal(config_defaults(&c), 0);
     for (int i = 0; kv && kv[i]; i += 2)
         assert_int_equal(config_set(&c, kv[i], kv[i + 1], err), 0);
-    auth *a = auth_create(&c, err);
+    auth *a = auth_create(&c, command_exists, err);
     config_free(&c);
     return a;
 }
 
+/* As the dispatcher asks: the command path names, and whether its row says admin. */
 static auth_verdict check(auth *a, const char *addr, const char *path, const char *header,
                           const char *token)
 {
     struct sockaddr_in s = td_sockaddr4(addr);
-    return auth_check(a, (struct sockaddr *)&s, path, strlen(path), header, token,
-                      token ? strlen(token) : 0);
+    const cmd_def *c = command_of_path(path, strlen(path));
+    return auth_check(a, (struct sockaddr *)&s, c ? c->name : NULL,
+                      c && (c->flags & CMD_ADMIN), header, token, token ? strlen(token) : 0);
 }
 
 static void test_equal(void **state)
@@ -110,9 +113,14 @@ static void test_admin_roles(void **state)
         assert_int_equal(check(a, "10.0.0.1", path, "Bearer boss", NULL), AUTH_OK);
         assert_int_equal(check(a, "10.0.0.1", path, NULL, NULL), AUTH_MISSING);
     }
-    /* The same command through another route, in another case, is still admin. */
-    assert_int_equal(check(a, "10.0.0.1", "/ui/api/reset", "Bearer data1", NULL),
-                     AUTH_NEED_ADMIN);
+    /* Those six, and no other: the table's rows say it. */
+    int admins = 0;
+    for (int i = 0; i < command_count(); i++)
+        admins += (command_at(i)->flags & CMD_ADMIN) != 0;
+    assert_int_equal(admins, 6);
+    /* Names match exactly everywhere: "reset" runs nothing, so it needs no admin. */
+    assert_null(command_of_path("/sts/reset", 10));
+    assert_int_equal(check(a, "10.0.0.1", "/sts/reset", "Bearer data1", NULL), AUTH_OK);
     assert_int_equal(check(a, "10.0.0.1", "/sts/READ", "Bearer boss", NULL), AUTH_OK);
     assert_int_equal(check(a, "10.0.0.1", "/sts/READ", "Bearer data1", NULL), AUTH_OK);
     auth_free(a);
@@ -170,7 +178,7 @@ static void test_sources(void **state)
     assert_int_equal(config_set(&c, "stsd.token", "from-key", &err), 0);
     setenv("STSD_TOKEN", "from-env", 1);
     setenv("STSD_ADMIN_TOKEN", "admin-env", 1);
-    auth *a = auth_create(&c, &err);
+    auth *a = auth_create(&c, command_exists, &err);
     assert_non_null(a);
     size_t nd, na;
     auth_counts(a, &nd, &na);
@@ -190,16 +198,16 @@ static void test_sources(void **state)
     assert_non_null(f);
     assert_int_equal(fclose(f), 0);
     buf_clear(&err);
-    assert_null(auth_create(&c, &err));
+    assert_null(auth_create(&c, command_exists, &err));
     assert_non_null(strstr(err.data, "holds no token"));
     assert_int_equal(config_set(&c, "stsd.tokenFile", "/no/such/file", &err), 0);
     buf_clear(&err);
-    assert_null(auth_create(&c, &err));
+    assert_null(auth_create(&c, command_exists, &err));
     assert_non_null(strstr(err.data, "stsd.tokenFile: /no/such/file"));
     assert_int_equal(config_set(&c, "stsd.tokenFile", "", &err), 0);
     assert_int_equal(config_set(&c, "stsd.token", "caf\xc3\xa9", &err), 0);
     buf_clear(&err);
-    assert_null(auth_create(&c, &err));
+    assert_null(auth_create(&c, command_exists, &err));
     assert_null(strstr(err.data, "caf"));      /* never echoes a token */
     config_free(&c);
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
@@ -224,7 +232,7 @@ static void test_penalty(void **state)
     assert_int_equal(check(a, "10.1.1.1", "/sts/READ", "Bearer good", NULL), AUTH_TOO_MANY);
     assert_int_equal(check(a, "10.1.1.2", "/sts/READ", "Bearer good", NULL), AUTH_OK);
     struct sockaddr_in6 s6 = td_sockaddr6("fd00::1");
-    assert_int_equal(auth_check(a, (struct sockaddr *)&s6, "/sts/READ", 9, "Bearer good",
+    assert_int_equal(auth_check(a, (struct sockaddr *)&s6, "READ", 0, "Bearer good",
                                 NULL, 0), AUTH_OK);
     /* 429s are not failures. */
     assert_int_equal(auth_failures_total() - before, AUTH_MAX_FAILURES + 1);

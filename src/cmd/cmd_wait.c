@@ -1,13 +1,15 @@
-/* command_wait.c - READ, READMULTI and FIND with TIMEOUT: a waiter in the list's queue
+/* cmd_wait.c - READ, READMULTI and FIND with TIMEOUT: a waiter in the list's queue
  * (store) and the request parked (park) until a line serves it, its deadline passes, or
  * the server stops. */
+#include "cmd_wait.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-#include "command_int.h"
 #include "cmd/commit.h"
 #include "cmd/park.h"
-#include "store/rx.h"
+#include "cmd_answer.h"
+#include "cmd_match.h"
 
 typedef struct cmd_waiter {
     store_waiter sw;           /* first: the store hands it back */
@@ -18,50 +20,21 @@ typedef struct cmd_waiter {
     int find;
     cmd_read_req rq;
     cmd_find_req fq;
-    store_matcher m;
-    rx *re;
+    cmd_matcher cm;
     char *name;                /* owned copies of what the request asked */
     char *line;
 } cmd_waiter;
-
-int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms)
-{
-    int64_t whole = 0, frac = 0, scale = 100;
-    size_t i = 0, digits = 0;
-    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
-        whole = whole * 10 + (v[i] - '0');
-        if (whole > max_s)
-            return -1;
-    }
-    if (i < len && v[i] == '.')
-        for (i++; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
-            frac += (v[i] - '0') * scale;
-            scale /= 10;
-        }
-    if (i != len || digits == 0)
-        return -1;
-    if (whole == max_s && frac > 0)
-        return -1;
-    *ms = whole * 1000 + frac;
-    return 0;
-}
 
 static void waiter_free(cmd_waiter *w)
 {
     if (w->slot)
         park_unref(w->slot);
-    rx_release(w->re);
+    cmd_matcher_free(&w->cm);
     buf_free(&w->sw.out);
     buf_free(&w->sw.ids);
     free(w->name);
     free(w->line);
     free(w);
-}
-
-static int substring_match(const char *s, size_t len, void *ctx)
-{
-    const cmd_waiter *w = ctx;
-    return memmem(s, len, w->line, w->fq.llen) != NULL;
 }
 
 /* The answer of w's request from rc and the lines in out (moved into r). */
@@ -80,7 +53,7 @@ static void answer(cmd_waiter *w, store_rc rc, buf *out, size_t count, cmd_resul
     if (rc == STORE_OK && w->sw.lease_ms)
         cmd_lease_ids(r, &w->sw.ids);
     if (r->text.oom || r->lease.oom)
-        command_ko_store(r, STORE_NOMEM, w->name, 0);
+        cmd_ko_store(r, STORE_NOMEM, w->name, 0);
 }
 
 /* Deadline or shutdown: the answer the request gets now, without waiting. */
@@ -96,10 +69,10 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     if (park_client_gone(s))
         rc = STORE_EMPTY;              /* nobody will read it: take no line */
     else if (w->find && w->sw.lease_ms)
-        rc = store_find_leased(srv->st, w->name, &w->m, w->sw.lease_ms, &out, &w->sw.ids,
+        rc = store_find_leased(srv->st, w->name, &w->cm.m, w->sw.lease_ms, &out, &w->sw.ids,
                                &lsn);
     else if (w->find)
-        rc = store_find(srv->st, w->name, &w->m, w->fq.keep, &out, &lsn);
+        rc = store_find(srv->st, w->name, &w->cm.m, w->fq.keep, &out, &lsn);
     else if (w->sw.lease_ms)
         rc = store_read_leased(srv->st, w->name, w->rq.end, (size_t)w->rq.n, w->sw.lease_ms,
                                &out, &count, &w->sw.ids, &lsn);
@@ -111,7 +84,7 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     /* This answer goes out when this returns: a line taken now waits for its record here
      * (one fsync at most with fsync=always, on the lot's timer thread). */
     if (lsn && srv->j && journal_wait(srv->j, lsn) != 0)
-        command_not_durable(r);
+        cmd_ko_not_durable(r);
     buf_free(&out);
     waiter_free(w);
 }
@@ -169,7 +142,7 @@ static cmd_waiter *waiter_new(const cmd_server *srv, const char *name, size_t nl
 
 static void ko_nomem(cmd_result *r)
 {
-    command_ko_store(r, STORE_NOMEM, "", 0);
+    cmd_ko_store(r, STORE_NOMEM, "", 0);
 }
 
 void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadline_ms,
@@ -209,23 +182,12 @@ void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadlin
     w->fq = *q;
     w->fq.name = w->name;
     w->fq.line = w->line;
-    if (q->mode == FIND_EQUALS) {
-        w->m.equal = w->line;
-        w->m.equal_len = q->llen;
-    } else if (q->mode >= FIND_REGEX_FIND) {
-        /* The handler compiled it already: this is the cache's copy. */
-        w->re = rx_get(w->line, q->llen, q->mode == FIND_REGEX_MATCH);
-        if (!w->re) {
-            waiter_free(w);
-            return ko_nomem(r);
-        }
-        w->m.match = rx_match;
-        w->m.ctx = w->re;
-    } else {
-        w->m.match = substring_match;
-        w->m.ctx = w;
+    /* The handler compiled a regex already: this takes the cache's copy. */
+    if (cmd_matcher_init(&w->cm, q->mode, w->line, q->llen) != 0) {
+        waiter_free(w);
+        return ko_nomem(r);
     }
-    w->sw.m = &w->m;
+    w->sw.m = &w->cm.m;
     w->sw.keep = q->keep;
     w->sw.lease_ms = q->lease_ms;
     store_rc rc = store_find_wait(srv->st, &w->sw, &r->text);

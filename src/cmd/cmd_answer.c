@@ -1,0 +1,170 @@
+/* cmd_answer.c - KO builders and the shapes of answers, shared by every command family. */
+#include "cmd_answer.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#define MSG_FILE_NOT_FOUND "file not found !"
+#define MSG_NOT_LOADED     " not loaded yet !"
+#define MSG_NO_MORE_LINE   "No more line !"
+#define MSG_EXISTS         "ENTRY already exists !"
+#define MSG_NOT_FOUND      "Not find !"
+#define MSG_OUTSIDE        "FILENAME leads outside the dataset directory !"
+#define MSG_MATCH_LIMIT    "Regex too complex for this line (match limit reached) !"
+#define MSG_FULL           "Storage limit reached, nothing changed !"
+#define MSG_CHARSET        "File has bytes invalid in the configured charset !"
+
+void cmd_ok(cmd_result *r, const char *payload)
+{
+    r->kind = REPLY_OK;
+    buf_puts(&r->text, payload);
+}
+
+void cmd_ko(cmd_result *r, unsigned status, const char *msg)
+{
+    buf_clear(&r->text);
+    r->kind = REPLY_KO;
+    r->status = status;
+    buf_puts(&r->text, msg);
+}
+
+void cmd_ko_format(cmd_result *r, const char *fmt, ...)
+{
+    va_list ap;
+    buf_clear(&r->text);
+    r->kind = REPLY_KO;
+    r->status = 400;
+    va_start(ap, fmt);
+    char msg[256];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    buf_puts(&r->text, msg);
+}
+
+static void ko_not_loaded(cmd_result *r, const char *name, size_t len)
+{
+    buf_clear(&r->text);
+    r->kind = REPLY_KO;
+    r->status = 404;
+    buf_append(&r->text, name, len);
+    buf_puts(&r->text, MSG_NOT_LOADED);
+}
+
+void cmd_ko_store(cmd_result *r, store_rc rc, const char *name, size_t len)
+{
+    switch (rc) {
+    case STORE_NOT_LOADED:  ko_not_loaded(r, name, len); break;
+    case STORE_EMPTY:       cmd_ko(r, 404, MSG_NO_MORE_LINE); break;
+    case STORE_EXISTS:      cmd_ko(r, 409, MSG_EXISTS); break;
+    case STORE_NO_MATCH:    cmd_ko(r, 404, MSG_NOT_FOUND); break;
+    case STORE_MATCH_LIMIT: cmd_ko(r, 400, MSG_MATCH_LIMIT); break;
+    case STORE_FULL:        cmd_ko(r, 413, MSG_FULL); break;
+    case STORE_JOURNAL:     cmd_ko(r, 503, MSG_JOURNAL); break;
+    case STORE_NOMEM:
+    default:                cmd_ko(r, 503, MSG_NOMEM); break;
+    }
+}
+
+void cmd_ko_dataset(cmd_result *r, dataset_rc rc)
+{
+    switch (rc) {
+    case DATASET_NOT_FOUND: cmd_ko(r, 404, MSG_FILE_NOT_FOUND); break;
+    case DATASET_OUTSIDE:   cmd_ko(r, 400, MSG_OUTSIDE); break;
+    case DATASET_CHARSET:   cmd_ko(r, 422, MSG_CHARSET); break;
+    case DATASET_NOMEM:     cmd_ko(r, 503, MSG_NOMEM); break;
+    default:
+        buf_clear(&r->text);
+        r->kind = REPLY_KO;
+        r->status = 500;
+        buf_printf(&r->text, "File error: %s !", strerror(dataset_errno()));
+        break;
+    }
+}
+
+void cmd_ko_not_durable(cmd_result *r)
+{
+    r->lsn = 0;
+    cmd_ko(r, 400, MSG_JOURNAL);
+}
+
+/* READ and FIND answer the bare line: drop the length header the store wrote. */
+static void ok_single_line(cmd_result *r)
+{
+    size_t off = 0, len;
+    const char *line = store_next_line(&r->text, &off, &len);
+    memmove(r->text.data, line, len);
+    r->text.len = len;
+    r->kind = REPLY_OK;
+}
+
+void cmd_read_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, long n,
+                     size_t count, int multi)
+{
+    if (rc == STORE_TOO_FEW) {
+        buf_clear(&r->text);
+        r->kind = REPLY_KO;
+        r->status = 409;
+        buf_printf(&r->text, "Number lines to read greater than file size, %ld greater than %zu !",
+                   n, count);
+        return;
+    }
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, nlen);
+    if (multi)
+        r->kind = REPLY_LINES;
+    else
+        ok_single_line(r);
+}
+
+void cmd_find_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen)
+{
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, nlen);
+    ok_single_line(r);
+}
+
+void cmd_lease_ids(cmd_result *r, const buf *ids)
+{
+    buf_clear(&r->lease);
+    for (size_t off = 0; off + sizeof(uint64_t) <= ids->len; off += sizeof(uint64_t)) {
+        uint64_t id;
+        memcpy(&id, ids->data + off, sizeof id);
+        buf_printf(&r->lease, "%s%016llx", off ? "," : "", (unsigned long long)id);
+    }
+}
+
+void cmd_entry(buf *b, const char *a, size_t alen, const char *sep, const char *v,
+               size_t vlen)
+{
+    size_t len = alen + strlen(sep) + vlen;
+    buf_append(b, &len, sizeof len);
+    buf_append(b, a, alen);
+    buf_puts(b, sep);
+    buf_append(b, v, vlen);
+}
+
+void cmd_entry_s(buf *b, const char *a, const char *sep, const char *v)
+{
+    cmd_entry(b, a, strlen(a), sep, v, strlen(v));
+}
+
+void cmd_json_start(cmd_result *r, json *j)
+{
+    buf_clear(&r->text);
+    r->kind = REPLY_JSON;
+    json_init(j, &r->text);
+    json_obj_begin(j);
+    json_key(j, "ok");
+    json_bool(j, 1);
+}
+
+void cmd_json_name(json *j, const char *name)
+{
+    size_t len = strlen(name);
+    json_key(j, "name");
+    json_str(j, name, len);
+    if (!json_utf8_valid(name, len))
+        json_line(j, "name", name, len);
+}

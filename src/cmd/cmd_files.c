@@ -1,0 +1,248 @@
+/* cmd_files.c - lists from and to the dataset directory: INITFILE, LOAD, SAVE, FILES,
+ * and the files loaded at start-up. */
+#include "cmd_files.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "cmd_answer.h"
+#include "cmd_param.h"
+#include "store/rx.h"
+
+/* Puts l in place of list name (the store owns l from here, also on error), logs verb
+ * with the count and the time since t0_ns (clock_now_ns), and answers the count. Returns
+ * 0 or -1. */
+static int install_list(const cmd_server *srv, const char *verb, const char *name, list *l,
+                        uint64_t t0_ns, cmd_result *r)
+{
+    size_t n = list_length(l);
+    store_rc rc = store_replace(srv->st, name, l, &r->lsn);
+    if (rc != STORE_OK) {
+        cmd_ko_store(r, rc, name, strlen(name));
+        return -1;
+    }
+    log_info("%s %s: %zu lines in %.3f s", verb, name, n,
+             (double)(clock_now_ns() - t0_ns) / 1e9);
+    r->kind = REPLY_OK;
+    buf_printf(&r->text, "%zu", n);
+    return 0;
+}
+
+/* Loads file name into list name; shared by INITFILE and start-up. */
+static int load_file(const cmd_server *srv, const char *name, cmd_result *r)
+{
+    uint64_t t0 = clock_now_ns();
+    list *l = NULL;
+    dataset_rc drc = dataset_load(srv->ds, name, &l);
+    if (drc != DATASET_OK) {
+        cmd_ko_dataset(r, drc);
+        return -1;
+    }
+    return install_list(srv, "INITFILE", name, l, t0, r);
+}
+
+void cmd_initfile(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    const char *name = cmd_file_name(p, r);
+    if (name)
+        load_file(srv, name, r);
+}
+
+/* LOAD: like INITFILE, with the file's bytes sent in the request (multipart part FILE,
+ * a FILE parameter, or a text/csv body) instead of read from the dataset directory. */
+void cmd_load(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    const char *name = cmd_file_name(p, r);
+    if (!name)
+        return;
+    size_t len;
+    const char *text = params_get(p, PARAM_FILE, &len);
+    if (!text)
+        return cmd_ko(r, 400, MSG_NO_FILE);
+    uint64_t t0 = clock_now_ns();
+    list *l = NULL;
+    dataset_rc drc = dataset_load_text(srv->ds, text, len, &l);
+    if (drc != DATASET_OK)
+        return cmd_ko_dataset(r, drc);
+    install_list(srv, "LOAD", name, l, t0, r);
+}
+
+/* SAVE's file name: name, after "yyyyMMddTHHhmmmsss." when stamp is set. */
+static void save_target(char *target, size_t size, const char *name, int stamp)
+{
+    size_t off = 0;
+    if (stamp) {
+        time_t now = time(NULL);
+        struct tm tm;
+        localtime_r(&now, &tm);
+        off = strftime(target, size, "%Y%m%dT%Hh%Mm%Ss.", &tm);
+    }
+    snprintf(target + off, size - off, "%s", name);
+}
+
+void cmd_save(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    const char *name = cmd_file_name(p, r);
+    if (!name)
+        return;
+    size_t tlen;
+    const char *ts = params_get(p, PARAM_ADD_TIMESTAMP, &tlen);
+    /* Java's Boolean.parseBoolean: "true" in any case is true, anything else false. */
+    int stamp = ts ? tlen == 4 && strncasecmp(ts, "true", 4) == 0 : srv->conf->add_timestamp;
+    list *copy;
+    store_rc rc = store_snapshot(srv->st, name, &copy);
+    if (rc == STORE_NOT_LOADED)
+        return cmd_ko(r, 404, MSG_NO_LIST);
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, strlen(name));
+    char target[DATASET_NAME_MAX + 32];
+    save_target(target, sizeof target, name, stamp);
+    dataset_rc drc = dataset_save(srv->ds, target, copy);
+    size_t n = list_length(copy);
+    list_free(copy);
+    if (drc != DATASET_OK)
+        return cmd_ko_dataset(r, drc);
+    log_info("SAVE %s: %zu lines to %s", name, n, target);
+    r->kind = REPLY_OK;
+    buf_printf(&r->text, "%zu", n);
+}
+
+typedef struct files_walk {
+    const cmd_server *srv;
+    cmd_result *r;
+    json j;
+} files_walk;
+
+static int file_one(const char *name, void *ctx)
+{
+    files_walk *w = ctx;
+    uint64_t size;
+    int64_t mtime;
+    /* Only what INITFILE could load: the reference's name rules, and still there. */
+    if (dataset_check_name(name, strlen(name)) != DATASET_OK ||
+        dataset_file_stat(w->srv->ds, name, &size, &mtime) != 0)
+        return 0;
+    if (w->r->json) {
+        json_obj_begin(&w->j);
+        cmd_json_name(&w->j, name);
+        json_key(&w->j, "size");
+        json_uint(&w->j, size);
+        json_key(&w->j, "mtime");
+        json_int(&w->j, mtime);
+        json_obj_end(&w->j);
+        return 0;
+    }
+    char v[96], when[32];
+    time_t t = (time_t)mtime;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    snprintf(v, sizeof v, "%llu bytes, modified %s", (unsigned long long)size, when);
+    cmd_entry_s(&w->r->text, name, " = ", v);
+    return 0;
+}
+
+void cmd_files(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    files_walk w = {srv, r, {0}};
+    if (r->json) {
+        cmd_json_start(r, &w.j);
+        json_key(&w.j, "files");
+        json_arr_begin(&w.j);
+    } else {
+        r->kind = REPLY_LISTING;
+    }
+    if (dataset_list_files(srv->ds, file_one, &w) != 0)
+        return cmd_ko_dataset(r, DATASET_IO);
+    if (r->json) {
+        json_arr_end(&w.j);
+        json_obj_end(&w.j);
+    }
+}
+
+/* Loads one startup file, logging its failure; ctx is the cmd_server. */
+static int init_one(const char *name, void *ctx)
+{
+    const cmd_server *srv = ctx;
+    cmd_result r = {0};
+    int rc = 0;
+    if (dataset_check_name(name, strlen(name)) != DATASET_OK) {
+        log_error("initFileAtStartup: \"%s\" is not a valid file name", name);
+        rc = -1;
+    } else if (load_file(srv, name, &r) != 0) {
+        log_error("initFileAtStartup: %s: %s", name, r.text.data ? r.text.data : "error");
+        rc = -1;
+    } else if (r.lsn && srv->j && journal_wait(srv->j, r.lsn) != 0) {
+        log_error("initFileAtStartup: %s: the journal could not make it durable", name);
+        rc = -1;
+    }
+    buf_free(&r.text);
+    return rc;
+}
+
+typedef struct regex_pick {
+    const cmd_server *srv;
+    rx *re;
+    int failed;
+} regex_pick;
+
+static int init_if_match(const char *name, void *ctx)
+{
+    regex_pick *rp = ctx;
+    if (rx_match(name, strlen(name), rp->re) == 1 && init_one(name, (void *)rp->srv) != 0)
+        rp->failed = 1;
+    return 0;
+}
+
+static int init_by_regex(const cmd_server *srv, const char *spec)
+{
+    regex_pick rp = {srv, rx_get(spec, strlen(spec), 1), 0};
+    if (!rp.re) {
+        log_error("initFileAtStartup: \"%s\" is not a valid regex", spec);
+        return -1;
+    }
+    int rc = dataset_list_files(srv->ds, init_if_match, &rp);
+    rx_release(rp.re);
+    return rc != 0 || rp.failed ? -1 : 0;
+}
+
+int command_init_at_startup(const cmd_server *srv)
+{
+    const char *spec = srv->conf->init_file_at_startup;
+    if (!spec || !*spec)
+        return 0;
+    if (srv->conf->init_file_at_startup_regex)
+        return init_by_regex(srv, spec);
+    int failed = 0;
+    const char *s = spec;
+    while (*s) {
+        const char *comma = strchr(s, ',');
+        size_t len = comma ? (size_t)(comma - s) : strlen(s);
+        /* Names are trimmed: "a.csv, b.csv" is the natural way to write the list. */
+        while (len && (*s == ' ' || *s == '\t')) {
+            s++;
+            len--;
+        }
+        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+            len--;
+        if (len) {
+            char name[DATASET_NAME_MAX + 2];
+            if (len > DATASET_NAME_MAX) {
+                log_error("initFileAtStartup: a name is longer than %d bytes", DATASET_NAME_MAX);
+                failed = 1;
+            } else {
+                memcpy(name, s, len);
+                name[len] = '\0';
+                failed |= init_one(name, (void *)srv) != 0;
+            }
+        }
+        if (!comma)
+            break;
+        s = comma + 1;
+    }
+    return failed ? -1 : 0;
+}

@@ -1,0 +1,79 @@
+/* cmd_leases.c - settling lent lines (ACK, RELEASE) and counting them (LEASES). LEASE= on
+ * READ, READMULTI and FIND is parsed in cmd_param.c. */
+#include "cmd_leases.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "cmd_answer.h"
+#include "cmd_param.h"
+
+#define MSG_SETTLE_ARGS "LINE or LEASE parameter was missing !"
+#define MSG_NO_LEASE    "No such lease (settled already, expired, or of another list) !"
+
+/* A lease id as the header gave it: 16 hex digits. 0 when it cannot be one. */
+static uint64_t parse_id(const char *v, size_t len)
+{
+    uint64_t id = 0;
+    if (len != 16)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = v[i];
+        int d = c >= '0' && c <= '9' ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
+        if (d < 0)
+            return 0;
+        id = id << 4 | (uint64_t)d;
+    }
+    return id;
+}
+
+/* ACK and RELEASE: the lease named by LEASE=id, or the oldest of LINE. */
+static void settle(const cmd_server *srv, const params *p, cmd_result *r, int release)
+{
+    size_t nlen, llen = 0, ilen = 0;
+    const char *name = cmd_list_name(p, r, &nlen);
+    if (!name)
+        return;
+    const char *line = params_get(p, PARAM_LINE, &llen);
+    const char *idv = params_get(p, PARAM_LEASE, &ilen);
+    if (!line && !idv)
+        return cmd_ko(r, 400, MSG_SETTLE_ARGS);
+    store_rc rc = STORE_NOT_LOADED;
+    if (strlen(name) == nlen) {
+        uint64_t id = idv ? parse_id(idv, ilen) : 0;
+        rc = idv ? (id ? store_settle(srv->st, name, release, id, NULL, 0, &r->lsn)
+                       : STORE_NO_LEASE)
+                 : store_settle(srv->st, name, release, 0, line, llen, &r->lsn);
+    }
+    if (rc == STORE_NO_LEASE)
+        return cmd_ko(r, 404, MSG_NO_LEASE);
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, nlen);
+    r->kind = REPLY_OK;
+}
+
+void cmd_ack(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    settle(srv, p, r, 0);
+}
+
+void cmd_release(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    settle(srv, p, r, 1);
+}
+
+void cmd_leases(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    size_t nlen, n;
+    const char *name = cmd_list_name(p, r, &nlen);
+    if (!name)
+        return;
+    store_rc rc = strlen(name) == nlen ? store_leases(srv->st, name, &n) : STORE_NOT_LOADED;
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, nlen);
+    r->kind = REPLY_OK;
+    buf_printf(&r->text, "%zu", n);
+}

@@ -1,0 +1,316 @@
+/* cmd_lists.c - the commands on one list's lines: take, add, find, count, empty, look. */
+#include "cmd_lists.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "cmd_answer.h"
+#include "cmd_match.h"
+#include "cmd_param.h"
+#include "cmd_wait.h"
+
+#define PEEK_LIMIT_DEFAULT 100
+#define PEEK_LIMIT_MAX     1000
+/* A matching PEEK examines at most this many lines, for at most this long (as FIND's
+ * regexes are bounded): next_offset then says where to go on. */
+#define PEEK_SCAN_MAX      1000000
+#define PEEK_BUDGET_MS     50
+
+#define MSG_OFFSET "OFFSET value has to be an integer from 0 !"
+#define MSG_LIMIT  "LIMIT value has to be an integer from 1 to 1000 !"
+
+/* The KO that comes first when some parameter is invalid: the list's own state
+ * (not loaded, empty) is checked before parameters, as the reference does. */
+static int ko_list_state(const cmd_server *srv, cmd_result *r, const char *name, size_t nlen)
+{
+    size_t len = 0;
+    store_rc rc = strlen(name) == nlen ? store_length(srv->st, name, &len) : STORE_NOT_LOADED;
+    if (rc != STORE_OK || len == 0) {
+        cmd_ko_store(r, rc != STORE_OK ? rc : STORE_EMPTY, name, nlen);
+        return 1;
+    }
+    return 0;
+}
+
+/* The KO for READ's and READMULTI's parameters, in the reference's order. */
+static void ko_read_params(cmd_result *r, int end, int keep, const char *nb, size_t vlen,
+                           int nb_bad, long n)
+{
+    if (end < 0)
+        return cmd_ko(r, 400, MSG_READ_MODE);
+    if (keep < 0)
+        return cmd_ko(r, 400, MSG_KEEP);
+    r->kind = REPLY_KO;
+    r->status = 400;
+    if (nb_bad) {
+        buf_puts(&r->text, "Can't parse integer parameter NB_LINES : ");
+        if (nb)
+            buf_append(&r->text, nb, vlen);
+        else
+            buf_puts(&r->text, "null");
+        buf_puts(&r->text, " !");
+    } else {
+        buf_printf(&r->text, "Parameter NB_LINES must be greater or equals than 1 : %ld !", n);
+    }
+}
+
+/* Takes now what q asks, or fails as the store says. */
+static void read_now(const cmd_server *srv, const cmd_read_req *q, cmd_result *r)
+{
+    size_t count;
+    store_rc rc;
+    if (q->lease_ms) {
+        buf ids = BUF_INIT;
+        rc = store_read_leased(srv->st, q->name, q->end, (size_t)q->n, q->lease_ms, &r->text,
+                               &count, &ids, &r->lsn);
+        if (rc == STORE_OK)
+            cmd_lease_ids(r, &ids);
+        buf_free(&ids);
+    } else {
+        rc = store_read(srv->st, q->name, q->end, q->keep, (size_t)q->n, &r->text, &count,
+                        &r->lsn);
+    }
+    cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
+}
+
+static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int multi)
+{
+    size_t nlen, vlen = 0;
+    const char *name = cmd_list_name(p, r, &nlen);
+    if (!name)
+        return;
+    int64_t wait_ms;
+    if (cmd_timeout_param(srv, p, r, &wait_ms) != 0)
+        return;
+    int end = cmd_choice_param(p, PARAM_READ_MODE, cmd_read_modes, STORE_FIRST);
+    int keep = cmd_flag_param(p, PARAM_KEEP, 1);
+    long n = 1;
+    const char *nb = multi ? params_get(p, PARAM_NB_LINES, &vlen) : NULL;
+    int nb_bad = multi && (!nb || cmd_parse_int32(nb, vlen, &n) != 0);
+    if (end < 0 || keep < 0 || nb_bad || n < 1) {
+        if (!ko_list_state(srv, r, name, nlen))
+            ko_read_params(r, end, keep, nb, vlen, nb_bad, n);
+        return;
+    }
+    cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi, 0};
+    if (cmd_lease_param(srv, p, keep, n, r, &q.lease_ms) != 0)
+        return;
+    if (strlen(name) != nlen)
+        return cmd_ko_store(r, STORE_NOT_LOADED, name, nlen);
+    if (wait_ms > 0 && srv->lot)
+        return cmd_wait_read(srv, &q, clock_now_ms() + wait_ms, r);
+    read_now(srv, &q, r);
+}
+
+void cmd_read(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    do_read(srv, p, r, 0);
+}
+
+void cmd_readmulti(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    do_read(srv, p, r, 1);
+}
+
+void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    size_t nlen, llen;
+    const char *name = cmd_list_name(p, r, &nlen);
+    if (!name)
+        return;
+    const char *line = params_get(p, PARAM_LINE, &llen);
+    if (!line)
+        return cmd_ko(r, 400, MSG_NO_LINE);
+    int at_tail = cmd_choice_param(p, PARAM_ADD_MODE, cmd_add_modes, 0);
+    if (at_tail < 0)
+        return cmd_ko(r, 400, MSG_ADD_MODE);
+    int unique = cmd_flag_param(p, PARAM_UNIQUE, 0);
+    if (unique < 0)
+        return cmd_ko(r, 400, MSG_UNIQUE);
+    if (strlen(name) != nlen)
+        return cmd_ko(r, 400, MSG_ILLEGAL);
+    if (srv->conf->max_line && llen > srv->conf->max_line)
+        return cmd_ko(r, 413, MSG_LINE_TOO_LONG);
+    store_rc rc = store_add(srv->st, name, line, llen, at_tail, unique, &r->lsn);
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, nlen);
+    cmd_ok(r, "");
+}
+
+/* Finds now with matcher m what q asks, or fails as the store says. */
+static void find_now(const cmd_server *srv, const cmd_find_req *q, const store_matcher *m,
+                     cmd_result *r)
+{
+    store_rc rc = STORE_NOT_LOADED;
+    if (strlen(q->name) == q->nlen && q->lease_ms) {
+        buf ids = BUF_INIT;
+        rc = store_find_leased(srv->st, q->name, m, q->lease_ms, &r->text, &ids, &r->lsn);
+        if (rc == STORE_OK)
+            cmd_lease_ids(r, &ids);
+        buf_free(&ids);
+    } else if (strlen(q->name) == q->nlen) {
+        rc = store_find(srv->st, q->name, m, q->keep, &r->text, &r->lsn);
+    }
+    cmd_find_answer(r, rc, q->name, q->nlen);
+}
+
+void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    size_t nlen, llen = 0;
+    const char *name = cmd_list_name(p, r, &nlen);
+    if (!name)
+        return;
+    int64_t wait_ms;
+    if (cmd_timeout_param(srv, p, r, &wait_ms) != 0)
+        return;
+    const char *line = params_get(p, PARAM_LINE, &llen);
+    int mode = cmd_find_mode_of(p);
+    int keep = cmd_flag_param(p, PARAM_KEEP, 1);
+    cmd_matcher cm;
+    int bad_rx = line && llen && mode >= 0 && keep >= 0 &&
+                 cmd_matcher_init(&cm, mode, line, llen) != 0;
+    if (!line || !llen || mode < 0 || keep < 0 || bad_rx) {
+        if (ko_list_state(srv, r, name, nlen))
+            return;
+        if (!line || !llen)
+            return cmd_ko(r, 400, MSG_EMPTY_FIND);
+        if (mode < 0)
+            return cmd_ko(r, 400, MSG_FIND_MODE);
+        if (keep < 0)
+            return cmd_ko(r, 400, MSG_FIND_KEEP);
+        return cmd_ko(r, 400, MSG_REGEX);
+    }
+    cmd_find_req q = {name, nlen, line, llen, mode, keep, 0};
+    if (cmd_lease_param(srv, p, keep, 1, r, &q.lease_ms) != 0) {
+        cmd_matcher_free(&cm);
+        return;
+    }
+    if (wait_ms > 0 && srv->lot && strlen(name) == nlen) {
+        cmd_matcher_free(&cm);
+        return cmd_wait_find(srv, &q, clock_now_ms() + wait_ms, r);
+    }
+    find_now(srv, &q, &cm.m, r);
+    cmd_matcher_free(&cm);
+}
+
+void cmd_length(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    size_t nlen, len;
+    const char *name = cmd_list_name(p, r, &nlen);
+    if (!name)
+        return;
+    store_rc rc = strlen(name) == nlen ? store_length(srv->st, name, &len) : STORE_NOT_LOADED;
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, nlen);
+    r->kind = REPLY_OK;
+    buf_printf(&r->text, "%zu", len);
+}
+
+void cmd_reset(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    size_t nlen;
+    const char *name = cmd_list_name(p, r, &nlen);
+    if (!name)
+        return;
+    if (strlen(name) == nlen) {
+        store_rc rc = store_reset(srv->st, name, &r->lsn);
+        if (rc != STORE_OK)
+            return cmd_ko_store(r, rc, name, nlen);
+        log_info("RESET %s", name);
+    }
+    cmd_ok(r, "");
+}
+
+/* PEEK's page: the list's length, where it started and where the next page starts, then
+ * each line with its position. */
+static void peek_page(cmd_result *r, const char *name, size_t length, size_t offset,
+                      size_t next, const buf *lines)
+{
+    size_t off = 0, pos, len;
+    const char *s;
+    char num[32];
+    r->kind = REPLY_LINES;
+    cmd_entry_s(&r->text, "name", " = ", name);
+    snprintf(num, sizeof num, "%zu", length);
+    cmd_entry_s(&r->text, "length", " = ", num);
+    snprintf(num, sizeof num, "%zu", offset);
+    cmd_entry_s(&r->text, "offset", " = ", num);
+    if (next == SIZE_MAX)
+        snprintf(num, sizeof num, "null");
+    else
+        snprintf(num, sizeof num, "%zu", next);
+    cmd_entry_s(&r->text, "next_offset", " = ", num);
+    while ((s = store_next_peek(lines, &off, &pos, &len))) {
+        snprintf(num, sizeof num, "%zu", pos);
+        cmd_entry(&r->text, num, strlen(num), " : ", s, len);
+    }
+}
+
+static void peek_json(cmd_result *r, const char *name, size_t length, size_t offset,
+                      size_t next, const buf *lines)
+{
+    size_t off = 0, pos, len;
+    const char *s;
+    json j;
+    cmd_json_start(r, &j);
+    cmd_json_name(&j, name);
+    json_key(&j, "length");
+    json_uint(&j, length);
+    json_key(&j, "offset");
+    json_uint(&j, offset);
+    json_key(&j, "lines");
+    json_arr_begin(&j);
+    while ((s = store_next_peek(lines, &off, &pos, &len))) {
+        json_obj_begin(&j);
+        json_key(&j, "pos");
+        json_uint(&j, pos);
+        json_line(&j, "line", s, len);
+        json_obj_end(&j);
+    }
+    json_arr_end(&j);
+    json_key(&j, "next_offset");
+    if (next == SIZE_MAX)
+        json_null(&j);
+    else
+        json_uint(&j, next);
+    json_obj_end(&j);
+}
+
+void cmd_peek(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    size_t nlen, offset, limit, mlen = 0;
+    const char *name = cmd_list_name(p, r, &nlen);
+    if (!name)
+        return;
+    if (cmd_size_param(p, PARAM_OFFSET, 0, SIZE_MAX / 2, 0, &offset) != 0)
+        return cmd_ko(r, 400, MSG_OFFSET);
+    if (cmd_size_param(p, PARAM_LIMIT, 1, PEEK_LIMIT_MAX, PEEK_LIMIT_DEFAULT, &limit) != 0)
+        return cmd_ko(r, 400, MSG_LIMIT);
+    const char *pattern = params_get(p, PARAM_MATCH, &mlen);
+    cmd_matcher cm = {0};
+    if (pattern) {
+        int mode = cmd_find_mode(p, r);
+        if (mode < 0)
+            return;
+        if (cmd_matcher_init(&cm, mode, pattern, mlen) != 0)
+            return cmd_ko(r, 400, MSG_REGEX);
+    }
+    store_peek_req q = {offset, limit, pattern ? &cm.m : NULL, PEEK_SCAN_MAX, PEEK_BUDGET_MS};
+    buf lines = BUF_INIT;
+    size_t length = 0, next = SIZE_MAX;
+    store_rc rc = strlen(name) == nlen ? store_peek(srv->st, name, &q, &lines, &length, &next)
+                                       : STORE_NOT_LOADED;
+    cmd_matcher_free(&cm);
+    if (rc == STORE_OK && r->json)
+        peek_json(r, name, length, offset, next, &lines);
+    else if (rc == STORE_OK)
+        peek_page(r, name, length, offset, next, &lines);
+    else
+        cmd_ko_store(r, rc, name, nlen);
+    if (lines.oom)
+        r->text.oom = 1;
+    buf_free(&lines);
+}

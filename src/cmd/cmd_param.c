@@ -1,0 +1,192 @@
+/* cmd_param.c - the commands' parameters, parsed strictly, with the reference's KOs. */
+#include "cmd_param.h"
+
+#include <limits.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cmd_answer.h"
+#include "store/dataset.h"
+
+#define MSG_TIMEOUT     "TIMEOUT value has to be a number of seconds from 0 to %d !"
+#define MSG_LEASE_VALUE "LEASE value has to be a number of seconds above 0 up to %d !"
+#define MSG_LEASE_KEEP  "LEASE needs KEEP=FALSE !"
+#define MSG_LEASE_LINES "LEASE takes at most %d lines at once !"
+
+const char *const cmd_read_modes[] = {"FIRST", "LAST", "RANDOM", NULL};
+const char *const cmd_add_modes[] = {"FIRST", "LAST", NULL};
+static const char *const find_modes[] = {"SUBSTRING", "EQUALS", "REGEX_FIND", "REGEX_MATCH",
+                                         NULL};
+
+/* A name holding NUL can name no list: ADD refuses it, and lookups find nothing. */
+const char *cmd_list_name(const params *p, cmd_result *r, size_t *len)
+{
+    const char *name = params_get(p, PARAM_FILENAME, len);
+    if (!name)
+        cmd_ko(r, 400, MSG_NO_FILENAME);
+    return name;
+}
+
+const char *cmd_file_name(const params *p, cmd_result *r)
+{
+    size_t len;
+    const char *name = cmd_list_name(p, r, &len);
+    if (!name)
+        return NULL;
+    switch (dataset_check_name(name, len)) {
+    case DATASET_OK:       return name;
+    case DATASET_TOO_LONG: cmd_ko(r, 400, MSG_TOO_LONG); return NULL;
+    default:               cmd_ko(r, 400, MSG_ILLEGAL); return NULL;
+    }
+}
+
+int cmd_flag_param(const params *p, param_id id, int dflt)
+{
+    static const char *const flags[] = {"FALSE", "TRUE", NULL};
+    return cmd_choice_param(p, id, flags, dflt);
+}
+
+int cmd_choice_param(const params *p, param_id id, const char *const *choices, int dflt)
+{
+    size_t len;
+    const char *v = params_get(p, id, &len);
+    if (!v)
+        return dflt;
+    for (int i = 0; choices[i]; i++)
+        if (strlen(choices[i]) == len && memcmp(choices[i], v, len) == 0)
+            return i;
+    return -1;
+}
+
+int cmd_find_mode_of(const params *p)
+{
+    return cmd_choice_param(p, PARAM_FIND_MODE, find_modes, FIND_SUBSTRING);
+}
+
+int cmd_find_mode(const params *p, cmd_result *r)
+{
+    int mode = cmd_find_mode_of(p);
+    if (mode < 0)
+        cmd_ko(r, 400, MSG_FIND_MODE);
+    return mode;
+}
+
+int cmd_parse_int32(const char *s, size_t len, long *out)
+{
+    size_t i = 0;
+    int neg = 0;
+    if (len && (s[0] == '+' || s[0] == '-'))
+        neg = s[i++] == '-';
+    if (i == len)
+        return -1;
+    long v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+        if (v > (long)INT_MAX + 1)
+            return -1;
+    }
+    v = neg ? -v : v;
+    if (v > INT_MAX || v < INT_MIN)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms)
+{
+    int64_t whole = 0, frac = 0, scale = 100;
+    size_t i = 0, digits = 0;
+    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+        whole = whole * 10 + (v[i] - '0');
+        if (whole > max_s)
+            return -1;
+    }
+    if (i < len && v[i] == '.')
+        for (i++; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+            frac += (v[i] - '0') * scale;
+            scale /= 10;
+        }
+    if (i != len || digits == 0)
+        return -1;
+    if (whole == max_s && frac > 0)
+        return -1;
+    *ms = whole * 1000 + frac;
+    return 0;
+}
+
+int cmd_size_param(const params *p, param_id id, size_t min, size_t max, size_t dflt,
+                   size_t *out)
+{
+    size_t len;
+    const char *v = params_get(p, id, &len);
+    *out = dflt;
+    if (!v)
+        return 0;
+    if (len == 0 || len > 19)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        n = n * 10 + (size_t)(v[i] - '0');
+    }
+    if (n < min || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
+
+int cmd_timeout_param(const cmd_server *srv, const params *p, cmd_result *r, int64_t *ms)
+{
+    size_t len;
+    const char *v = params_get(p, PARAM_TIMEOUT, &len);
+    *ms = 0;
+    if (!v || cmd_parse_seconds(v, len, srv->conf->max_wait, ms) == 0)
+        return 0;
+    cmd_ko_format(r, MSG_TIMEOUT, srv->conf->max_wait);
+    return -1;
+}
+
+int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cmd_result *r,
+                    int64_t *ms)
+{
+    size_t len;
+    const char *v = params_get(p, PARAM_LEASE, &len);
+    *ms = 0;
+    if (!v)
+        return 0;
+    if (cmd_parse_seconds(v, len, srv->conf->max_lease, ms) != 0 || *ms == 0) {
+        cmd_ko_format(r, MSG_LEASE_VALUE, srv->conf->max_lease);
+        return -1;
+    }
+    if (keep) {
+        cmd_ko(r, 400, MSG_LEASE_KEEP);
+        return -1;
+    }
+    /* Each id is 17 bytes of the X-STS-Lease header, which must fit in libmicrohttpd's
+     * connection memory (32 KiB): past it the answer could not be sent, its lines leased. */
+    if (n > CMD_LEASE_MAX_LINES) {
+        cmd_ko_format(r, MSG_LEASE_LINES, CMD_LEASE_MAX_LINES);
+        return -1;
+    }
+    return 0;
+}
+
+int cmd_format_param(const params *p, cmd_result *r)
+{
+    size_t len;
+    const char *v = params_get(p, PARAM_FORMAT, &len);
+    if (!v)
+        return 0;
+    if (len == 4 && strncasecmp(v, "JSON", 4) == 0)
+        r->json = 1;
+    else if (len == 4 && strncasecmp(v, "HTML", 4) == 0)
+        r->json = 0;
+    else {
+        cmd_ko(r, 400, MSG_FORMAT);
+        return -1;
+    }
+    return 0;
+}

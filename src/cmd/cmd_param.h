@@ -1,0 +1,57 @@
+/* cmd_param.h - strict parsers of the commands' parameters: each returns the value, or
+ * sets the KO the reference gives for it. Private to cmd/. */
+#ifndef STSD_CMD_PARAM_H
+#define STSD_CMD_PARAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cmd/command.h"
+
+/* FIND_MODE's values, in the order of their names. */
+enum { FIND_SUBSTRING, FIND_EQUALS, FIND_REGEX_FIND, FIND_REGEX_MATCH };
+
+/* The most lines one leased READMULTI takes: their ids must fit in its answer's header. */
+#define CMD_LEASE_MAX_LINES 1000
+
+/* FILENAME (len bytes, may hold NUL), or NULL with the reference's KO set when absent. */
+const char *cmd_list_name(const params *p, cmd_result *r, size_t *len);
+/* FILENAME checked as a file name for INITFILE, LOAD and SAVE (a C string), or NULL with
+ * the reference's KO set. */
+const char *cmd_file_name(const params *p, cmd_result *r);
+
+/* A TRUE/FALSE parameter (exact upper case, as the reference): 1/0, dflt when absent, -1
+ * when invalid. */
+int cmd_flag_param(const params *p, param_id id, int dflt);
+/* Index of id's value among choices (NULL-terminated, exact), dflt when absent, -1 when
+ * none matches. */
+int cmd_choice_param(const params *p, param_id id, const char *const *choices, int dflt);
+
+extern const char *const cmd_read_modes[];    /* FIRST LAST RANDOM: store_end */
+extern const char *const cmd_add_modes[];     /* FIRST LAST */
+/* FIND_MODE (FIND_SUBSTRING when absent), or -1 when invalid. */
+int cmd_find_mode_of(const params *p);
+/* The same, with the reference's KO set when invalid. */
+int cmd_find_mode(const params *p, cmd_result *r);
+
+/* Java's Integer.parseInt: optional sign, decimal digits, 32-bit range. Returns 0, or
+ * -1 if s[0..len) is not one. */
+int cmd_parse_int32(const char *s, size_t len, long *out);
+/* Decimal seconds (up to 3 decimals counted, 0..max_s) into *ms. Returns 0, or -1. */
+int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms);
+/* A decimal in [min, max] (dflt when absent) into *out. Returns 0, or -1 when invalid. */
+int cmd_size_param(const params *p, param_id id, size_t min, size_t max, size_t dflt,
+                   size_t *out);
+
+/* TIMEOUT in ms into *ms (0 when absent). Returns 0, or -1 with the KO set. */
+int cmd_timeout_param(const cmd_server *srv, const params *p, cmd_result *r, int64_t *ms);
+/* LEASE= of READ, READMULTI, FIND (keep: their KEEP; n: the lines asked) in ms into *ms
+ * (0 when absent). Returns 0, or -1 with the KO set (bad value, KEEP=TRUE, more than
+ * CMD_LEASE_MAX_LINES lines). */
+int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cmd_result *r,
+                    int64_t *ms);
+/* FORMAT=JSON|HTML (any case) into r->json, which holds what Accept asked for. Returns 0,
+ * or -1 with the KO set. */
+int cmd_format_param(const params *p, cmd_result *r);
+
+#endif

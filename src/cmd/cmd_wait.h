@@ -1,0 +1,41 @@
+/* cmd_wait.h - READ, READMULTI and FIND with TIMEOUT: waiting without a thread. Private
+ * to cmd/. */
+#ifndef STSD_CMD_WAIT_H
+#define STSD_CMD_WAIT_H
+
+#include <stdint.h>
+
+#include "cmd/command.h"
+
+/* What a READ or READMULTI asks; n is NB_LINES. */
+typedef struct cmd_read_req {
+    const char *name;
+    size_t nlen;
+    store_end end;
+    int keep;
+    long n;
+    int multi;
+    int64_t lease_ms;     /* LEASE (keep 0), 0: none */
+} cmd_read_req;
+
+/* What a FIND asks: LINE, its mode (FIND_SUBSTRING...), keep. */
+typedef struct cmd_find_req {
+    const char *name;
+    size_t nlen;
+    const char *line;
+    size_t llen;
+    int mode;
+    int keep;
+    int64_t lease_ms;
+} cmd_find_req;
+
+/* Runs READ/READMULTI q, waiting up to deadline_ms (clock_now_ms clock) when it cannot be
+ * served now: the answer is in r, or r->park is set and it comes later. */
+void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadline_ms,
+                   cmd_result *r);
+
+/* Runs FIND q the same way. */
+void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadline_ms,
+                   cmd_result *r);
+
+#endif

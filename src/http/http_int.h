@@ -1,0 +1,49 @@
+/* http_int.h - the types http.c (connections, the daemons) and http_route.c (what a
+ * request gets) share: a connection's request state and the server. Types only. */
+#ifndef STSD_HTTP_INT_H
+#define STSD_HTTP_INT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "cmd/params.h"
+#include "cmd/park.h"
+#include "cmd/result.h"
+#include "guard/iplimit.h"
+#include "http/http.h"
+#include "http/http_loop.h"
+
+/* One per connection, from its start to its close (MHD pairs those two notifications
+ * even when a request fails to parse); it holds the connection's current request. */
+typedef struct request {
+    struct request *next_free;
+    buf uri;          /* the raw request target, query string included */
+    buf body;         /* a POST body, up to maxBodySize */
+    buf path;         /* decoded path */
+    buf page;         /* the answer's bytes; MHD sends them from here */
+    params prm;
+    cmd_result result;
+    park_slot *slot;  /* the request is parked (suspended) on this slot */
+    int in_place;     /* waits in place (http_loop.h) for wait_lsn to be durable */
+    uint64_t wait_lsn;
+    struct MHD_Connection *conn;  /* while suspended: to resume it */
+    http_loop *loop;  /* while parked: the thread it waits on */
+    int ip_counted;   /* its connection is counted in the server's iplimit */
+    int started;      /* the access handler has seen this request */
+    int body_too_big;
+    uint64_t t0;      /* when the command started, for stsd_request_duration_seconds */
+} request;
+
+struct http_server {
+    http_loops *loops;
+    int listen_fd;
+    const cmd_server *srv;
+    const config *conf;
+    unsigned threads;         /* stsd.threads, 0 resolved to the cores */
+    http_access acc;
+    iplimit *per_ip;          /* stsd.maxConnectionsPerIp, NULL for none */
+    void (*on_stop)(void);
+    atomic_int in_flight;
+};
+
+#endif

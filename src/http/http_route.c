@@ -1,0 +1,287 @@
+/* http_route.c - what a request gets: the route table, and the answers' bytes and headers
+ * (pages, refusals, the dashboard's files); parking and holding for the commands. */
+#include "http_route.h"
+
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/stats.h"
+#include "cmd/command.h"
+#include "cmd/commit.h"
+#include "guard/csrf.h"
+#include "http/metrics.h"
+#include "http/reply.h"
+#include "http/ui.h"
+
+/* Queues page with our headers; lease, when not NULL, is the X-STS-Lease value. */
+static enum MHD_Result send_page_lease(struct MHD_Connection *c, unsigned status,
+                                       const char *page, size_t len, const char *ctype,
+                                       const char *lease)
+{
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                            "no-cache, no-store, must-revalidate");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_PRAGMA, "no-cache");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_EXPIRES, "0");
+    if (lease)
+        MHD_add_response_header(r, "X-STS-Lease", lease);
+    enum MHD_Result ret = MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
+                                 size_t len, const char *ctype)
+{
+    return send_page_lease(c, status, page, len, ctype, NULL);
+}
+
+enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const char *text)
+{
+    return send_page(c, status, text, strlen(text), "text/plain; charset=UTF-8");
+}
+
+/* Accept: application/json asks for JSON answers (FORMAT= may still say otherwise). */
+static int wants_json(struct MHD_Connection *c)
+{
+    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
+    return a && strcasestr(a, "application/json") != NULL;
+}
+
+/* The resume callback of a suspended request (park_arm's, with q). Its loop is woken
+ * as well: libmicrohttpd's own wake-up may be consumed by a turn already past the point
+ * where it resumes connections, and its timeout does not tell that one is pending. */
+static void resume_connection(void *arg)
+{
+    request *q = arg;
+    MHD_resume_connection(q->conn);
+    http_loop_wake(q->loop);
+}
+
+/* Sends the page of q's result (JSON if it asked for it) and counts the request. */
+enum MHD_Result http_send_result(struct MHD_Connection *c, request *q)
+{
+    unsigned status = MHD_HTTP_OK;
+    int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
+                            : reply_render(&q->result, &q->page);
+    stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
+    if (rc != 0)
+        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    return send_page_lease(c, status, q->page.data, q->page.len,
+                           q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
+                           q->result.lease.len ? q->result.lease.data : NULL);
+}
+
+/* Suspends c until q's slot ends (park.h); the slot may end before or during this. */
+static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
+{
+    q->slot = q->result.park;
+    q->result.park = NULL;
+    const union MHD_ConnectionInfo *i =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    q->conn = c;
+    q->loop = http_loop_current();
+    MHD_suspend_connection(c);
+    park_arm(q->slot, i ? i->connect_fd : -1, resume_connection, q);
+    return MHD_YES;
+}
+
+/* The resumed call of a parked request: its answer is in the slot. */
+enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q)
+{
+    cmd_result *ended = park_result(q->slot);
+    cmd_result mine = q->result;
+    q->result = *ended;
+    *ended = mine;
+    /* How to answer is the request's, whatever the ender left. */
+    q->result.json = mine.json;
+    q->result.cmd = mine.cmd;
+    q->result.field = mine.field;
+    park_unref(q->slot);
+    q->slot = NULL;
+    return http_send_result(c, q);
+}
+
+/* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
+ * challenge RFC 6750 asks for. */
+static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_verdict v)
+{
+    q->result.kind = REPLY_KO;
+    buf_clear(&q->result.text);
+    buf_puts(&q->result.text, auth_message(v));
+    if (q->result.text.oom || reply_render(&q->result, &q->page) != 0)
+        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    struct MHD_Response *r = MHD_create_response_from_buffer(q->page.len, q->page.data,
+                                                             MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, reply_content_type());
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                            "no-cache, no-store, must-revalidate");
+    if (v == AUTH_MISSING)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"stsd\"");
+    else if (v == AUTH_WRONG)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                                "Bearer realm=\"stsd\", error=\"invalid_token\"");
+    else if (v == AUTH_TOO_MANY)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "10");
+    enum MHD_Result ret = MHD_queue_response(c, auth_status(v), r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* The dashboard's answer for path: its files, the redirect from /, their headers. */
+static enum MHD_Result send_ui(struct MHD_Connection *c, const char *method, const buf *path)
+{
+    ui_reply u;
+    ui_route(method, path->data, path->len,
+             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT_ENCODING),
+             MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH),
+             &u);
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(u.len, (void *)u.body, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    for (int i = 0; i < u.nheaders; i++)
+        MHD_add_response_header(r, u.headers[i][0], u.headers[i][1]);
+    enum MHD_Result ret = MHD_queue_response(c, u.status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
+/* The client's address, for the access rules (NULL if unknown). */
+static const struct sockaddr *peer(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    return ci ? ci->client_addr : NULL;
+}
+
+static const char *header(struct MHD_Connection *c, const char *name)
+{
+    return MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+}
+
+static enum MHD_Result route_ui(http_server *h, struct MHD_Connection *c, request *q,
+                                const char *method)
+{
+    return send_ui(c, method, &q->path);
+}
+
+/* GET /metrics: the Prometheus text, behind the same tokens as the commands. */
+static enum MHD_Result route_metrics(http_server *h, struct MHD_Connection *c, request *q,
+                                     const char *method)
+{
+    if (auth_active(h->acc.auth)) {
+        size_t tlen = 0;
+        const char *tok = params_get(&q->prm, PARAM_TOKEN, &tlen);
+        auth_verdict v = auth_check(h->acc.auth, peer(c), NULL, 0,
+                                    header(c, MHD_HTTP_HEADER_AUTHORIZATION), tok, tlen);
+        if (v != AUTH_OK)
+            return send_refusal(c, q, v);
+    }
+    if (metrics_render(h->srv, &q->page) != 0)
+        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, METRICS_CONTENT_TYPE);
+}
+
+/* Everything else: a command under /sts/ (or the help page, or "unknown command"). */
+static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, request *q,
+                                     const char *method)
+{
+    cmd_request cq = {
+        .path = q->path.data, .path_len = q->path.len,
+        .method = strcmp(method, "GET") == 0    ? CMD_GET
+                : strcmp(method, "POST") == 0 ? CMD_POST
+                                                : CMD_OTHER,
+        .prm = &q->prm, .addr = peer(c),
+        .authorization = header(c, MHD_HTTP_HEADER_AUTHORIZATION),
+        .origin = header(c, MHD_HTTP_HEADER_ORIGIN),
+        .sec_fetch_site = header(c, "Sec-Fetch-Site"),
+        .ui_header = header(c, CSRF_HEADER),
+    };
+    q->t0 = clock_now_ns();
+    q->result.json = wants_json(c);
+    command_run(h->srv, &cq, &q->result);
+    if (q->result.refused == REFUSED_AUTH)
+        return send_refusal(c, q, (auth_verdict)q->result.verdict);
+    if (q->result.refused == REFUSED_CSRF)
+        return send_page(c, CSRF_STATUS, CSRF_BODY, strlen(CSRF_BODY),
+                         "application/json; charset=utf-8");
+    if (q->result.park)
+        return park_connection(c, q);     /* waits for a line or a deadline: seconds */
+    if (commit_begin(h->srv, &q->result, &q->wait_lsn)) {
+        /* Waits for an fsync, a millisecond: in place, not suspended (http_loop.h). */
+        q->in_place = 1;
+        http_loop_hold(http_loop_current());
+        return MHD_YES;
+    }
+    return http_send_result(c, q);
+}
+
+static int is_metrics(const char *path, size_t len, const char *method)
+{
+    return len == 8 && memcmp(path, "/metrics", 8) == 0 && strcmp(method, "GET") == 0;
+}
+
+static int is_ui(const char *path, size_t len, const char *method)
+{
+    return ui_owns(path, len);
+}
+
+typedef enum MHD_Result (*route_fn)(http_server *h, struct MHD_Connection *c, request *q,
+                                    const char *method);
+
+/* The routes, first match wins; the last owns every path. raw: answered from the path
+ * alone, before the query and body are parsed. */
+static const struct route {
+    int (*owns)(const char *path, size_t len, const char *method);
+    route_fn run;
+    int raw;
+} routes[] = {
+    {is_ui,      route_ui,      1},
+    {is_metrics, route_metrics, 0},
+    {NULL,       route_command, 0},
+};
+
+/* Parses q's query string and body into q->prm. */
+static params_rc parse_params(struct MHD_Connection *c, request *q, const char *query,
+                              size_t len)
+{
+    params_rc prc = PARAMS_OK;
+    if (query)
+        prc = params_parse_urlencoded(&q->prm, query, len);
+    if (prc == PARAMS_OK && q->body.len)
+        prc = params_parse_body(&q->prm, header(c, MHD_HTTP_HEADER_CONTENT_TYPE),
+                                q->body.data, q->body.len);
+    return prc;
+}
+
+enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
+                           const char *method)
+{
+    const char *raw = q->uri.data;
+    const char *qm = memchr(raw, '?', q->uri.len);
+    size_t path_len = qm ? (size_t)(qm - raw) : q->uri.len;
+    params_reset(&q->prm);
+    buf_clear(&q->path);
+    params_rc prc = params_decode(raw, path_len, &q->path);
+    const struct route *r = routes;
+    while (prc == PARAMS_OK && r->owns && !r->owns(q->path.data, q->path.len, method))
+        r++;
+    if (prc == PARAMS_OK && r->raw)
+        return r->run(h, c, q, method);
+    if (prc == PARAMS_OK)
+        prc = parse_params(c, q, qm ? qm + 1 : NULL, qm ? q->uri.len - path_len - 1 : 0);
+    if (prc == PARAMS_BAD_ESCAPE)
+        return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 bad percent escape in the request\n");
+    if (prc == PARAMS_BAD_BODY)
+        return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 malformed request body\n");
+    if (prc != PARAMS_OK)
+        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    return r->run(h, c, q, method);
+}

@@ -1,0 +1,24 @@
+/* http_route.h - what a request gets, once its body is in: the route table (the
+ * dashboard, /metrics, the commands), and the sending of answers. Private to http/. */
+#ifndef STSD_HTTP_ROUTE_H
+#define STSD_HTTP_ROUTE_H
+
+#include <microhttpd.h>
+
+#include "http_int.h"
+
+/* Decodes q's target and parameters and answers it by the first route that owns its
+ * path: queued now, parked (q->slot), or held in place for its fsync (q->in_place). */
+enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
+                           const char *method);
+
+/* Sends the page of q's result (JSON if it asked for it) and counts the request. */
+enum MHD_Result http_send_result(struct MHD_Connection *c, request *q);
+
+/* The resumed call of a parked request: sends the answer its slot holds. */
+enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q);
+
+/* A plain-text error page with status. */
+enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const char *text);
+
+#endif

@@ -1,5 +1,5 @@
 /* journal.c - the write-ahead log at run time: the records of changes, and the store's
- * recorder (writing and group commit: journal_writer.c; threads and compaction:
+ * recorder (writing and group commit: journal_writer.c; new logs, threads and compaction:
  * journal_compact.c). */
 #include "journal/journal.h"
 
@@ -13,58 +13,10 @@
 #include <unistd.h>
 
 #include "journal_int.h"
+#include "journal_writer.h"
 #include "base/log.h"
 #include "snapshot.h"
 #include "wal.h"
-
-/* ---- small helpers --------------------------------------------------------------------- */
-
-int journal_idset_add(idset *s, uint64_t id)
-{
-    if (array_grow(&s->v, &s->cap, s->n, sizeof *s->v) != 0)
-        return -1;
-    s->v[s->n++] = id;
-    return 0;
-}
-
-void journal_idset_del(idset *s, uint64_t id)
-{
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i] == id) {
-            s->v[i] = s->v[--s->n];
-            return;
-        }
-}
-
-/* Creates log gen, durably: header, and with new_history a COMPACT_DONE record saying
- * that no older log is needed. Returns the descriptor, or -1 (logged). */
-int journal_create_log(journal *j, uint32_t gen, int new_history, uint64_t *size)
-{
-    char name[32];
-    uint8_t h[WAL_HEADER_SIZE];
-    buf b = BUF_INIT, body = BUF_INIT;
-    wal_log_name(name, sizeof name, gen);
-    int fd = openat(j->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        log_error("journal: cannot create %s/%s: %s", j->dir, name, strerror(errno));
-        return -1;
-    }
-    wal_header_make(h, WAL_MAGIC_LOG, gen);
-    if (buf_append(&b, h, sizeof h) != 0 ||
-        (new_history && (wal_enc_done(&body, gen, 0) != 0 ||
-                         wal_frame(&b, body.data, body.len) != 0)) ||
-        wal_write_all(fd, b.data, b.len) != 0 || wal_fsync(fd) != 0 ||
-        wal_fsync_dir(j->dirfd) != 0) {
-        log_error("journal: cannot write %s/%s: %s", j->dir, name, strerror(errno ? errno : ENOMEM));
-        close(fd);
-        unlinkat(j->dirfd, name, 0);
-        fd = -1;
-    }
-    *size = b.len;
-    buf_free(&b);
-    buf_free(&body);
-    return fd;
-}
 
 /* ---- records ------------------------------------------------------------------------------ */
 
@@ -140,7 +92,7 @@ int journal_write_snapshot(journal *j, const list *l, uint64_t *snap)
     if (list_length(l) == 0)
         return 0;                 /* id 0: the empty list, no file */
     pthread_mutex_lock(&j->mu);
-    int full = j->snap_n == UINT32_MAX || journal_idset_add(&j->pending, 0) != 0;
+    int full = j->snap_n == UINT32_MAX || snapref_ids_add(&j->pending, 0) != 0;
     if (!full) {
         id = (uint64_t)j->gen << 32 | ++j->snap_n;
         j->pending.v[j->pending.n - 1] = id;
@@ -153,7 +105,7 @@ int journal_write_snapshot(journal *j, const list *l, uint64_t *snap)
     if (snap_write(j->dirfd, id, l, 1, &bytes, &err) != 0) {
         log_error("journal: %s; INITFILE refused", err.data ? err.data : "out of memory");
         pthread_mutex_lock(&j->mu);
-        journal_idset_del(&j->pending, id);
+        snapref_ids_del(&j->pending, id);
         pthread_mutex_unlock(&j->mu);
         buf_free(&err);
         return -1;
@@ -170,8 +122,8 @@ int journal_log_replace(journal *j, const char *name, uint64_t snap, uint64_t *l
     wal_enc_ref(&j->pend, WAL_REPLACE, name, snap);
     int rc = journal_append_locked(j, 0, lsn);
     if (snap) {
-        journal_idset_del(&j->pending, snap);
-        if (rc == 0 && journal_idset_add(&j->refs, snap) != 0)
+        snapref_ids_del(&j->pending, snap);
+        if (rc == 0 && snapref_ids_add(&j->refs, snap) != 0)
             j->refs_lost = 1;     /* so no compaction may delete the file */
         if (rc != 0) {
             char name_s[64];

@@ -1,5 +1,6 @@
-/* journal_compact.c - the journal's background threads: the everysec fsync timer, and
- * compaction (a new log generation that starts with a snapshot of every list). */
+/* journal_compact.c - new logs (the first at open, one per compaction), and the journal's
+ * background threads: the everysec fsync timer, and compaction (a new log generation
+ * that starts with a snapshot of every list). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,7 +9,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "journal_int.h"
+#include "journal_compact.h"
+#include "journal_map.h"
+#include "journal_writer.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "snapshot.h"
@@ -28,6 +31,36 @@ typedef struct compaction {
     size_t lists;
     uint64_t bytes;        /* written: inline records and files */
 } compaction;
+
+/* Creates log gen, durably: header, and with new_history a COMPACT_DONE record saying
+ * that no older log is needed. Returns the descriptor, or -1 (logged). */
+int journal_create_log(journal *j, uint32_t gen, int new_history, uint64_t *size)
+{
+    char name[32];
+    uint8_t h[WAL_HEADER_SIZE];
+    buf b = BUF_INIT, body = BUF_INIT;
+    wal_log_name(name, sizeof name, gen);
+    int fd = openat(j->dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        log_error("journal: cannot create %s/%s: %s", j->dir, name, strerror(errno));
+        return -1;
+    }
+    wal_header_make(h, WAL_MAGIC_LOG, gen);
+    if (buf_append(&b, h, sizeof h) != 0 ||
+        (new_history && (wal_enc_done(&body, gen, 0) != 0 ||
+                         wal_frame(&b, body.data, body.len) != 0)) ||
+        wal_write_all(fd, b.data, b.len) != 0 || wal_fsync(fd) != 0 ||
+        wal_fsync_dir(j->dirfd) != 0) {
+        log_error("journal: cannot write %s/%s: %s", j->dir, name, strerror(errno ? errno : ENOMEM));
+        close(fd);
+        unlinkat(j->dirfd, name, 0);
+        fd = -1;
+    }
+    *size = b.len;
+    buf_free(&b);
+    buf_free(&body);
+    return fd;
+}
 
 static int stopping(journal *j)
 {
@@ -77,7 +110,7 @@ static int snap_one(const char *name, const list *l, void *ctx)
     }
     size_t len = j->pend.len - j->rec_off;
     int rc = journal_append_locked(j, 1, &lsn);
-    if (rc == 0 && id && journal_idset_add(&j->refs, id) != 0)
+    if (rc == 0 && id && snapref_ids_add(&j->refs, id) != 0)
         j->refs_lost = 1;
     /* Older files of this list go with the older logs once this compaction is done. */
     uint64_t prev;

@@ -1,5 +1,7 @@
-/* journal_int.h - the journal's state and the helpers its files share (journal.c,
- * journal_writer.c, journal_open.c, journal_compact.c); private to them. */
+/* journal_int.h - the journal's state, the type its files share (journal.c,
+ * journal_writer.c, journal_map.c, journal_open.c, journal_compact.c); private to them.
+ * Types only: each file's functions for the others are in its own header
+ * (journal_writer.h, journal_map.h, journal_compact.h). */
 #ifndef STSD_JOURNAL_INT_H
 #define STSD_JOURNAL_INT_H
 
@@ -10,14 +12,6 @@
 #include "base/buf.h"
 #include "journal/journal.h"
 #include "snapref.h"
-
-#define DEFAULT_THRESHOLD (64ull << 20)
-
-/* A set of snapshot ids, small enough for linear search except when sorted for lookups. */
-typedef struct idset {
-    uint64_t *v;
-    size_t n, cap;
-} idset;
 
 /* Someone to call back once the record ending at lsn is durable. */
 typedef struct journal_waiter {
@@ -83,8 +77,8 @@ struct journal {
     int writer_idle;            /* the writer thread sleeps on `wake` */
     int writer_stop;
     uint32_t snap_n;            /* last snapshot number taken in gen */
-    idset pending;              /* snapshot files written, their REPLACE not logged yet */
-    idset refs;                 /* snapshot ids referenced by records of gen */
+    snapref_ids pending;              /* snapshot files written, their REPLACE not logged yet */
+    snapref_ids refs;                 /* snapshot ids referenced by records of gen */
     int refs_lost;              /* refs missed one (ENOMEM): delete no snapshot file */
     snapref defs;               /* each list's defining snapshot; superseded files */
     atomic_int broken;          /* changes are refused */
@@ -102,74 +96,5 @@ struct journal {
     pthread_t sync_thread, compact_thread, writer_thread;
     int sync_started, compact_started, writer_started;
 };
-
-/* Adds id to s / removes it. Add returns 0 or -1 on ENOMEM. */
-int journal_idset_add(idset *s, uint64_t id);
-void journal_idset_del(idset *s, uint64_t id);
-
-/* The helpers below are called with j->mu held (journal_writer.c). */
-
-/* Whether the log has outgrown its threshold, and grown since the last compaction by
- * more than that compaction wrote: time for the next one. */
-static inline int journal_outgrown_locked(const journal *j)
-{
-    return j->size > j->threshold && j->size - j->base_size > j->snapset;
-}
-
-/* Starts a record at the end of j->pend: room for the frame, then the caller appends a
- * body to j->pend and calls journal_append_locked. */
-void journal_rec_start(journal *j);
-/* Frames the record started last and makes it part of the log (written by the next
- * flush). internal: compaction's own records, taken even while changes are refused.
- * Returns 0 with *lsn set, or -1 (the record is dropped: refused, no room on disk, or
- * malformed; the caller must not apply its change). */
-int journal_append_locked(journal *j, int internal, uint64_t *lsn);
-/* Writes every record in pend with one write and, with sync, one fdatasync (releasing
- * the mutex meanwhile unless keep_lock). Needs j->io clear. Returns 0, or -1 when the
- * log failed (its generation is then dead, its pending changes held, changes refused). */
-int journal_flush_locked(journal *j, int sync, int keep_lock);
-/* Writes what waits, then fdatasyncs the log without holding the mutex nor the io role,
- * so that changes go on being written meanwhile (everysec's timer, the reaper). Returns 0,
- * or -1 when the log failed. */
-int journal_sync_bg_locked(journal *j);
-/* Blocks until the record at lsn in generation gen is on disk (fdatasync). Returns 0, or
- * -1 if that generation died first. */
-int journal_sync_to_locked(journal *j, uint64_t lsn, uint32_t gen);
-/* Calls back (without the mutex) every waiter whose record is durable now. */
-void journal_fire_locked(journal *j);
-/* Publishes how far changes may be answered, for journal_answerable. */
-void journal_publish_locked(journal *j);
-/* Turns on refusal of changes, logging what failed. */
-void journal_set_broken_locked(journal *j, const char *what, int err);
-/* Removes the superseded snapshot files whose successor is on disk (the mutex is
- * released while unlinking). */
-void journal_reap_locked(journal *j);
-
-/* The log mapped into memory (journal_map.c). After a log is opened or created: extends
- * it a chunk ahead and maps it, or leaves it to be written (the file system cannot
- * allocate ahead, or no mapping). */
-void journal_map_open_locked(journal *j);
-/* Makes the mapping cover end, growing it. Returns 0, or -1 if it cannot grow: the
- * mapping is then dropped (the log is cut back to its records and written from then on). */
-int journal_map_grow_locked(journal *j, uint64_t end);
-/* Lets the pages of the mapped log before the chunk now written leave stsd's memory
- * (they stay in the page cache, dirty ones included), so that RSS does not grow with the
- * log. Called once per chunk reserved. */
-void journal_map_release_locked(journal *j, uint64_t chunk);
-/* Copies the framed record rec[0..len) to the end of the mapped log, its length last. */
-void journal_map_copy_locked(journal *j, const uint8_t *rec, size_t len);
-/* Before the log is closed (mapped or written): unmaps it and cuts the space reserved
- * after its records (not in a failed log: what its records are is unknown there). */
-void journal_map_close_locked(journal *j);
-
-/* Starts the writer thread (fsync=always). Returns 0 or -1. */
-int journal_writer_start(journal *j);
-/* Writes what is left, answers it, then stops the writer thread. */
-void journal_writer_stop(journal *j);
-
-/* Creates log gen durably (header; with new_history a COMPACT_DONE record saying no
- * older log is needed) and sets *size. Returns its descriptor, or -1 (logged). Needs no
- * lock: only open and compaction create logs. */
-int journal_create_log(journal *j, uint32_t gen, int new_history, uint64_t *size);
 
 #endif

@@ -12,7 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "journal_int.h"
+#include "journal_map.h"
 #include "base/log.h"
 #include "wal.h"
 

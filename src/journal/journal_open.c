@@ -10,11 +10,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "journal_int.h"
+#include "journal_compact.h"
+#include "journal_map.h"
+#include "journal_writer.h"
 #include "base/log.h"
 #include "recover.h"
 #include "store/store.h"
 #include "wal.h"
+
+/* The log size that makes a compaction due, until journal_set_compact_threshold. */
+#define DEFAULT_THRESHOLD (64ull << 20)
 
 /* Lists named one by one in the log at start; beyond, only their number. */
 #define LOG_LISTS_MAX 100

@@ -8,7 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "journal_int.h"
+#include "journal_writer.h"
+#include "journal_map.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "wal.h"
@@ -69,7 +70,8 @@ static journal_waiter heap_pop(journal *j)
     return top;
 }
 
-void journal_publish_locked(journal *j)
+/* Publishes how far changes may be answered, for journal_answerable. */
+static void publish_locked(journal *j)
 {
     uint64_t upto = j->policy == CONF_FSYNC_ALWAYS ? j->synced : j->written;
     if (j->held > j->held_from && upto > j->held_from)
@@ -118,7 +120,7 @@ static void hook_locked(journal *j)
 
 void journal_fire_locked(journal *j)
 {
-    journal_publish_locked(j);
+    publish_locked(j);
     hook_locked(j);
     journal_waiter batch[FIRE_BATCH];
     for (;;) {
@@ -132,6 +134,11 @@ void journal_fire_locked(journal *j)
             batch[i].fn(batch[i].ctx, 0);
         pthread_mutex_lock(&j->mu);
     }
+}
+
+int journal_outgrown_locked(const journal *j)
+{
+    return j->size > j->threshold && j->size - j->base_size > j->snapset;
 }
 
 /* ---- appending ---------------------------------------------------------------------------- */
@@ -211,7 +218,7 @@ int journal_append_locked(journal *j, int internal, uint64_t *lsn)
     j->records += !internal;
     *lsn = j->pos;
     if (j->map)
-        journal_publish_locked(j);
+        publish_locked(j);
     else
         j->pend_recs++;
     /* Compaction starts as the log outgrows its threshold, not at the next tick: the
@@ -546,7 +553,7 @@ void journal_reap_locked(journal *j)
         upto = j->held_from;
     while ((n = snapref_due(&j->defs, upto, ids, REAP_BATCH)) > 0) {
         for (size_t i = 0; i < n; i++)
-            journal_idset_del(&j->refs, ids[i]);
+            snapref_ids_del(&j->refs, ids[i]);
         pthread_mutex_unlock(&j->mu);
         for (size_t i = 0; i < n; i++) {
             char name[64];

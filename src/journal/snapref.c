@@ -1,4 +1,5 @@
-/* snapref.c - the snapshot file defining each list, and the superseded ones due for removal. */
+/* snapref.c - the snapshot file defining each list, the superseded ones due for removal,
+ * and sets of snapshot ids. */
 #include "snapref.h"
 
 #include <stdlib.h>
@@ -111,4 +112,21 @@ void snapref_free(snapref *m)
     free(m->b);
     free(m->old);
     *m = (snapref)SNAPREF_INIT;
+}
+
+int snapref_ids_add(snapref_ids *s, uint64_t id)
+{
+    if (array_grow(&s->v, &s->cap, s->n, sizeof *s->v) != 0)
+        return -1;
+    s->v[s->n++] = id;
+    return 0;
+}
+
+void snapref_ids_del(snapref_ids *s, uint64_t id)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i] == id) {
+            s->v[i] = s->v[--s->n];
+            return;
+        }
 }

@@ -1,7 +1,8 @@
 /* snapref.h - which snapshot file holds each list's defining state (its last REPLACE or
  * compaction SNAPSHOT), and the files superseded since: such a file is needed by no
- * recovery once the record that superseded it is on disk, and is removed then. Private
- * to the journal; its callers lock. */
+ * recovery once the record that superseded it is on disk, and is removed then. Also sets
+ * of snapshot ids (the files a log refers to, those written and not yet referred to).
+ * Private to the journal; its callers lock. */
 #ifndef STSD_SNAPREF_H
 #define STSD_SNAPREF_H
 
@@ -25,6 +26,12 @@ typedef struct snapref {
 
 #define SNAPREF_INIT {NULL, 0, 0, NULL, 0, 0}
 
+/* A set of snapshot ids, small enough for linear search. */
+typedef struct snapref_ids {
+    uint64_t *v;
+    size_t n, cap;
+} snapref_ids;
+
 /* Sets the snapshot id defining list name (0: none, an inline or empty state) and
  * returns the one it replaces in *prev (0 when none or unknown). Returns 0, or -1 on
  * ENOMEM (the map then forgets name: its files are only removed by compaction). */
@@ -40,6 +47,11 @@ size_t snapref_due(snapref *m, uint64_t durable, uint64_t *out, size_t max);
 
 /* The highest lsn a queued file waits for (0: none queued). */
 uint64_t snapref_waiting(const snapref *m);
+
+/* Adds id to s: 0, or -1 on ENOMEM. */
+int snapref_ids_add(snapref_ids *s, uint64_t id);
+/* Removes id from s (one of it, if there), not keeping the order. */
+void snapref_ids_del(snapref_ids *s, uint64_t id);
 
 /* Frees everything m holds and leaves it empty. */
 void snapref_free(snapref *m);

@@ -1,12 +1,14 @@
-/* store_lease.c - leases: lines taken on loan, by id in a hash table, by deadline in a
- * min-heap, by list in creation order; settled by ACK, RELEASE or their deadline. */
+/* store_lease.c - the lease table: lines taken on loan, by id in a hash table, by deadline
+ * in a min-heap, by list in creation order. Settling one (ACK, RELEASE, its deadline) puts
+ * its line back through store.c, which feeds the waiters. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <time.h>
 
-#include "store_int.h"
+#include "store_lease.h"
+#include "store_names.h"
 
 int64_t store_wall_ms(void)
 {
@@ -175,12 +177,8 @@ void store_lease_drop_locked(store *st, entry *e)
     pthread_mutex_unlock(&t->lock);
 }
 
-/* Settles e's lease id (or, with line, the oldest lease of that exact line): recorded
- * first, then forgotten; release puts its line back at the head and feeds waiters. Call
- * with e->lock held. */
-static store_rc settle_locked(store *st, entry *e, int release, uint64_t id,
-                              const char *line, size_t len, store_waiter **served,
-                              uint64_t *lsn)
+lease *store_lease_unlink_settled(store *st, entry *e, int release, uint64_t id,
+                                 const char *line, size_t len, uint64_t *lsn, store_rc *rc)
 {
     lease_table *t = &st->leases;
     pthread_mutex_lock(&t->lock);
@@ -196,46 +194,34 @@ static store_rc settle_locked(store *st, entry *e, int release, uint64_t id,
     }
     if (!l) {
         pthread_mutex_unlock(&t->lock);
-        return STORE_NO_LEASE;
+        *rc = STORE_NO_LEASE;
+        return NULL;
     }
     if (st->rec && st->rec->settle(st->rec_ctx, e->name, l->id, release, l->line, l->len,
                                    lsn) != 0) {
         pthread_mutex_unlock(&t->lock);
-        return STORE_JOURNAL;
+        *rc = STORE_JOURNAL;
+        return NULL;
     }
     unlink_lease(t, l);
     pthread_mutex_unlock(&t->lock);
-    store_rc rc = STORE_OK;
-    if (release) {
-        /* It was counted before it left: put back even past maxBytes. */
-        atomic_fetch_add(&st->bytes, l->len);
-        if (list_push_front(e->l, l->line, l->len) != 0) {
-            atomic_fetch_sub(&st->bytes, l->len);
-            rc = STORE_NOMEM;
-            if (st->rec)
-                st->rec->mark_broken(st->rec_ctx);
-        } else {
-            store_wait_serve_locked(st, e, l->line, l->len, served, lsn);
-        }
-    }
-    free(l);
-    return rc;
+    return l;
 }
 
-store_rc store_settle(store *st, const char *name, int release, uint64_t id, const char *line,
-                      size_t len, uint64_t *lsn)
+int store_lease_due(store *st, int64_t now, entry **e, uint64_t *id, int64_t *next)
 {
-    uint64_t scratch;
-    lsn = store_lsn_out(lsn, &scratch);
-    entry *e = store_lookup(st, name);
-    if (!e)
-        return STORE_NOT_LOADED;
-    store_waiter *served = NULL;
-    pthread_mutex_lock(&e->lock);
-    store_rc rc = settle_locked(st, e, release, id, line, len, &served, lsn);
-    pthread_mutex_unlock(&e->lock);
-    store_wait_finish(st, served, *lsn);
-    return rc;
+    lease_table *t = &st->leases;
+    pthread_mutex_lock(&t->lock);
+    lease *top = heap_top(&t->deadlines);
+    if (!top || top->until > now) {
+        *next = top ? top->until : 0;
+        pthread_mutex_unlock(&t->lock);
+        return 0;
+    }
+    *e = top->e;
+    *id = top->id;
+    pthread_mutex_unlock(&t->lock);
+    return 1;
 }
 
 store_rc store_leases(store *st, const char *name, size_t *n)
@@ -247,37 +233,6 @@ store_rc store_leases(store *st, const char *name, size_t *n)
     *n = e->leased;
     pthread_mutex_unlock(&e->lock);
     return STORE_OK;
-}
-
-size_t store_lease_expire(store *st, int64_t now, int64_t *next)
-{
-    lease_table *t = &st->leases;
-    size_t n = 0;
-    for (;;) {
-        pthread_mutex_lock(&t->lock);
-        lease *top = heap_top(&t->deadlines);
-        if (!top || top->until > now) {
-            *next = top ? top->until : 0;
-            pthread_mutex_unlock(&t->lock);
-            return n;
-        }
-        entry *e = top->e;
-        uint64_t id = top->id;
-        pthread_mutex_unlock(&t->lock);
-        /* Locks in order: the list's, then the table's (ACK may have won meanwhile). */
-        uint64_t lsn = 0;
-        store_waiter *served = NULL;
-        pthread_mutex_lock(&e->lock);
-        store_rc rc = settle_locked(st, e, 1, id, NULL, 0, &served, &lsn);
-        pthread_mutex_unlock(&e->lock);
-        store_wait_finish(st, served, lsn);
-        if (rc == STORE_OK) {
-            n++;
-        } else if (rc != STORE_NO_LEASE) {
-            *next = now + 1000;      /* the journal refuses: try again in a second */
-            return n;
-        }
-    }
 }
 
 store_rc store_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,

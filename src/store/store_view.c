@@ -1,7 +1,7 @@
 /* store_view.c - looking at lists without changing them: per-list statistics (lengths,
  * traffic, rates) and PEEK's paging and bounded matching. */
 #include "store/store.h"
-#include "store_int.h"
+#include "store_names.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -1,73 +1,11 @@
-/* store_wait.c - wait queues: requests waiting on a list (or on a name not created yet)
- * until lines come in, served in arrival order under the list's lock. */
+/* store_wait.c - wait queues: requests waiting on a list (or on a name not created yet,
+ * store_names.c) until lines come in, served in arrival order under the list's lock. */
 #include <pthread.h>
 #include <string.h>
 
-#include "store_int.h"
-
-/* ---- the queues: an entry's under its lock, the orphans' under add_lock ---- */
-
-static void queue_append(store_waiter **head, store_waiter **tail, store_waiter *w)
-{
-    w->next = NULL;
-    w->prev = tail ? *tail : NULL;
-    if (w->prev)
-        w->prev->next = w;
-    else
-        *head = w;
-    if (tail)
-        *tail = w;
-    w->queued = 1;
-}
-
-static void queue_remove(store_waiter **head, store_waiter **tail, store_waiter *w)
-{
-    if (w->prev)
-        w->prev->next = w->next;
-    else
-        *head = w->next;
-    if (w->next)
-        w->next->prev = w->prev;
-    else if (tail)
-        *tail = w->prev;
-    w->prev = w->next = NULL;
-    w->queued = 0;
-}
-
-/* Orphans are few (waiters on names nobody created yet): a plain list, no tail. */
-static void orphan_append(store *st, store_waiter *w)
-{
-    store_waiter *last = st->orphans;
-    while (last && last->next)
-        last = last->next;
-    w->where = NULL;
-    w->next = NULL;
-    w->prev = last;
-    if (last)
-        last->next = w;
-    else
-        st->orphans = w;
-    w->queued = 1;
-}
-
-void store_wait_adopt_orphans(store *st, entry *e)
-{
-    for (store_waiter *w = st->orphans, *next; w; w = next) {
-        next = w->next;
-        if (strcmp(w->name, e->name) != 0)
-            continue;
-        queue_remove(&st->orphans, NULL, w);
-        w->where = e;
-        queue_append(&e->wait_head, &e->wait_tail, w);
-        e->waiters++;
-    }
-}
-
-static void entry_unqueue(entry *e, store_waiter *w)
-{
-    queue_remove(&e->wait_head, &e->wait_tail, w);
-    e->waiters--;
-}
+#include "store_wait.h"
+#include "store_names.h"
+#include "store_take.h"
 
 /* ---- serving ---- */
 
@@ -101,7 +39,7 @@ void store_wait_serve_locked(store *st, entry *e, const char *line, size_t len,
             if (rc == STORE_NO_MATCH)
                 continue;
         }
-        entry_unqueue(e, w);
+        store_names_dequeue(e, w);
         if (!w->claim(w))
             continue;                   /* ended already (deadline, shutdown): no line */
         uint64_t l = 0;
@@ -162,9 +100,7 @@ static store_rc try_or_queue(store *st, entry *e, store_waiter *w, buf *out, siz
     }
     if (waitable && w->arm(w) == 0) {
         rc = STORE_WAITING;
-        w->where = e;
-        queue_append(&e->wait_head, &e->wait_tail, w);
-        e->waiters++;
+        store_names_enqueue(e, w);
     }
     return rc;
 }
@@ -174,21 +110,9 @@ static store_rc wait_on(store *st, store_waiter *w, buf *out, size_t *count)
     uint64_t lsn = 0;
     store_rc rc;
     *count = 0;
-    entry *e = store_lookup(st, w->name);
-    if (!e) {
-        /* Queue on the name, unless it was created meanwhile (creation adopts orphans
-         * under the same lock, so no line can slip between). */
-        pthread_mutex_lock(&st->add_lock);
-        e = store_lookup(st, w->name);
-        rc = STORE_NOT_LOADED;
-        if (!e && w->arm(w) == 0) {
-            orphan_append(st, w);
-            rc = STORE_WAITING;
-        }
-        pthread_mutex_unlock(&st->add_lock);
-        if (!e)
-            return rc;
-    }
+    entry *e = store_names_lookup_or_orphan(st, w, &rc);
+    if (!e)
+        return rc;
     pthread_mutex_lock(&e->lock);
     rc = try_or_queue(st, e, w, out, count, &lsn);
     if (rc != STORE_WAITING)
@@ -211,15 +135,11 @@ store_rc store_find_wait(store *st, store_waiter *w, buf *out)
 
 void store_unwait(store *st, store_waiter *w)
 {
-    pthread_mutex_lock(&st->add_lock);
-    entry *e = w->where;
-    if (!e && w->queued)
-        queue_remove(&st->orphans, NULL, w);
-    pthread_mutex_unlock(&st->add_lock);
+    entry *e = store_names_unorphan(st, w);
     if (!e)
         return;
     pthread_mutex_lock(&e->lock);
     if (w->queued)
-        entry_unqueue(e, w);
+        store_names_dequeue(e, w);
     pthread_mutex_unlock(&e->lock);
 }

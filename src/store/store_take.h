@@ -1,0 +1,34 @@
+/* store_take.h - the steps of a change under a list's lock (store_take.c), for the
+ * commands (store.c) and for the waiters they serve (store_wait.c). Private to the
+ * store. */
+#ifndef STSD_STORE_TAKE_H
+#define STSD_STORE_TAKE_H
+
+#include "store_int.h"
+
+/* Reserves n more stored bytes against limits.max_bytes: 0, or -1 (nothing reserved). */
+int store_bytes_reserve(store *st, size_t n);
+/* Gives back n stored bytes. */
+void store_bytes_release(store *st, size_t n);
+
+/* Counts lines added to / taken from e's list. Call with e->lock held. */
+void store_count_traffic(entry *e, uint64_t added, uint64_t removed);
+
+/* Takes the lines at pos[0..n) of e's list (each relative to the list left by the
+ * previous), recorded first, appending each to out; keep moves them to the tail;
+ * lease_ms > 0 (keep 0) lends each, appending its id to ids. Call with e->lock held;
+ * sets *lsn (0: nothing recorded). Sets *count to the lines taken. */
+store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int keep,
+                           int64_t lease_ms, buf *ids, buf *out, size_t *count,
+                           uint64_t *lsn);
+
+/* READ's positions: n lines from end of e's list into out. Call with e->lock held. */
+store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t n,
+                           int64_t lease_ms, buf *ids, buf *out, size_t *count,
+                           uint64_t *lsn);
+
+/* FIND's position in e's list: STORE_OK with *pos, or the store error (STORE_EMPTY,
+ * STORE_NO_MATCH, STORE_NOMEM, STORE_MATCH_LIMIT). Call with e->lock held. */
+store_rc store_find_pos_locked(entry *e, const store_matcher *m, size_t *pos);
+
+#endif

@@ -110,6 +110,9 @@ $(BUILD)/tests/%: tests/proto/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
 $(BUILD)/tests/libfailsync.so: tests/proto/failsync.c | $(BUILD)/tests
 	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
 
+# test_commands reads the stsd(8) generated from the command table.
+$(BUILD)/tests/test_commands: $(BUILD)/stsd.8
+
 $(BUILD)/obj $(BUILD)/obj/tests $(BUILD)/tests:
 	$(Q)mkdir -p $@
 

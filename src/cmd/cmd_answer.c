@@ -125,6 +125,14 @@ void cmd_find_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen)
     ok_single_line(r);
 }
 
+void cmd_count_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, size_t n)
+{
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, nlen);
+    r->kind = REPLY_OK;
+    buf_printf(&r->text, "%zu", n);
+}
+
 void cmd_lease_ids(cmd_result *r, const buf *ids)
 {
     buf_clear(&r->lease);

@@ -52,6 +52,8 @@ void cmd_read_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, 
                      size_t count, int multi);
 /* FIND's answer to the store's rc (the line in r->text). */
 void cmd_find_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen);
+/* A count's answer (LENGTH, LEASES): n, or the KO for the store's rc. */
+void cmd_count_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, size_t n);
 /* Writes the lease ids in ids (uint64_t each) as r's X-STS-Lease value. */
 void cmd_lease_ids(cmd_result *r, const buf *ids);
 

@@ -72,8 +72,5 @@ void cmd_leases(const cmd_server *srv, const params *p, cmd_result *r)
     if (!name)
         return;
     store_rc rc = strlen(name) == nlen ? store_leases(srv->st, name, &n) : STORE_NOT_LOADED;
-    if (rc != STORE_OK)
-        return cmd_ko_store(r, rc, name, nlen);
-    r->kind = REPLY_OK;
-    buf_printf(&r->text, "%zu", n);
+    cmd_count_answer(r, rc, name, nlen, n);
 }

@@ -35,6 +35,17 @@ static int ko_list_state(const cmd_server *srv, cmd_result *r, const char *name,
     return 0;
 }
 
+/* FILENAME and TIMEOUT (in *wait_ms) of a command that may wait: the name, or NULL with
+ * the KO set. */
+static const char *waiting_list(const cmd_server *srv, const params *p, cmd_result *r,
+                                size_t *nlen, int64_t *wait_ms)
+{
+    const char *name = cmd_list_name(p, r, nlen);
+    if (!name || cmd_timeout_param(srv, p, r, wait_ms) != 0)
+        return NULL;
+    return name;
+}
+
 /* The KO for READ's and READMULTI's parameters, in the reference's order. */
 static void ko_read_params(cmd_result *r, int end, int keep, const char *nb, size_t vlen,
                            int nb_bad, long n)
@@ -61,29 +72,24 @@ static void ko_read_params(cmd_result *r, int end, int keep, const char *nb, siz
 static void read_now(const cmd_server *srv, const cmd_read_req *q, cmd_result *r)
 {
     size_t count;
-    store_rc rc;
-    if (q->lease_ms) {
-        buf ids = BUF_INIT;
-        rc = store_read_leased(srv->st, q->name, q->end, (size_t)q->n, q->lease_ms, &r->text,
-                               &count, &ids, &r->lsn);
-        if (rc == STORE_OK)
-            cmd_lease_ids(r, &ids);
-        buf_free(&ids);
-    } else {
-        rc = store_read(srv->st, q->name, q->end, q->keep, (size_t)q->n, &r->text, &count,
-                        &r->lsn);
-    }
+    buf ids = BUF_INIT;
+    store_rc rc = q->lease_ms
+        ? store_read_leased(srv->st, q->name, q->end, (size_t)q->n, q->lease_ms, &r->text,
+                            &count, &ids, &r->lsn)
+        : store_read(srv->st, q->name, q->end, q->keep, (size_t)q->n, &r->text, &count,
+                     &r->lsn);
+    if (rc == STORE_OK && q->lease_ms)
+        cmd_lease_ids(r, &ids);
+    buf_free(&ids);
     cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
 }
 
 static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int multi)
 {
     size_t nlen, vlen = 0;
-    const char *name = cmd_list_name(p, r, &nlen);
-    if (!name)
-        return;
     int64_t wait_ms;
-    if (cmd_timeout_param(srv, p, r, &wait_ms) != 0)
+    const char *name = waiting_list(srv, p, r, &nlen, &wait_ms);
+    if (!name)
         return;
     int end = cmd_choice_param(p, PARAM_READ_MODE, cmd_read_modes, STORE_FIRST);
     int keep = cmd_flag_param(p, PARAM_KEEP, 1);
@@ -144,27 +150,23 @@ void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
 static void find_now(const cmd_server *srv, const cmd_find_req *q, const store_matcher *m,
                      cmd_result *r)
 {
-    store_rc rc = STORE_NOT_LOADED;
-    if (strlen(q->name) == q->nlen && q->lease_ms) {
-        buf ids = BUF_INIT;
-        rc = store_find_leased(srv->st, q->name, m, q->lease_ms, &r->text, &ids, &r->lsn);
-        if (rc == STORE_OK)
-            cmd_lease_ids(r, &ids);
-        buf_free(&ids);
-    } else if (strlen(q->name) == q->nlen) {
-        rc = store_find(srv->st, q->name, m, q->keep, &r->text, &r->lsn);
-    }
+    buf ids = BUF_INIT;
+    store_rc rc = strlen(q->name) != q->nlen ? STORE_NOT_LOADED
+                : q->lease_ms ? store_find_leased(srv->st, q->name, m, q->lease_ms, &r->text,
+                                                  &ids, &r->lsn)
+                              : store_find(srv->st, q->name, m, q->keep, &r->text, &r->lsn);
+    if (rc == STORE_OK && q->lease_ms)
+        cmd_lease_ids(r, &ids);
+    buf_free(&ids);
     cmd_find_answer(r, rc, q->name, q->nlen);
 }
 
 void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
 {
     size_t nlen, llen = 0;
-    const char *name = cmd_list_name(p, r, &nlen);
-    if (!name)
-        return;
     int64_t wait_ms;
-    if (cmd_timeout_param(srv, p, r, &wait_ms) != 0)
+    const char *name = waiting_list(srv, p, r, &nlen, &wait_ms);
+    if (!name)
         return;
     const char *line = params_get(p, PARAM_LINE, &llen);
     int mode = cmd_find_mode_of(p);
@@ -203,10 +205,7 @@ void cmd_length(const cmd_server *srv, const params *p, cmd_result *r)
     if (!name)
         return;
     store_rc rc = strlen(name) == nlen ? store_length(srv->st, name, &len) : STORE_NOT_LOADED;
-    if (rc != STORE_OK)
-        return cmd_ko_store(r, rc, name, nlen);
-    r->kind = REPLY_OK;
-    buf_printf(&r->text, "%zu", len);
+    cmd_count_answer(r, rc, name, nlen, len);
 }
 
 void cmd_reset(const cmd_server *srv, const params *p, cmd_result *r)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/hash.h"
 #include "base/log.h"
 #include "cmd/command.h"
 
@@ -293,10 +294,7 @@ static int addr_key(const struct sockaddr *addr, unsigned char key[17])
 
 static size_t key_hash(const unsigned char key[17])
 {
-    uint64_t h = 1469598103934665603ULL;     /* FNV-1a */
-    for (int i = 0; i < 17; i++)
-        h = (h ^ key[i]) * 1099511628211ULL;
-    return (size_t)(h % AUTH_SLOTS);
+    return (size_t)(hash_fnv1a(key, 17) % AUTH_SLOTS);
 }
 
 static int slot_stale(const fail_slot *s, int64_t now)

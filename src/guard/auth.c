@@ -16,6 +16,7 @@
 #include "base/clock.h"
 #include "base/hash.h"
 #include "base/log.h"
+#include "base/strlist.h"
 #include "cmd/command.h"
 
 #define AUTH_FILE_MAX 65536
@@ -73,11 +74,6 @@ int auth_is_admin_command(const char *name, size_t len)
     return 0;
 }
 
-static int is_sep(char c)
-{
-    return c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
 /* Adds the comma (or line) separated items of text to s. Items must be printable ASCII
  * without blanks. Returns 0, or -1 with a message naming what (never the item). */
 static int set_add(token_set *s, const char *text, const char *what, buf *err)
@@ -104,27 +100,21 @@ static int set_add(token_set *s, const char *text, const char *what, buf *err)
         nlen[n++] = s->len[i];
         w += s->len[i] + 1;
     }
-    for (const char *p = text; *p;) {
-        while (*p && is_sep(*p))
-            p++;
-        const char *b = p;
-        while (*p && !is_sep(*p)) {
-            if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e) {
+    size_t len;
+    for (const char *c = text, *b; strlist_next_word(&c, &b, &len);) {
+        for (size_t i = 0; i < len; i++)
+            if ((unsigned char)b[i] < 0x21 || (unsigned char)b[i] > 0x7e) {
                 buf_printf(err, "%s: a token holds a byte that is not printable ASCII", what);
                 free(nt);
                 free(ntok);
                 free(nlen);
                 return -1;
             }
-            p++;
-        }
-        if (p == b)
-            continue;
-        memcpy(nt + w, b, (size_t)(p - b));
-        nt[w + (size_t)(p - b)] = '\0';
+        memcpy(nt + w, b, len);
+        nt[w + len] = '\0';
         ntok[n] = nt + w;
-        nlen[n++] = (size_t)(p - b);
-        w += (size_t)(p - b) + 1;
+        nlen[n++] = len;
+        w += len + 1;
     }
     free(s->text);
     free(s->tok);

@@ -39,34 +39,14 @@ static int durable(const journal *j, uint64_t lsn)
     return lsn <= done && !(lsn > j->held_from && lsn <= j->held);
 }
 
-static void heap_push(journal *j, journal_waiter w)
+/* The waiter whose record is the earliest, taken out if durable now; else NULL. */
+static journal_waiter *pop_durable(journal *j)
 {
-    size_t i = j->nwaits++;
-    while (i > 0 && j->waits[(i - 1) / 2].lsn > w.lsn) {
-        j->waits[i] = j->waits[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    j->waits[i] = w;
-}
-
-static journal_waiter heap_pop(journal *j)
-{
-    journal_waiter top = j->waits[0], last = j->waits[--j->nwaits];
-    size_t i = 0, n = j->nwaits;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && j->waits[c + 1].lsn < j->waits[c].lsn)
-            c++;
-        if (j->waits[c].lsn >= last.lsn)
-            break;
-        j->waits[i] = j->waits[c];
-        i = c;
-    }
-    if (n)
-        j->waits[i] = last;
-    return top;
+    journal_waiter *w = heap_top(&j->waits);
+    if (!w || !durable(j, w->lsn))
+        return NULL;
+    heap_remove(&j->waits, w);
+    return w;
 }
 
 void journal_publish_locked(journal *j)
@@ -120,16 +100,18 @@ void journal_fire_locked(journal *j)
 {
     journal_publish_locked(j);
     hook_locked(j);
-    journal_waiter batch[FIRE_BATCH];
+    journal_waiter *batch[FIRE_BATCH];
     for (;;) {
         size_t n = 0;
-        while (n < FIRE_BATCH && j->nwaits && durable(j, j->waits[0].lsn))
-            batch[n++] = heap_pop(j);
+        while (n < FIRE_BATCH && (batch[n] = pop_durable(j)))
+            n++;
         if (n == 0)
             return;
         pthread_mutex_unlock(&j->mu);
-        for (size_t i = 0; i < n; i++)
-            batch[i].fn(batch[i].ctx, 0);
+        for (size_t i = 0; i < n; i++) {
+            batch[i]->fn(batch[i]->ctx, 0);
+            free(batch[i]);
+        }
         pthread_mutex_lock(&j->mu);
     }
 }
@@ -387,6 +369,20 @@ int journal_poll(journal *j, uint64_t lsn)
     return rc;
 }
 
+/* Puts a waiter for lsn in the heap. Returns 0, or -1 on ENOMEM. Locked. */
+static int wait_add(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx)
+{
+    journal_waiter *w = malloc(sizeof *w);
+    if (!w)
+        return -1;
+    *w = (journal_waiter){.lsn = lsn, .heap_at = HEAP_NONE, .fn = fn, .ctx = ctx};
+    if (heap_push(&j->waits, w) != 0) {
+        free(w);
+        return -1;
+    }
+    return 0;
+}
+
 int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx)
 {
     int rc = 1;
@@ -397,12 +393,10 @@ int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx
         rc = 0;
     } else if (j->cancelled) {
         rc = -1;
-    } else if (array_grow(&j->waits, &j->waitcap, j->nwaits, sizeof *j->waits) != 0) {
+    } else if (wait_add(j, lsn, fn, ctx) != 0) {
         rc = 2;                   /* no memory to wait without a thread: block instead */
-    } else {
-        heap_push(j, (journal_waiter){lsn, fn, ctx});
-        if (j->writer_idle)
-            pthread_cond_signal(&j->wake);
+    } else if (j->writer_idle) {
+        pthread_cond_signal(&j->wake);
     }
     journal_fire_locked(j);
     pthread_mutex_unlock(&j->mu);
@@ -445,10 +439,10 @@ void journal_cancel_waits(journal *j)
     j->cancelled = 1;
     pthread_cond_broadcast(&j->cv);
     journal_fire_locked(j);       /* the durable ones first, with 0 */
-    while (j->nwaits) {
-        journal_waiter w = heap_pop(j);
+    for (journal_waiter *w; (w = heap_pop(&j->waits));) {
         pthread_mutex_unlock(&j->mu);
-        w.fn(w.ctx, -1);
+        w->fn(w->ctx, -1);
+        free(w);
         pthread_mutex_lock(&j->mu);
     }
     pthread_mutex_unlock(&j->mu);

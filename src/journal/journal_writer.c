@@ -11,6 +11,7 @@
 #include "journal_int.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "wal.h"
 
 /* Disk space for the log is reserved this much at a time, ahead of the records. */
@@ -468,7 +469,6 @@ static void gather_locked(journal *j)
 static void *writer_main(void *arg)
 {
     journal *j = arg;
-    pthread_setname_np(pthread_self(), "stsd-journal");
     int gathered = 0;
     pthread_mutex_lock(&j->mu);
     for (;;) {
@@ -506,7 +506,7 @@ static void *writer_main(void *arg)
 
 int journal_writer_start(journal *j)
 {
-    if (pthread_create(&j->writer_thread, NULL, writer_main, j) != 0)
+    if (thread_start(&j->writer_thread, "stsd-journal", writer_main, j) != 0)
         return -1;
     j->writer_started = 1;
     return 0;

@@ -3,6 +3,7 @@
  * seen soon) and hands the due ones back through the store. */
 #include "store/lease_timer.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread.h"
 
 #define LEASE_TIMER_TICK_MS 100
 
@@ -24,7 +26,6 @@ struct lease_timer {
 static void *timer_main(void *arg)
 {
     lease_timer *t = arg;
-    pthread_setname_np(pthread_self(), "stsd-leases");
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         pthread_mutex_unlock(&t->mu);
@@ -62,7 +63,8 @@ lease_timer *lease_timer_start(store *st, buf *err)
     if (rc == 0 && (rc = pthread_cond_init(&t->cv, &ca)) != 0)
         pthread_mutex_destroy(&t->mu);
     pthread_condattr_destroy(&ca);
-    if (rc == 0 && (rc = pthread_create(&t->thread, NULL, timer_main, t)) != 0) {
+    if (rc == 0 && thread_start(&t->thread, "stsd-leases", timer_main, t) != 0) {
+        rc = errno;
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
     }

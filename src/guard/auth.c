@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -18,6 +17,7 @@
 #include "base/log.h"
 #include "base/strlist.h"
 #include "cmd/command.h"
+#include "guard/addr.h"
 
 #define AUTH_FILE_MAX 65536
 #define AUTH_SLOTS 4096           /* addresses with recent failures, at most */
@@ -32,7 +32,7 @@ typedef struct token_set {
 
 /* One address with recent failures. */
 typedef struct fail_slot {
-    unsigned char key[17];        /* family byte, then 4 or 16 address bytes */
+    unsigned char key[ADDR_KEY_SIZE];   /* guard/addr's: IPv4 as ::ffff:a.b.c.d */
     int used;
     int64_t window_start;         /* ms, monotonic */
     unsigned count;
@@ -264,27 +264,9 @@ static int set_has(const token_set *s, const char *given, size_t n)
     return found;
 }
 
-static int addr_key(const struct sockaddr *addr, unsigned char key[17])
+static size_t key_hash(const unsigned char key[ADDR_KEY_SIZE])
 {
-    memset(key, 0, 17);
-    if (!addr)
-        return -1;
-    if (addr->sa_family == AF_INET) {
-        key[0] = 4;
-        memcpy(key + 1, &((const struct sockaddr_in *)addr)->sin_addr, 4);
-        return 0;
-    }
-    if (addr->sa_family == AF_INET6) {
-        key[0] = 6;
-        memcpy(key + 1, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
-        return 0;
-    }
-    return -1;
-}
-
-static size_t key_hash(const unsigned char key[17])
-{
-    return (size_t)(hash_fnv1a(key, 17) % AUTH_SLOTS);
+    return (size_t)(hash_fnv1a(key, ADDR_KEY_SIZE) % AUTH_SLOTS);
 }
 
 static int slot_stale(const fail_slot *s, int64_t now)
@@ -310,13 +292,14 @@ static void sweep(auth *a, int64_t now)
 }
 
 /* The slot of key, or NULL; with create, a free (or the oldest) slot is taken. Locked. */
-static fail_slot *slot_find(auth *a, const unsigned char key[17], int64_t now, int create)
+static fail_slot *slot_find(auth *a, const unsigned char key[ADDR_KEY_SIZE], int64_t now,
+                            int create)
 {
     size_t h = key_hash(key);
     fail_slot *spare = NULL;
     for (size_t i = 0; i < AUTH_PROBES; i++) {
         fail_slot *s = &a->slots[(h + i) % AUTH_SLOTS];
-        if (s->used && memcmp(s->key, key, 17) == 0)
+        if (s->used && memcmp(s->key, key, ADDR_KEY_SIZE) == 0)
             return s;
         if (!s->used || slot_stale(s, now)) {
             if (!spare || spare->used)
@@ -329,14 +312,14 @@ static fail_slot *slot_find(auth *a, const unsigned char key[17], int64_t now, i
         return NULL;
     if (spare->used)
         slot_clear(a, spare);
-    memcpy(spare->key, key, 17);
+    memcpy(spare->key, key, ADDR_KEY_SIZE);
     spare->used = 1;
     spare->window_start = now;
     atomic_fetch_add(&a->live, 1);
     return spare;
 }
 
-static int penalized(auth *a, const unsigned char key[17], int64_t now)
+static int penalized(auth *a, const unsigned char key[ADDR_KEY_SIZE], int64_t now)
 {
     if (atomic_load_explicit(&a->live, memory_order_relaxed) == 0)
         return 0;
@@ -348,7 +331,7 @@ static int penalized(auth *a, const unsigned char key[17], int64_t now)
     return blocked;
 }
 
-static void record_failure(auth *a, const unsigned char key[17], int64_t now)
+static void record_failure(auth *a, const unsigned char key[ADDR_KEY_SIZE], int64_t now)
 {
     atomic_fetch_add_explicit(&failures_total, 1, memory_order_relaxed);
     pthread_mutex_lock(&a->lock);
@@ -387,8 +370,8 @@ static const char *bearer(const char *h, size_t *len)
     return h;
 }
 
-auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *path,
-                        size_t path_len, const char *authorization, const char *token,
+auth_verdict auth_check(auth *a, const struct sockaddr *addr, socklen_t addr_len,
+                        const char *path, size_t path_len, const char *authorization, const char *token,
                         size_t token_len)
 {
     const char *name = path;
@@ -397,8 +380,8 @@ auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *path,
             name = path + i + 1;
     size_t name_len = path_len - (size_t)(name - path);
     int64_t now = clock_now_ms();
-    unsigned char key[17];
-    int have_key = addr_key(addr, key) == 0;
+    unsigned char key[ADDR_KEY_SIZE];
+    int have_key = addr_key(addr, addr_len, key) == 0;
 
     if (a->data.n || a->admin.n) {
         if (have_key && penalized(a, key, now))

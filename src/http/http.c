@@ -367,12 +367,11 @@ static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_v
 static enum MHD_Result check_access(http_server *h, struct MHD_Connection *c, request *q,
                                     int *denied)
 {
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    socklen_t alen;
+    const struct sockaddr *a = client_address(c, &alen);
     size_t tlen = 0;
     const char *tok = params_get(&q->prm, PARAM_TOKEN, &tlen);
-    auth_verdict v = auth_check(h->acc.auth, ci ? ci->client_addr : NULL, q->path.data,
-                                q->path.len,
+    auth_verdict v = auth_check(h->acc.auth, a, alen, q->path.data, q->path.len,
                                 MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                             MHD_HTTP_HEADER_AUTHORIZATION),
                                 tok, tlen);

@@ -29,12 +29,12 @@ static void *timer_main(void *arg)
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         pthread_mutex_unlock(&t->mu);
-        int64_t now = store_wall_ms(), next = 0;
+        int64_t now = clock_wall_ms(), next = 0;
         size_t n = store_lease_expire(t->st, now, &next);
         if (n)
             log_info("leases: %zu expired, their lines are back at the head of their lists",
                      n);
-        int64_t wait = next ? next - store_wall_ms() : LEASE_TIMER_TICK_MS;
+        int64_t wait = next ? next - clock_wall_ms() : LEASE_TIMER_TICK_MS;
         if (wait > LEASE_TIMER_TICK_MS)
             wait = LEASE_TIMER_TICK_MS;
         if (wait < 1)

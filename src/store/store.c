@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "base/clock.h"
 #include "base/hash.h"
 
 /* A list's critical sections are short: spin a little before sleeping in the kernel, so
@@ -324,7 +325,7 @@ store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int
 {
     store_rc rc = STORE_OK;
     list *l = e->l;
-    int64_t until = lease_ms > 0 && !keep ? store_wall_ms() + lease_ms : 0;
+    int64_t until = lease_ms > 0 && !keep ? clock_wall_ms() + lease_ms : 0;
     *count = 0;
     if (st->rec && st->rec->take(st->rec_ctx, e->name, keep, pos, n, lsn) != 0)
         return STORE_JOURNAL;

@@ -14,4 +14,10 @@ int64_t clock_now_ms(void);
 /* CLOCK_MONOTONIC's time ns nanoseconds from now, for pthread_cond_timedwait. */
 struct timespec clock_deadline_ns(uint64_t ns);
 
+/* The wall clock (CLOCK_REALTIME) since the epoch, in nanoseconds and in milliseconds:
+ * for what must keep its meaning across a restart (lease deadlines in the journal) or
+ * be shown as a date (process_start_time_seconds), never for a duration. */
+uint64_t clock_wall_ns(void);
+int64_t clock_wall_ms(void);
+
 #endif

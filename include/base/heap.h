@@ -29,5 +29,8 @@ int heap_push(heap *h, void *item);
 void heap_remove(heap *h, void *item);
 /* The item with the least key, or NULL when empty. */
 void *heap_top(const heap *h);
+/* Takes the item with the least key out (its place becomes HEAP_NONE) and returns it,
+ * or NULL when empty. */
+void *heap_pop(heap *h);
 
 #endif

@@ -46,13 +46,6 @@ void json_line(json *j, const char *key, const char *s, size_t len);
 /* An array element with s[0..len) exactly: a string, or {"base64":"..."}. */
 void json_line_elem(json *j, const char *s, size_t len);
 
-/* 1 if s[0..len) is well-formed UTF-8 (no overlongs, surrogates or values past
- * U+10FFFF), else 0. */
-int json_utf8_valid(const char *s, size_t len);
-
-/* Length of the well-formed UTF-8 sequence at s (at most left > 0 bytes), 0 if none. */
-size_t json_utf8_seq(const char *s, size_t left);
-
 /* Appends s[0..len) in base64 (RFC 4648, with padding). Returns 0 or -1 on ENOMEM. */
 int json_base64(buf *out, const char *s, size_t len);
 

@@ -37,6 +37,7 @@ typedef struct cmd_request {
     cmd_method method;
     const params *prm;
     const struct sockaddr *addr;  /* the client's address, NULL if unknown */
+    socklen_t addr_len;
     const char *authorization;    /* the Authorization header, NULL if absent */
     const char *origin;           /* Origin, Sec-Fetch-Site, X-STS-UI (CSRF), or NULL */
     const char *sec_fetch_site;

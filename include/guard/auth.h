@@ -44,11 +44,13 @@ void auth_counts(const auth *a, size_t *data, size_t *admin);
 
 /* Decides a request for command (its name as the table has it, NULL when the request
  * names no command), which needs the admin token if admin_only and one is set, from the
- * client address, with the Authorization header (NULL if absent) and the TOKEN parameter
- * (NULL if absent). Counts a 401 as a failure of addr (stsd_auth_failures_total) and
- * may put addr in the penalty box. Thread-safe. */
-auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *command,
-                        int admin_only, const char *authorization, const char *token,
+ * client address (addr, addr_len bytes: NULL, 0 if unknown; IPv4 and its IPv4-mapped
+ * IPv6 form count as one address), with the Authorization header (NULL if absent) and the
+ * TOKEN parameter (NULL if absent). Counts a 401 as a failure of addr
+ * (stsd_auth_failures_total) and may put addr in the penalty box. Thread-safe. */
+auth_verdict auth_check(auth *a, const struct sockaddr *addr, socklen_t addr_len,
+                        const char *command, int admin_only, const char *authorization,
+                        const char *token,
                         size_t token_len);
 
 /* The HTTP status and the KO message (no "Error : ") for a verdict other than AUTH_OK. */

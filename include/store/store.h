@@ -140,11 +140,8 @@ void store_unwait(store *st, store_waiter *w);
  * settled: ACK forgets it, RELEASE puts it back at the head of its list (feeding waiters),
  * and so does its deadline, by store_lease_expire. RESET and INITFILE drop the list's
  * leases. Ids are unique, nonzero and do not look sequential; an id settles only in its
- * own list. Deadlines are wall-clock milliseconds (store_wall_ms), so that they keep
- * their meaning across a restart. Each lease costs 56 bytes plus its line. */
-
-/* Milliseconds of CLOCK_REALTIME: the clock of lease deadlines. */
-int64_t store_wall_ms(void);
+ * own list. Deadlines are wall-clock milliseconds (clock_wall_ms, base/clock.h), so that
+ * they keep their meaning across a restart. Each lease costs 56 bytes plus its line. */
 
 /* READ/READMULTI with keep 0 and a lease of lease_ms each (lease_ms 0: store_read); the
  * ids are appended to ids (uint64_t each) in line order. *lsn as for store_read: the

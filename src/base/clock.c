@@ -1,11 +1,16 @@
-/* clock.c - now and deadlines on CLOCK_MONOTONIC. */
+/* clock.c - now and deadlines on CLOCK_MONOTONIC; the wall clock for dates. */
 #include "base/clock.h"
+
+static uint64_t ns_of(clockid_t id)
+{
+    struct timespec t;
+    clock_gettime(id, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
 
 uint64_t clock_now_ns(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+    return ns_of(CLOCK_MONOTONIC);
 }
 
 int64_t clock_now_ms(void)
@@ -21,4 +26,14 @@ struct timespec clock_deadline_ns(uint64_t ns)
     t.tv_sec += (time_t)(ns / 1000000000u + nsec / 1000000000u);
     t.tv_nsec = (long)(nsec % 1000000000u);
     return t;
+}
+
+uint64_t clock_wall_ns(void)
+{
+    return ns_of(CLOCK_REALTIME);
+}
+
+int64_t clock_wall_ms(void)
+{
+    return (int64_t)(clock_wall_ns() / 1000000u);
 }

@@ -95,3 +95,11 @@ void *heap_top(const heap *h)
 {
     return h->n ? h->v[0] : NULL;
 }
+
+void *heap_pop(heap *h)
+{
+    void *top = heap_top(h);
+    if (top)
+        heap_remove(h, top);
+    return top;
+}

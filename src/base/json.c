@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 void json_init(json *j, buf *out)
 {
     j->out = out;
@@ -45,57 +47,6 @@ void json_obj_end(json *j)   { close_level(j, '}'); }
 void json_arr_begin(json *j) { open_level(j, '['); }
 void json_arr_end(json *j)   { close_level(j, ']'); }
 
-/* Length of the well-formed UTF-8 sequence at s (at most left bytes), or 0 if none. */
-static size_t utf8_seq(const unsigned char *s, size_t left)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0)
-            lo = 0xa0;            /* overlong */
-        else if (c == 0xed)
-            hi = 0x9f;            /* UTF-16 surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0)
-            lo = 0x90;            /* overlong */
-        else if (c == 0xf4)
-            hi = 0x8f;            /* past U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (left < n || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return n;
-}
-
-size_t json_utf8_seq(const char *s, size_t left)
-{
-    return utf8_seq((const unsigned char *)s, left);
-}
-
-int json_utf8_valid(const char *s, size_t len)
-{
-    const unsigned char *p = (const unsigned char *)s;
-    size_t i = 0;
-    while (i < len) {
-        size_t n = utf8_seq(p + i, len - i);
-        if (!n)
-            return 0;
-        i += n;
-    }
-    return 1;
-}
-
 static void put_string(buf *out, const char *s, size_t len)
 {
     static const char hex[] = "0123456789abcdef";
@@ -107,7 +58,7 @@ static void put_string(buf *out, const char *s, size_t len)
         size_t n = c >= 0x20 && c != '"' && c != '\\' && c < 0x7f ? 1 : 0;
         int ls = 0;
         if (c >= 0x80) {
-            n = utf8_seq(p + i, len - i);
+            n = utf8_seq(s + i, len - i);
             /* U+2028 and U+2029 end lines in JavaScript: escape them. */
             if (n == 3 && c == 0xe2 && p[i + 1] == 0x80 && (p[i + 2] & 0xfe) == 0xa8) {
                 n = 0;
@@ -248,7 +199,7 @@ static void put_base64(json *j, const char *s, size_t len)
 
 void json_line(json *j, const char *key, const char *s, size_t len)
 {
-    if (json_utf8_valid(s, len)) {
+    if (utf8_valid(s, len)) {
         json_key(j, key);
         json_str(j, s, len);
         return;
@@ -262,7 +213,7 @@ void json_line(json *j, const char *key, const char *s, size_t len)
 
 void json_line_elem(json *j, const char *s, size_t len)
 {
-    if (json_utf8_valid(s, len))
+    if (utf8_valid(s, len))
         return json_str(j, s, len);
     json_obj_begin(j);
     json_key(j, "base64");

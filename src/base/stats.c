@@ -5,7 +5,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+
+#include "base/clock.h"
 
 /* One per thread that ever counted a request; never freed before stats_shutdown, so a
  * scrape may read the block of a thread that has ended. */
@@ -19,25 +20,22 @@ static pthread_mutex_t blocks_lock = PTHREAD_MUTEX_INITIALIZER;
 static block *blocks;                 /* under blocks_lock */
 static __thread block *mine;
 static atomic_long connections;
-static struct timespec start_mono, start_real;
+static uint64_t start_mono_ns, start_wall_ns;
 
 void stats_start(void)
 {
-    clock_gettime(CLOCK_MONOTONIC, &start_mono);
-    clock_gettime(CLOCK_REALTIME, &start_real);
+    start_mono_ns = clock_now_ns();
+    start_wall_ns = clock_wall_ns();
 }
 
 double stats_start_time(void)
 {
-    return (double)start_real.tv_sec + (double)start_real.tv_nsec / 1e9;
+    return (double)start_wall_ns / 1e9;
 }
 
 double stats_uptime(void)
 {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (double)(now.tv_sec - start_mono.tv_sec) +
-           (double)(now.tv_nsec - start_mono.tv_nsec) / 1e9;
+    return (double)(clock_now_ns() - start_mono_ns) / 1e9;
 }
 
 int stats_request(int slot, int ko, uint64_t ns)

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 #define MSG_FILE_NOT_FOUND "file not found !"
 #define MSG_NOT_LOADED     " not loaded yet !"
 #define MSG_NO_MORE_LINE   "No more line !"
@@ -173,6 +175,6 @@ void cmd_json_name(json *j, const char *name)
     size_t len = strlen(name);
     json_key(j, "name");
     json_str(j, name, len);
-    if (!json_utf8_valid(name, len))
+    if (!utf8_valid(name, len))
         json_line(j, "name", name, len);
 }

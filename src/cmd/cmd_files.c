@@ -9,6 +9,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/strlist.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
 #include "store/rx.h"
@@ -218,31 +219,21 @@ int command_init_at_startup(const cmd_server *srv)
     if (srv->conf->init_file_at_startup_regex)
         return init_by_regex(srv, spec);
     int failed = 0;
-    const char *s = spec;
-    while (*s) {
-        const char *comma = strchr(s, ',');
-        size_t len = comma ? (size_t)(comma - s) : strlen(s);
-        /* Names are trimmed: "a.csv, b.csv" is the natural way to write the list. */
-        while (len && (*s == ' ' || *s == '\t')) {
-            s++;
-            len--;
+    const char *item;
+    size_t len;
+    /* Names are trimmed: "a.csv, b.csv" is the natural way to write the list. */
+    for (const char *c = spec; strlist_next(&c, &item, &len);) {
+        char name[DATASET_NAME_MAX + 2];
+        if (len == 0)
+            continue;
+        if (len > DATASET_NAME_MAX) {
+            log_error("initFileAtStartup: a name is longer than %d bytes", DATASET_NAME_MAX);
+            failed = 1;
+            continue;
         }
-        while (len && (s[len - 1] == ' ' || s[len - 1] == '\t'))
-            len--;
-        if (len) {
-            char name[DATASET_NAME_MAX + 2];
-            if (len > DATASET_NAME_MAX) {
-                log_error("initFileAtStartup: a name is longer than %d bytes", DATASET_NAME_MAX);
-                failed = 1;
-            } else {
-                memcpy(name, s, len);
-                name[len] = '\0';
-                failed |= init_one(name, (void *)srv) != 0;
-            }
-        }
-        if (!comma)
-            break;
-        s = comma + 1;
+        memcpy(name, item, len);
+        name[len] = '\0';
+        failed |= init_one(name, (void *)srv) != 0;
     }
     return failed ? -1 : 0;
 }

@@ -163,7 +163,7 @@ static int refused(const cmd_server *srv, const cmd_request *q, const cmd_def *c
     if (srv->auth && auth_active(srv->auth)) {
         size_t tlen = 0;
         const char *tok = params_get(q->prm, PARAM_TOKEN, &tlen);
-        auth_verdict v = auth_check(srv->auth, q->addr, c ? c->name : NULL,
+        auth_verdict v = auth_check(srv->auth, q->addr, q->addr_len, c ? c->name : NULL,
                                     c && (c->flags & CMD_ADMIN), q->authorization, tok, tlen);
         if (v != AUTH_OK) {
             cmd_ko(r, auth_status(v), auth_message(v));

@@ -3,6 +3,7 @@
 #include "cmd/park.h"
 #include "base/clock.h"
 #include "base/heap.h"
+#include "base/thread.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -181,7 +182,6 @@ static void deadline_timespec(int64_t ms, struct timespec *t)
 static void *timer_main(void *arg)
 {
     park_lot *lot = arg;
-    pthread_setname_np(pthread_self(), "stsd-deadlines");
     pthread_mutex_lock(&lot->lock);
     while (!lot->stop) {
         park_slot *s = heap_top(&lot->deadlines);
@@ -224,7 +224,8 @@ park_lot *park_lot_create(buf *err)
     if (rc == 0 && (rc = pthread_cond_init(&lot->wake, &ca)) != 0)
         pthread_mutex_destroy(&lot->lock);
     pthread_condattr_destroy(&ca);
-    if (rc == 0 && (rc = pthread_create(&lot->timer, NULL, timer_main, lot)) != 0) {
+    if (rc == 0 && thread_start(&lot->timer, "stsd-deadlines", timer_main, lot) != 0) {
+        rc = errno;
         pthread_cond_destroy(&lot->wake);
         pthread_mutex_destroy(&lot->lock);
     }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/strlist.h"
 #include "guard/addr.h"
 
 typedef struct allow_range {
@@ -18,11 +19,6 @@ struct allow_list {
     size_t n;
     allow_range r[];
 };
-
-static int is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
 
 /* Parses one CIDR of len bytes into *r. Returns 0, or -1 if it is not one. */
 static int range_parse(const char *s, size_t len, allow_range *r)
@@ -72,35 +68,22 @@ static int range_parse(const char *s, size_t len, allow_range *r)
 
 allow_list *allow_parse(const char *text, buf *err)
 {
-    size_t count = 1;
-    for (const char *p = text; *p; p++)
-        count += *p == ',';
+    size_t count = 0, len;
+    const char *c = text, *item;
+    while (strlist_next(&c, &item, &len))
+        count++;
     allow_list *a = calloc(1, sizeof *a + count * sizeof a->r[0]);
     if (!a) {
         buf_puts(err, "stsd.allow: out of memory");
         return NULL;
     }
-    const char *p = text;
-    for (;;) {
-        const char *end = strchr(p, ',');
-        if (!end)
-            end = p + strlen(p);
-        const char *b = p, *e = end;
-        while (b < e && is_blank(*b))
-            b++;
-        while (e > b && is_blank(e[-1]))
-            e--;
-        if (range_parse(b, (size_t)(e - b), &a->r[a->n]) != 0) {
+    for (c = text; strlist_next(&c, &item, &len); a->n++)
+        if (range_parse(item, len, &a->r[a->n]) != 0) {
             buf_printf(err, "stsd.allow: \"%.*s\" is not an IPv4 or IPv6 address or CIDR "
-                       "(such as 10.0.0.0/8 or fd00::/8)", (int)(e - b), b);
+                       "(such as 10.0.0.0/8 or fd00::/8)", (int)len, item);
             free(a);
             return NULL;
         }
-        a->n++;
-        if (!*end)
-            break;
-        p = end + 1;
-    }
     return a;
 }
 

@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -15,7 +14,10 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/hash.h"
 #include "base/log.h"
+#include "base/strlist.h"
+#include "guard/addr.h"
 
 #define AUTH_FILE_MAX 65536
 #define AUTH_SLOTS 4096           /* addresses with recent failures, at most */
@@ -30,7 +32,7 @@ typedef struct token_set {
 
 /* One address with recent failures. */
 typedef struct fail_slot {
-    unsigned char key[17];        /* family byte, then 4 or 16 address bytes */
+    unsigned char key[ADDR_KEY_SIZE];   /* guard/addr's: IPv4 as ::ffff:a.b.c.d */
     int used;
     int64_t window_start;         /* ms, monotonic */
     unsigned count;
@@ -61,11 +63,6 @@ __attribute__((noinline)) int auth_equal(const char *expected, size_t expected_l
     return diff == 0;
 }
 
-static int is_sep(char c)
-{
-    return c == ',' || c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
 /* Adds the comma (or line) separated items of text to s. Items must be printable ASCII
  * without blanks. Returns 0, or -1 with a message naming what (never the item). */
 static int set_add(token_set *s, const char *text, const char *what, buf *err)
@@ -92,27 +89,21 @@ static int set_add(token_set *s, const char *text, const char *what, buf *err)
         nlen[n++] = s->len[i];
         w += s->len[i] + 1;
     }
-    for (const char *p = text; *p;) {
-        while (*p && is_sep(*p))
-            p++;
-        const char *b = p;
-        while (*p && !is_sep(*p)) {
-            if ((unsigned char)*p < 0x21 || (unsigned char)*p > 0x7e) {
+    size_t len;
+    for (const char *c = text, *b; strlist_next_word(&c, &b, &len);) {
+        for (size_t i = 0; i < len; i++)
+            if ((unsigned char)b[i] < 0x21 || (unsigned char)b[i] > 0x7e) {
                 buf_printf(err, "%s: a token holds a byte that is not printable ASCII", what);
                 free(nt);
                 free(ntok);
                 free(nlen);
                 return -1;
             }
-            p++;
-        }
-        if (p == b)
-            continue;
-        memcpy(nt + w, b, (size_t)(p - b));
-        nt[w + (size_t)(p - b)] = '\0';
+        memcpy(nt + w, b, len);
+        nt[w + len] = '\0';
         ntok[n] = nt + w;
-        nlen[n++] = (size_t)(p - b);
-        w += (size_t)(p - b) + 1;
+        nlen[n++] = len;
+        w += len + 1;
     }
     free(s->text);
     free(s->tok);
@@ -269,30 +260,9 @@ static int set_has(const token_set *s, const char *given, size_t n)
     return found;
 }
 
-static int addr_key(const struct sockaddr *addr, unsigned char key[17])
+static size_t key_hash(const unsigned char key[ADDR_KEY_SIZE])
 {
-    memset(key, 0, 17);
-    if (!addr)
-        return -1;
-    if (addr->sa_family == AF_INET) {
-        key[0] = 4;
-        memcpy(key + 1, &((const struct sockaddr_in *)addr)->sin_addr, 4);
-        return 0;
-    }
-    if (addr->sa_family == AF_INET6) {
-        key[0] = 6;
-        memcpy(key + 1, &((const struct sockaddr_in6 *)addr)->sin6_addr, 16);
-        return 0;
-    }
-    return -1;
-}
-
-static size_t key_hash(const unsigned char key[17])
-{
-    uint64_t h = 1469598103934665603ULL;     /* FNV-1a */
-    for (int i = 0; i < 17; i++)
-        h = (h ^ key[i]) * 1099511628211ULL;
-    return (size_t)(h % AUTH_SLOTS);
+    return (size_t)(hash_fnv1a(key, ADDR_KEY_SIZE) % AUTH_SLOTS);
 }
 
 static int slot_stale(const fail_slot *s, int64_t now)
@@ -318,13 +288,14 @@ static void sweep(auth *a, int64_t now)
 }
 
 /* The slot of key, or NULL; with create, a free (or the oldest) slot is taken. Locked. */
-static fail_slot *slot_find(auth *a, const unsigned char key[17], int64_t now, int create)
+static fail_slot *slot_find(auth *a, const unsigned char key[ADDR_KEY_SIZE], int64_t now,
+                            int create)
 {
     size_t h = key_hash(key);
     fail_slot *spare = NULL;
     for (size_t i = 0; i < AUTH_PROBES; i++) {
         fail_slot *s = &a->slots[(h + i) % AUTH_SLOTS];
-        if (s->used && memcmp(s->key, key, 17) == 0)
+        if (s->used && memcmp(s->key, key, ADDR_KEY_SIZE) == 0)
             return s;
         if (!s->used || slot_stale(s, now)) {
             if (!spare || spare->used)
@@ -337,14 +308,14 @@ static fail_slot *slot_find(auth *a, const unsigned char key[17], int64_t now, i
         return NULL;
     if (spare->used)
         slot_clear(a, spare);
-    memcpy(spare->key, key, 17);
+    memcpy(spare->key, key, ADDR_KEY_SIZE);
     spare->used = 1;
     spare->window_start = now;
     atomic_fetch_add(&a->live, 1);
     return spare;
 }
 
-static int penalized(auth *a, const unsigned char key[17], int64_t now)
+static int penalized(auth *a, const unsigned char key[ADDR_KEY_SIZE], int64_t now)
 {
     if (atomic_load_explicit(&a->live, memory_order_relaxed) == 0)
         return 0;
@@ -356,7 +327,7 @@ static int penalized(auth *a, const unsigned char key[17], int64_t now)
     return blocked;
 }
 
-static void record_failure(auth *a, const unsigned char key[17], int64_t now)
+static void record_failure(auth *a, const unsigned char key[ADDR_KEY_SIZE], int64_t now)
 {
     atomic_fetch_add_explicit(&failures_total, 1, memory_order_relaxed);
     pthread_mutex_lock(&a->lock);
@@ -395,13 +366,14 @@ static const char *bearer(const char *h, size_t *len)
     return h;
 }
 
-auth_verdict auth_check(auth *a, const struct sockaddr *addr, const char *command,
-                        int admin_only, const char *authorization, const char *token,
+auth_verdict auth_check(auth *a, const struct sockaddr *addr, socklen_t addr_len,
+                        const char *command, int admin_only, const char *authorization,
+                        const char *token,
                         size_t token_len)
 {
     int64_t now = clock_now_ms();
-    unsigned char key[17];
-    int have_key = addr_key(addr, key) == 0;
+    unsigned char key[ADDR_KEY_SIZE];
+    int have_key = addr_key(addr, addr_len, key) == 0;
 
     if (a->data.n || a->admin.n) {
         if (have_key && penalized(a, key, now))

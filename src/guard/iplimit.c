@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "guard/addr.h"
 
 #define IPLIMIT_BUCKETS 1024
@@ -30,10 +31,7 @@ struct iplimit {
 
 static unsigned bucket_of(const ip_key *k)
 {
-    uint32_t h = 2166136261u;                 /* FNV-1a */
-    for (int i = 0; i < ADDR_KEY_SIZE; i++)
-        h = (h ^ k->b[i]) * 16777619u;
-    return h % IPLIMIT_BUCKETS;
+    return (unsigned)(hash_fnv1a(k->b, ADDR_KEY_SIZE) % IPLIMIT_BUCKETS);
 }
 
 /* The entry for k, or NULL; *link is where it hangs (to unlink it). Under mu. */

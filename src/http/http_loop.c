@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/log.h"
+#include "base/thread.h"
 
 /* How long a loop whose only work is requests waiting in place sleeps before a turn
  * anyway. The writer's wake normally comes first; the poll covers what libmicrohttpd
@@ -127,7 +128,6 @@ static void *loop_main(void *arg)
 {
     http_loop *l = arg;
     current = l;
-    pthread_setname_np(pthread_self(), "stsd-http");
     for (;;) {
         int phase = atomic_load(&l->ls->phase);
         if (phase != RUN && !l->quiesced)
@@ -198,9 +198,8 @@ http_loops *http_loops_start(unsigned n, http_loop_daemon_fn make, void *ctx, bu
             buf_puts(err, "cannot start the HTTP server (see the messages above)");
             goto fail;
         }
-        int rc = loop_open(l) != 0 ? errno : pthread_create(&l->thread, NULL, loop_main, l);
-        if (rc != 0) {
-            buf_printf(err, "cannot start HTTP thread %u: %s", i + 1, strerror(rc));
+        if (loop_open(l) != 0 || thread_start(&l->thread, "stsd-http", loop_main, l) != 0) {
+            buf_printf(err, "cannot start HTTP thread %u: %s", i + 1, strerror(errno));
             goto fail;
         }
         l->started = 1;

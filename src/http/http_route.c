@@ -2,6 +2,7 @@
  * (pages, refusals, the dashboard's files); parking and holding for the commands. */
 #include "http_route.h"
 
+#include <netinet/in.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -153,12 +154,15 @@ static enum MHD_Result send_ui(struct MHD_Connection *c, const char *method, con
     return ret;
 }
 
-/* The client's address, for the access rules (NULL if unknown). */
-static const struct sockaddr *peer(struct MHD_Connection *c)
+/* The client's address and its length, for the access rules (NULL, 0 if unknown). */
+static const struct sockaddr *peer(struct MHD_Connection *c, socklen_t *len)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    return ci ? ci->client_addr : NULL;
+    const struct sockaddr *a = ci ? ci->client_addr : NULL;
+    *len = !a ? 0 : a->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+                                            : sizeof(struct sockaddr_in);
+    return a;
 }
 
 static const char *header(struct MHD_Connection *c, const char *name)
@@ -179,7 +183,9 @@ static enum MHD_Result route_metrics(http_server *h, struct MHD_Connection *c, r
     if (auth_active(h->acc.auth)) {
         size_t tlen = 0;
         const char *tok = params_get(&q->prm, PARAM_TOKEN, &tlen);
-        auth_verdict v = auth_check(h->acc.auth, peer(c), NULL, 0,
+        socklen_t alen;
+        const struct sockaddr *addr = peer(c, &alen);
+        auth_verdict v = auth_check(h->acc.auth, addr, alen, NULL, 0,
                                     header(c, MHD_HTTP_HEADER_AUTHORIZATION), tok, tlen);
         if (v != AUTH_OK)
             return send_refusal(c, q, v);
@@ -193,12 +199,14 @@ static enum MHD_Result route_metrics(http_server *h, struct MHD_Connection *c, r
 static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, request *q,
                                      const char *method)
 {
+    socklen_t alen;
+    const struct sockaddr *addr = peer(c, &alen);
     cmd_request cq = {
         .path = q->path.data, .path_len = q->path.len,
         .method = strcmp(method, "GET") == 0    ? CMD_GET
                 : strcmp(method, "POST") == 0 ? CMD_POST
                                                 : CMD_OTHER,
-        .prm = &q->prm, .addr = peer(c),
+        .prm = &q->prm, .addr = addr, .addr_len = alen,
         .authorization = header(c, MHD_HTTP_HEADER_AUTHORIZATION),
         .origin = header(c, MHD_HTTP_HEADER_ORIGIN),
         .sec_fetch_site = header(c, "Sec-Fetch-Site"),

@@ -16,8 +16,8 @@
 #include "base/hist.h"
 #include "base/version.h"
 #include "journal/journal.h"
-#include "base/json.h"
 #include "base/stats.h"
+#include "base/utf8.h"
 #include "store/store.h"
 
 /* Appends v in decimal: the scrape writes ~30,000 numbers for 10,000 lists, too many
@@ -56,7 +56,7 @@ static void label_value(buf *b, const char *s, size_t len)
     i = 0;
     while (i < len) {
         unsigned char c = (unsigned char)s[i];
-        size_t n = json_utf8_seq(s + i, len - i);
+        size_t n = utf8_seq(s + i, len - i);
         if (c == '\\' || c == '"') {
             char e[2] = {'\\', (char)c};
             buf_append(b, e, 2);

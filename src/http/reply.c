@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "cmd/command.h"
+#include "base/utf8.h"
 #include "store/store.h"
 
 static char content_type[96] = "text/html; charset=UTF-8";
@@ -50,18 +51,6 @@ const char *reply_content_type(void)
     return content_type;
 }
 
-/* Bytes in the UTF-8 sequence that lead byte c starts (1 for a byte that starts none). */
-static size_t utf8_seq_len(unsigned char c)
-{
-    if (c >= 0xc2 && c <= 0xdf)
-        return 2;
-    if (c >= 0xe0 && c <= 0xef)
-        return 3;
-    if (c >= 0xf0 && c <= 0xf4)
-        return 4;
-    return 1;
-}
-
 /* Appends s[0..len) converted to the answer charset; bytes it cannot convert are sent
  * as '?' so that one odd line never turns an answer into an error. */
 static int put_text(buf *out, const char *s, size_t len)
@@ -86,7 +75,7 @@ static int put_text(buf *out, const char *s, size_t len)
         out->len = (size_t)(o - out->data);
         if (r == (size_t)-1 && errno != E2BIG) {
             /* EILSEQ or EINVAL: one '?' for the whole character (or the stray byte). */
-            size_t skip = utf8_seq_len((unsigned char)*in);
+            size_t skip = utf8_lead_len((unsigned char)*in);
             if (skip > left)
                 skip = left;
             in += skip;

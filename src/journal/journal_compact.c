@@ -14,6 +14,7 @@
 #include "journal_writer.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "snapshot.h"
 #include "store/store.h"
 #include "wal.h"
@@ -340,7 +341,6 @@ static void nap(journal *j, int seconds, int compactor)
 static void *sync_main(void *arg)
 {
     journal *j = arg;
-    pthread_setname_np(pthread_self(), "stsd-fsync");
     pthread_mutex_lock(&j->mu);
     for (;;) {
         nap(j, 1, 0);
@@ -372,7 +372,6 @@ static void tidy_locked(journal *j)
 static void *compact_main(void *arg)
 {
     journal *j = arg;
-    pthread_setname_np(pthread_self(), "stsd-compact");
     int wait = 1;
     pthread_mutex_lock(&j->mu);
     for (;;) {
@@ -402,11 +401,11 @@ int journal_start(journal *j, store *st)
 {
     j->st = st;
     if (j->policy == CONF_FSYNC_EVERYSEC) {
-        if (pthread_create(&j->sync_thread, NULL, sync_main, j) != 0)
+        if (thread_start(&j->sync_thread, "stsd-fsync", sync_main, j) != 0)
             return -1;
         j->sync_started = 1;
     }
-    if (pthread_create(&j->compact_thread, NULL, compact_main, j) != 0)
+    if (thread_start(&j->compact_thread, "stsd-compact", compact_main, j) != 0)
         return -1;
     j->compact_started = 1;
     return 0;

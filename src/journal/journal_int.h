@@ -10,12 +10,16 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/heap.h"
 #include "journal/journal.h"
 #include "snapref.h"
 
-/* Someone to call back once the record ending at lsn is durable. */
+/* Someone to call back once the record ending at lsn is durable: an item of the
+ * journal's `waits` heap (base/heap, which reads lsn as an int64_t: lsns stay below
+ * 2^63), allocated by journal_when_durable and freed once called back. */
 typedef struct journal_waiter {
     uint64_t lsn;
+    uint32_t heap_at;
     journal_done_fn fn;
     void *ctx;
 } journal_waiter;
@@ -59,8 +63,7 @@ struct journal {
     buf pend;                   /* framed records appended, not yet written */
     buf out;                    /* the batch being written (the io thread's) */
     size_t rec_off;             /* where the record being built starts in pend */
-    journal_waiter *waits;      /* a min-heap on lsn */
-    size_t nwaits, waitcap;
+    heap waits;                 /* journal_waiters, least lsn on top */
     atomic_int cancelled;       /* stopping: waits that are not durable now fail (set
                                  * under the mutex, read without it by answerable) */
     /* For journal_answerable, which takes no lock: every change up to here may be

@@ -2,6 +2,7 @@
  * to) and closing it (final fsync). */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,7 @@ static journal *journal_alloc(const char *dir, conf_fsync policy)
     j->policy = policy;
     j->threshold = DEFAULT_THRESHOLD;
     j->prealloc = 1;
+    heap_init(&j->waits, offsetof(journal_waiter, lsn), offsetof(journal_waiter, heap_at));
     atomic_init(&j->broken, 0);
     atomic_init(&j->refused, 0);
     atomic_init(&j->errors, 0);
@@ -325,7 +327,7 @@ void journal_close(journal *j)
         close(j->lockfd);
     buf_free(&j->pend);
     buf_free(&j->out);
-    free(j->waits);
+    heap_free(&j->waits);
     free(j->pending.v);
     free(j->refs.v);
     snapref_free(&j->defs);

@@ -12,6 +12,7 @@
 #include "journal_map.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread.h"
 #include "wal.h"
 
 /* Disk space for the log is reserved this much at a time, ahead of the records. */
@@ -40,34 +41,14 @@ static int durable(const journal *j, uint64_t lsn)
     return lsn <= done && !(lsn > j->held_from && lsn <= j->held);
 }
 
-static void heap_push(journal *j, journal_waiter w)
+/* The waiter whose record is the earliest, taken out if durable now; else NULL. */
+static journal_waiter *pop_durable(journal *j)
 {
-    size_t i = j->nwaits++;
-    while (i > 0 && j->waits[(i - 1) / 2].lsn > w.lsn) {
-        j->waits[i] = j->waits[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    j->waits[i] = w;
-}
-
-static journal_waiter heap_pop(journal *j)
-{
-    journal_waiter top = j->waits[0], last = j->waits[--j->nwaits];
-    size_t i = 0, n = j->nwaits;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n)
-            break;
-        if (c + 1 < n && j->waits[c + 1].lsn < j->waits[c].lsn)
-            c++;
-        if (j->waits[c].lsn >= last.lsn)
-            break;
-        j->waits[i] = j->waits[c];
-        i = c;
-    }
-    if (n)
-        j->waits[i] = last;
-    return top;
+    journal_waiter *w = heap_top(&j->waits);
+    if (!w || !durable(j, w->lsn))
+        return NULL;
+    heap_remove(&j->waits, w);
+    return w;
 }
 
 /* Publishes how far changes may be answered, for journal_answerable. */
@@ -122,16 +103,18 @@ void journal_fire_locked(journal *j)
 {
     publish_locked(j);
     hook_locked(j);
-    journal_waiter batch[FIRE_BATCH];
+    journal_waiter *batch[FIRE_BATCH];
     for (;;) {
         size_t n = 0;
-        while (n < FIRE_BATCH && j->nwaits && durable(j, j->waits[0].lsn))
-            batch[n++] = heap_pop(j);
+        while (n < FIRE_BATCH && (batch[n] = pop_durable(j)))
+            n++;
         if (n == 0)
             return;
         pthread_mutex_unlock(&j->mu);
-        for (size_t i = 0; i < n; i++)
-            batch[i].fn(batch[i].ctx, 0);
+        for (size_t i = 0; i < n; i++) {
+            batch[i]->fn(batch[i]->ctx, 0);
+            free(batch[i]);
+        }
         pthread_mutex_lock(&j->mu);
     }
 }
@@ -394,6 +377,20 @@ int journal_poll(journal *j, uint64_t lsn)
     return rc;
 }
 
+/* Puts a waiter for lsn in the heap. Returns 0, or -1 on ENOMEM. Locked. */
+static int wait_add(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx)
+{
+    journal_waiter *w = malloc(sizeof *w);
+    if (!w)
+        return -1;
+    *w = (journal_waiter){.lsn = lsn, .heap_at = HEAP_NONE, .fn = fn, .ctx = ctx};
+    if (heap_push(&j->waits, w) != 0) {
+        free(w);
+        return -1;
+    }
+    return 0;
+}
+
 int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx)
 {
     int rc = 1;
@@ -404,12 +401,10 @@ int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx
         rc = 0;
     } else if (j->cancelled) {
         rc = -1;
-    } else if (array_grow(&j->waits, &j->waitcap, j->nwaits, sizeof *j->waits) != 0) {
+    } else if (wait_add(j, lsn, fn, ctx) != 0) {
         rc = 2;                   /* no memory to wait without a thread: block instead */
-    } else {
-        heap_push(j, (journal_waiter){lsn, fn, ctx});
-        if (j->writer_idle)
-            pthread_cond_signal(&j->wake);
+    } else if (j->writer_idle) {
+        pthread_cond_signal(&j->wake);
     }
     journal_fire_locked(j);
     pthread_mutex_unlock(&j->mu);
@@ -452,10 +447,10 @@ void journal_cancel_waits(journal *j)
     j->cancelled = 1;
     pthread_cond_broadcast(&j->cv);
     journal_fire_locked(j);       /* the durable ones first, with 0 */
-    while (j->nwaits) {
-        journal_waiter w = heap_pop(j);
+    for (journal_waiter *w; (w = heap_pop(&j->waits));) {
         pthread_mutex_unlock(&j->mu);
-        w.fn(w.ctx, -1);
+        w->fn(w->ctx, -1);
+        free(w);
         pthread_mutex_lock(&j->mu);
     }
     pthread_mutex_unlock(&j->mu);
@@ -481,7 +476,6 @@ static void gather_locked(journal *j)
 static void *writer_main(void *arg)
 {
     journal *j = arg;
-    pthread_setname_np(pthread_self(), "stsd-journal");
     int gathered = 0;
     pthread_mutex_lock(&j->mu);
     for (;;) {
@@ -519,7 +513,7 @@ static void *writer_main(void *arg)
 
 int journal_writer_start(journal *j)
 {
-    if (pthread_create(&j->writer_thread, NULL, writer_main, j) != 0)
+    if (thread_start(&j->writer_thread, "stsd-journal", writer_main, j) != 0)
         return -1;
     j->writer_started = 1;
     return 0;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "base/log.h"
 #include "snapshot.h"
 #include "wal.h"
@@ -66,19 +67,11 @@ typedef struct replay {
 
 /* ---- names to lists --------------------------------------------------------------------- */
 
-static uint64_t hash_name(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
-
 static rent *rmap_find(const replay *x, const char *name, size_t len)
 {
     if (!x->nb)
         return NULL;
-    for (rent *e = x->b[hash_name(name, len) & (x->nb - 1)]; e; e = e->next)
+    for (rent *e = x->b[hash_fnv1a(name, len) & (x->nb - 1)]; e; e = e->next)
         if (e->name_len == len && memcmp(e->name, name, len) == 0)
             return e;
     return NULL;
@@ -98,7 +91,7 @@ static rent *rmap_get(replay *x, const char *name, size_t len)
         for (size_t i = 0; i < x->nb; i++)
             for (rent *o = x->b[i], *next; o; o = next) {
                 next = o->next;
-                size_t k = hash_name(o->name, o->name_len) & (nb - 1);
+                size_t k = hash_fnv1a(o->name, o->name_len) & (nb - 1);
                 o->next = b[k];
                 b[k] = o;
             }
@@ -108,7 +101,7 @@ static rent *rmap_get(replay *x, const char *name, size_t len)
     }
     if (!(e = calloc(1, sizeof *e + len + 1)))
         return NULL;
-    size_t k = hash_name(name, len) & (x->nb - 1);
+    size_t k = hash_fnv1a(name, len) & (x->nb - 1);
     memcpy(e->name, name, len);
     e->name_len = len;
     e->next = x->b[k];

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/hash.h"
 
 struct snapref_ent {
     snapref_ent *next;
@@ -13,14 +14,6 @@ struct snapref_ent {
     uint64_t id;
     char name[];
 };
-
-static uint64_t hash_name(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
 
 /* Doubles the buckets (from 64) when the map is as full as it has buckets. */
 static int grow(snapref *m)
@@ -43,7 +36,7 @@ static int grow(snapref *m)
 
 int snapref_set(snapref *m, const char *name, uint64_t id, uint64_t *prev)
 {
-    uint64_t h = hash_name(name);
+    uint64_t h = hash_fnv1a_str(name);
     *prev = 0;
     if (m->nb) {
         for (snapref_ent *e = m->b[h & (m->nb - 1)]; e; e = e->next)

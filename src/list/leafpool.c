@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/clock.h"
+#include "base/thread.h"
 
 #if LEAFPOOL_ASAN
 #include <sanitizer/asan_interface.h>
@@ -268,7 +269,6 @@ static int due(const struct timespec *at)
 static void *helper_main(void *arg)
 {
     leafpool *p = arg;
-    pthread_setname_np(pthread_self(), "stsd-leafpool");
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
         if (p->nempty + p->filling < ahead(p) && prefault_one(p) == 0)
@@ -303,8 +303,8 @@ static int helper_wake(leafpool *p)
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    p->helper_state = pthread_create(&p->helper, NULL, helper_main, p) == 0 ? HELPER_RUNNING
-                                                                            : HELPER_FAILED;
+    p->helper_state = thread_start(&p->helper, "stsd-leafpool", helper_main, p) == 0
+                          ? HELPER_RUNNING : HELPER_FAILED;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return p->helper_state == HELPER_RUNNING ? 0 : -1;
 }

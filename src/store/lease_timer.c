@@ -3,6 +3,7 @@
  * seen soon) and hands the due ones back through the store. */
 #include "store/lease_timer.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/thread.h"
 
 #define LEASE_TIMER_TICK_MS 100
 
@@ -24,16 +26,15 @@ struct lease_timer {
 static void *timer_main(void *arg)
 {
     lease_timer *t = arg;
-    pthread_setname_np(pthread_self(), "stsd-leases");
     pthread_mutex_lock(&t->mu);
     while (!t->stop) {
         pthread_mutex_unlock(&t->mu);
-        int64_t now = store_wall_ms(), next = 0;
+        int64_t now = clock_wall_ms(), next = 0;
         size_t n = store_lease_expire(t->st, now, &next);
         if (n)
             log_info("leases: %zu expired, their lines are back at the head of their lists",
                      n);
-        int64_t wait = next ? next - store_wall_ms() : LEASE_TIMER_TICK_MS;
+        int64_t wait = next ? next - clock_wall_ms() : LEASE_TIMER_TICK_MS;
         if (wait > LEASE_TIMER_TICK_MS)
             wait = LEASE_TIMER_TICK_MS;
         if (wait < 1)
@@ -62,7 +63,8 @@ lease_timer *lease_timer_start(store *st, buf *err)
     if (rc == 0 && (rc = pthread_cond_init(&t->cv, &ca)) != 0)
         pthread_mutex_destroy(&t->mu);
     pthread_condattr_destroy(&ca);
-    if (rc == 0 && (rc = pthread_create(&t->thread, NULL, timer_main, t)) != 0) {
+    if (rc == 0 && thread_start(&t->thread, "stsd-leases", timer_main, t) != 0) {
+        rc = errno;
         pthread_cond_destroy(&t->cv);
         pthread_mutex_destroy(&t->mu);
     }

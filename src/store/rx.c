@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
+
 /* Bounds the work one line may cost: a catastrophic pattern gives up within
  * milliseconds instead of holding a worker thread. */
 #define RX_MATCH_LIMIT 200000
@@ -37,10 +39,7 @@ static pthread_key_t match_data_key;
 
 static uint64_t rx_hash(const char *p, size_t len, int whole)
 {
-    uint64_t h = 1469598103934665603ULL ^ (uint64_t)whole;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
-    return h;
+    return hash_fnv1a_more(HASH_FNV1A_INIT ^ (uint64_t)whole, p, len);
 }
 
 static void rx_free_match_data(void *md)

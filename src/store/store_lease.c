@@ -1,28 +1,22 @@
 /* store_lease.c - the lease table: lines taken on loan, by id in a hash table, by deadline
  * in a min-heap, by list in creation order. Settling one (ACK, RELEASE, its deadline) puts
  * its line back through store.c, which feeds the waiters. */
+#include "store_lease.h"
+
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
-#include <time.h>
 
-#include "store_lease.h"
+#include "base/clock.h"
 #include "store_names.h"
-
-int64_t store_wall_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
 
 int store_lease_init(lease_table *t)
 {
     memset(t, 0, sizeof *t);
     heap_init(&t->deadlines, offsetof(lease, until), offsetof(lease, heap_at));
     if (getrandom(&t->key, sizeof t->key, 0) != sizeof t->key)
-        t->key = (uint64_t)store_wall_ms() * 0x9E3779B97F4A7C15ULL;
+        t->key = (uint64_t)clock_wall_ms() * 0x9E3779B97F4A7C15ULL;
     t->mask = 1023;
     t->buckets = calloc(t->mask + 1, sizeof *t->buckets);
     if (!t->buckets)

@@ -8,13 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t name_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
+#include "base/hash.h"
 
 /* A list's critical sections are short: spin a little before sleeping in the kernel, so
  * that two workers taking turns on one hot list don't pay a futex call each time. */
@@ -92,7 +86,7 @@ static entry *table_find(const table *t, const char *name, uint64_t h)
 entry *store_lookup(store *st, const char *name)
 {
     return table_find(atomic_load_explicit(&st->names, memory_order_acquire), name,
-                      name_hash(name));
+                      hash_fnv1a_str(name));
 }
 
 /* ---- the waiter queues: an entry's under its lock, the orphans' under add_lock ---- */
@@ -201,7 +195,7 @@ entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
     entry *e = store_lookup(st, name);
     if (e)
         return e;
-    uint64_t h = name_hash(name);
+    uint64_t h = hash_fnv1a_str(name);
     pthread_mutex_lock(&st->add_lock);
     table *t = atomic_load_explicit(&st->names, memory_order_relaxed);
     e = table_find(t, name, h);        /* another thread may have won the race */

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "base/clock.h"
+
 #include "store_lease.h"
 
 int store_bytes_reserve(store *st, size_t n)
@@ -99,7 +101,7 @@ store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int
 {
     store_rc rc = STORE_OK;
     list *l = e->l;
-    int64_t until = lease_ms > 0 && !keep ? store_wall_ms() + lease_ms : 0;
+    int64_t until = lease_ms > 0 && !keep ? clock_wall_ms() + lease_ms : 0;
     *count = 0;
     if (st->rec && st->rec->take(st->rec_ctx, e->name, keep, pos, n, lsn) != 0)
         return STORE_JOURNAL;

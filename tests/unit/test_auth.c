@@ -40,7 +40,7 @@ static auth_verdict check(auth *a, const char *addr, const char *path, const cha
 {
     struct sockaddr_in s = td_sockaddr4(addr);
     const cmd_def *c = command_of_path(path, strlen(path));
-    return auth_check(a, (struct sockaddr *)&s, c ? c->name : NULL,
+    return auth_check(a, (struct sockaddr *)&s, sizeof s, c ? c->name : NULL,
                       c && (c->flags & CMD_ADMIN), header, token, token ? strlen(token) : 0);
 }
 
@@ -232,7 +232,7 @@ static void test_penalty(void **state)
     assert_int_equal(check(a, "10.1.1.1", "/sts/READ", "Bearer good", NULL), AUTH_TOO_MANY);
     assert_int_equal(check(a, "10.1.1.2", "/sts/READ", "Bearer good", NULL), AUTH_OK);
     struct sockaddr_in6 s6 = td_sockaddr6("fd00::1");
-    assert_int_equal(auth_check(a, (struct sockaddr *)&s6, "READ", 0, "Bearer good",
+    assert_int_equal(auth_check(a, (struct sockaddr *)&s6, sizeof s6, "READ", 0, "Bearer good",
                                 NULL, 0), AUTH_OK);
     /* 429s are not failures. */
     assert_int_equal(auth_failures_total() - before, AUTH_MAX_FAILURES + 1);
@@ -241,6 +241,38 @@ static void test_penalty(void **state)
     assert_int_equal(auth_status(AUTH_MISSING), 401);
     assert_int_equal(auth_status(AUTH_NEED_ADMIN), 403);
     assert_int_equal(auth_status(AUTH_DISABLED), 403);
+    auth_free(a);
+    buf_free(&err);
+}
+
+/* A client on a dual-stack socket shows its IPv4 address as ::ffff:a.b.c.d: the same
+ * client as on an IPv4 socket, with one failure count and one penalty. */
+static void test_penalty_v4mapped(void **state)
+{
+    buf err = BUF_INIT;
+    const char *kv[] = {"stsd.token", "good", NULL};
+    auth *a = rules(kv, &err);
+    assert_non_null(a);
+    struct sockaddr_in6 m = td_sockaddr6("::ffff:10.9.9.9");
+    for (int i = 0; i < AUTH_MAX_FAILURES; i++) {
+        if (i % 2)
+            assert_int_equal(check(a, "10.9.9.9", "/sts/READ", "Bearer bad", NULL), AUTH_WRONG);
+        else
+            assert_int_equal(auth_check(a, (struct sockaddr *)&m, sizeof m, "READ", 0,
+                                        "Bearer bad", NULL, 0), AUTH_WRONG);
+    }
+    /* Twenty, half in each form: not yet in the box. The 21st, in either, puts it in. */
+    assert_int_equal(check(a, "10.9.9.9", "/sts/READ", "Bearer good", NULL), AUTH_OK);
+    assert_int_equal(auth_check(a, (struct sockaddr *)&m, sizeof m, "READ", 0,
+                                "Bearer bad", NULL, 0), AUTH_WRONG);
+    assert_int_equal(check(a, "10.9.9.9", "/sts/READ", "Bearer good", NULL), AUTH_TOO_MANY);
+    assert_int_equal(auth_check(a, (struct sockaddr *)&m, sizeof m, "READ", 0,
+                                "Bearer good", NULL, 0), AUTH_TOO_MANY);
+    /* Another IPv4 address, in either form, is not in the box. */
+    struct sockaddr_in6 other = td_sockaddr6("::ffff:10.9.9.8");
+    assert_int_equal(auth_check(a, (struct sockaddr *)&other, sizeof other, "READ", 0,
+                                "Bearer good", NULL, 0), AUTH_OK);
+    assert_int_equal(check(a, "10.9.9.8", "/sts/READ", "Bearer good", NULL), AUTH_OK);
     auth_free(a);
     buf_free(&err);
 }
@@ -324,7 +356,8 @@ int main(void)
         cmocka_unit_test(test_equal),         cmocka_unit_test(test_no_rules),
         cmocka_unit_test(test_data_token),    cmocka_unit_test(test_admin_roles),
         cmocka_unit_test(test_disabled),      cmocka_unit_test(test_sources),
-        cmocka_unit_test(test_penalty),       cmocka_unit_test(test_allow),
+        cmocka_unit_test(test_penalty),       cmocka_unit_test(test_penalty_v4mapped),
+        cmocka_unit_test(test_allow),
         cmocka_unit_test(test_config_masks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -43,22 +43,6 @@ static void test_escapes(void **state)
     check_str("\xed\xa0\x80", 3, "\"\\ufffd\\ufffd\\ufffd\"");
 }
 
-static void test_utf8(void **state)
-{
-    assert_true(json_utf8_valid("", 0));
-    assert_true(json_utf8_valid("abc", 3));
-    assert_true(json_utf8_valid("\xc3\xa9", 2));
-    assert_true(json_utf8_valid("\xf4\x8f\xbf\xbf", 4));       /* U+10FFFF */
-    assert_true(json_utf8_valid("a\0b", 3));                    /* NUL is a character */
-    assert_false(json_utf8_valid("\xff", 1));
-    assert_false(json_utf8_valid("\xc3", 1));                   /* truncated */
-    assert_false(json_utf8_valid("\xc0\xaf", 2));               /* overlong '/' */
-    assert_false(json_utf8_valid("\xe0\x80\xaf", 3));           /* overlong */
-    assert_false(json_utf8_valid("\xed\xa0\x80", 3));           /* surrogate */
-    assert_false(json_utf8_valid("\xf4\x90\x80\x80", 4));       /* past U+10FFFF */
-    assert_false(json_utf8_valid("\x80", 1));                   /* lone continuation */
-}
-
 static void test_base64(void **state)
 {
     const char *in[] = {"", "f", "fo", "foo", "foob", "fooba", "foobar"};
@@ -161,7 +145,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escapes),
-        cmocka_unit_test(test_utf8),
         cmocka_unit_test(test_base64),
         cmocka_unit_test(test_document),
         cmocka_unit_test(test_answers),

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "base/clock.h"
 #include "store/store.h"
 
 enum { MAX_L = 256, MAX_LEASES = 512, HOUR = 3600 * 1000 };
@@ -83,7 +84,7 @@ static void run_one(unsigned seed)
     srand(seed);
     int64_t next_ms = HOUR;          /* lease lengths: one hour apart, all distinct */
     int64_t expired_below = 0;       /* leases up to this length have expired */
-    int64_t t0 = store_wall_ms();
+    int64_t t0 = clock_wall_ms();
     for (int step = 0; step < 150; step++) {
         int op = rand() % 12, k = rand() % 2;
         char v[8];

@@ -139,7 +139,7 @@ test-pkg: all
 test-examples: $(BUILD)/stsd
 	@STSD=$(BUILD)/stsd tests/examples/test-examples.sh
 
-# The dashboard in headless Chromium (tests/ui/); says "skipped" when Chromium is absent.
+# The dashboard in headless Chromium (tests/ui/); a skip (failing under CI=true) without it.
 test-ui: $(BUILD)/stsd
 	@tests/ui/run.sh $(BUILD)/stsd
 

@@ -162,6 +162,10 @@ bench-store: deps
 $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
+# What a scrape's per-list locks cost a READ beside it (README, Watching).
+$(BUILD)/scrape-locks: scripts/scrape-locks.c $(OBJS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
+
 # What one fdatasync costs here (the floor under the durability rows).
 $(BUILD)/fsync-floor: scripts/fsync-floor.c | $(BUILD)/obj
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(LDLIBS)

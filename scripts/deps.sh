@@ -7,9 +7,16 @@ set -eu
 need="gcc make pkg-config libmicrohttpd-dev libpcre2-dev libgnutls28-dev"
 case "${1:-build}" in
     build) ;;
+    # Every test that would otherwise skip (tests/tally.sh; CI=true allows none): promtool
+    # (prometheus), systemd-analyze (systemd: tests/pkg), node and yaml (nodejs,
+    # python3-yaml: the k6 and Artillery syntax checks in tests/examples), Locust, the
+    # dashboard's browser (tests/ui); redis-server is bench.sh's, kept here so that one
+    # `make deps-test` readies the machine for both.
     test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev prometheus groff-base python3-locust openssl"
+           need="$need systemd nodejs python3-yaml redis-server"
            need="$need chromium chromium-driver python3-selenium" ;;   # tests/ui
-    bench) need="$need wrk curl openssl time" ;;
+    # redis-server (with redis-tools' redis-benchmark): the Redis rows of the durability bench.
+    bench) need="$need wrk curl openssl time redis-server" ;;
     *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac
 

@@ -1,9 +1,10 @@
 #!/bin/sh
 # run-fuzz.sh - runs each libFuzzer harness for SECONDS on a corpus kept in build/fuzz,
-# and prints the executions each made; any crash, leak or timeout fails the run.
+# and prints the executions each made; any crash, leak or timeout fails the run. The
+# tally is tests/tally.sh's (a fuzzer has no skip of its own: missing clang fails the build).
 # Usage: tests/run-fuzz.sh SECONDS FUZZER...
+. "$(dirname "$0")/tally.sh"
 secs=$1; shift
-passed=0; failed=0
 for f in "$@"; do
     name=$(basename "$f")
     corpus="build/fuzz/corpus-$name"
@@ -12,13 +13,10 @@ for f in "$@"; do
     [ -d "$seeds" ] || seeds=""
     if "$f" -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 -print_final_stats=1 \
         -artifact_prefix="build/fuzz/$name-" "$corpus" $seeds >"$f.log" 2>&1; then
-        passed=$((passed + 1))
-        echo "  ok    $name: $(awk '/stat::number_of_executed_units/ { print $2 }' "$f.log") executions in ${secs}s"
+        ok "$name: $(awk '/stat::number_of_executed_units/ { print $2 }' "$f.log") executions in ${secs}s"
     else
-        failed=$((failed + 1))
-        echo "  FAIL  $name (log: $f.log)"
+        fail "$name (log: $f.log)"
         grep -E "ERROR|SUMMARY|artifact" "$f.log" | head -10 | sed 's/^/        /'
     fi
 done
-echo "fuzz: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+tally fuzz

@@ -28,8 +28,18 @@ void rate_count(rate_window *w, int64_t now_ms, uint64_t added, uint64_t removed
 void rate_get(const rate_window *w, int64_t now_ms, double *added_per_s,
               double *removed_per_s);
 
-/* Seconds until a list of `lines` lines is empty at these rates, or -1 when it is not
- * draining (net removal rate <= 0) or already empty. */
-double rate_empty_in(uint64_t lines, double added_per_s, double removed_per_s);
+/* The seconds that always make the drain's trend (see rate_drain). */
+#define RATE_TREND_S 3
+
+/* Net lines removed per second (removed minus added) in the present trend at now_ms: over
+ * the last RATE_TREND_S seconds, extended back over the older seconds of the window
+ * while each of them drained as well. So a fill followed by a steady drain, or an idle
+ * list that starts draining, shows the drain's own rate RATE_TREND_S seconds after it
+ * starts, not a mix with what came before. <= 0: not draining (growing, idle, balanced). */
+double rate_drain(const rate_window *w, int64_t now_ms);
+
+/* Seconds until a list of `lines` lines is empty at drain_per_s (rate_drain), or -1 when
+ * it is not draining (drain_per_s <= 0) or already empty. */
+double rate_empty_in(uint64_t lines, double drain_per_s);
 
 #endif

@@ -27,12 +27,15 @@ long store_stats(store *st, int rates, void (*fn)(const store_list_stats *s, voi
         s.lines = list_length(e->l);
         s.added_total = e->added_total;
         s.removed_total = e->removed_total;
-        if (rates)
+        double drain = 0;
+        if (rates) {
             rate_get(&e->rate, now, &s.added_per_s, &s.removed_per_s);
+            drain = rate_drain(&e->rate, now);
+        }
         s.leased = e->leased;
         s.waiters = e->waiters;
         pthread_mutex_unlock(&e->lock);
-        s.empty_in_s = rates ? rate_empty_in(s.lines, s.added_per_s, s.removed_per_s) : -1;
+        s.empty_in_s = rates ? rate_empty_in(s.lines, drain) : -1;
         fn(&s, ctx);
     }
     free(all);

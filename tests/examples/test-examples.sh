@@ -5,13 +5,12 @@
 # the lists end as they must (no account lost, every job consumed once or still queued,
 # the leftovers saved). The parts that need leases and TIMEOUT (issue 10) run once the
 # command table has LEASES. Every example must say in a header what it shows and how to
-# run it; the JMeter plan must be well-formed.
+# run it; the JMeter plan must be well-formed. A check whose tool is missing is a skip,
+# counted and named (tests/tally.sh; under CI=true a skip fails the run).
 # Usage: tests/examples/test-examples.sh (from the top of the tree, after `make`).
 set -u
 STSD=${STSD:-build/stsd}
-fails=0
-fail() { echo "  FAIL  $*"; fails=$((fails + 1)); }
-ok() { echo "  ok    $*"; }
+. "$(dirname "$0")/../tally.sh"
 tmp=$(mktemp -d /tmp/stsd-examples-XXXXXX)
 pid=
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
@@ -61,24 +60,25 @@ for path in sys.argv[1:]:
     assert paths and all(p.startswith("/sts/") for p in paths), paths
 PY
 then ok "examples: headers; the JMeter plan is well-formed"; else fail "the JMeter plan"; fi
-# k6 and Artillery are not in Debian: their files are only parsed, where a parser exists.
+# k6 and Artillery are not in Debian: their files are only parsed (node: nodejs;
+# python3-yaml), which scripts/deps.sh test installs.
 if command -v node >/dev/null 2>&1; then
     node --input-type=module --check <examples/k6-script.js && ok "examples/k6-script.js parses" ||
         fail "examples/k6-script.js does not parse"
 else
-    echo "  skip  examples/k6-script.js syntax: node is not installed"
+    skip "examples/k6-script.js syntax: node is not installed (Debian: nodejs)"
 fi
 if python3 -c 'import yaml' 2>/dev/null; then
     python3 -c 'import sys, yaml; yaml.safe_load(open(sys.argv[1]))' examples/artillery.yml &&
         ok "examples/artillery.yml parses" || fail "examples/artillery.yml is not YAML"
 else
-    echo "  skip  examples/artillery.yml syntax: python3-yaml is not installed"
+    skip "examples/artillery.yml syntax: python3-yaml is not installed"
 fi
 
 # 2. The curl scripts, each on a fresh server.
 for script in examples/tour.sh examples/stop-flag.sh examples/queue-wait.sh; do
     if [ "$script" = examples/queue-wait.sh ] && [ "$queues" = no ]; then
-        echo "  skip  $script: this stsd has no leases yet (issue 10)"
+        skip "$script: this stsd has no leases yet (issue 10)"
         continue
     fi
     start
@@ -89,7 +89,7 @@ done
 
 # 3. Locust, headless, for a few seconds.
 if ! command -v locust >/dev/null 2>&1; then
-    echo "  skip  Locust example: locust is not installed (Debian: python3-locust)"
+    skip "Locust example: locust is not installed (Debian: python3-locust)"
 else
     users="LoginUser Producer Consumer"
     [ "$queues" = yes ] && users="$users LeaseConsumer"
@@ -129,5 +129,4 @@ else
     stop
 fi
 
-[ "$fails" -eq 0 ] && echo "examples: all checks passed" || echo "examples: $fails checks failed"
-[ "$fails" -eq 0 ]
+tally examples

@@ -2,13 +2,11 @@
 # test-install.sh - `make install DESTDIR=tmp` ships the binary, stsd(8), the unit, the
 # sample configuration, the datasets and the examples; the man page renders without a
 # warning and names every key, option and command; the installed unit passes
-# `systemd-analyze verify` and rates 2.0 or less in `systemd-analyze security` (skipped,
-# saying so, without systemd-analyze); `make uninstall` takes it all back.
+# `systemd-analyze verify` and rates 2.0 or less in `systemd-analyze security` (a skip,
+# counted, without systemd-analyze); `make uninstall` takes it all back.
 # Usage: tests/pkg/test-install.sh (from the top of the tree, after `make`).
 set -u
-fails=0
-fail() { echo "  FAIL  $*"; fails=$((fails + 1)); }
-ok() { echo "  ok    $*"; }
+. "$(dirname "$0")/../tally.sh"
 
 tmp=$(mktemp -d /tmp/stsd-install-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -35,7 +33,7 @@ done
 grep -q "^ExecStart=$prefix/bin/stsd --config /etc/stsd/sts.properties" \
     "$root/lib/systemd/system/stsd.service" || fail "the unit's ExecStart is not the installed binary"
 grep -q '@[A-Z]*@' "$root/lib/systemd/system/stsd.service" && fail "the unit kept an @placeholder@"
-[ "$fails" -eq 0 ] && ok "make install: binary, man page, unit, configuration, datasets, examples"
+[ "$failed" -eq 0 ] && ok "make install: binary, man page, unit, configuration, datasets, examples"
 
 # 2. The man page: no groff warning, every key, option and command in it.
 man="$root$prefix/share/man/man8/stsd.8"
@@ -59,7 +57,7 @@ for cmd in $(sed -n 's/^ *{"\([A-Z][A-Z]*\)", *cmd_[a-z_]*, .*/\1/p' src/cmd/com
         fail "command $cmd is in src/cmd/command.c but not in the installed stsd(8) (COMMANDS)"
 done
 [ "$n" -gt 30 ] || fail "found only $n keys, options and commands to look for"
-[ "$fails" -eq 0 ] && ok "stsd(8) lists all $n keys, options and commands"
+[ "$failed" -eq 0 ] && ok "stsd(8) lists all $n keys, options and commands"
 
 # 3. The unit, as installed.
 if command -v systemd-analyze >/dev/null 2>&1; then
@@ -85,7 +83,7 @@ if command -v systemd-analyze >/dev/null 2>&1; then
         fail "systemd-analyze security: exposure '${level:-unknown}', more than 2.0"
     fi
 else
-    echo "  skip  systemd unit checks: systemd-analyze is not installed (Debian: systemd)"
+    skip "systemd unit checks: systemd-analyze is not installed (Debian: systemd; scripts/deps.sh test)"
 fi
 
 # 4. uninstall leaves only the configuration an admin may have edited.
@@ -96,5 +94,4 @@ left=$(cd "$root" && find . -type f | sort | tr '\n' ' ')
 [ "$left" = "./etc/stsd/sts.properties " ] && ok "make uninstall: only /etc/stsd/sts.properties is left" ||
     fail "make uninstall left: $left"
 
-[ "$fails" -eq 0 ] && echo "install: all checks passed" || echo "install: $fails checks failed"
-[ "$fails" -eq 0 ]
+tally install

@@ -231,7 +231,8 @@ static void test_penalty(void **state)
     if (get_as("127.0.0.2", d.port, "/sts/STATUS", "Bearer right-token", &r) == -2) {
         td_stop(&d, 0);
         td_cleanup(&d);
-        skip();      /* no 127.0.0.2 on this machine's loopback */
+        print_message("skipped: no 127.0.0.2 on this machine's loopback\n");
+        skip();
     }
     http_reply_free(&r);
     for (int i = 0; i < 20; i++)
@@ -272,6 +273,7 @@ static void test_allowlist(void **state)
     if (rc == -2) {
         td_stop(&d, 0);
         td_cleanup(&d);
+        print_message("skipped: no 127.0.0.2 on this machine's loopback\n");
         skip();
     }
     assert_int_equal(rc, 0);

@@ -334,14 +334,14 @@ static void test_disk_full(void **s)
     char so[400], target[5000], line[4001];
     const char *args[] = {"--journal=on", "-Dstsd.journal.fsync=always", so, NULL};
     if (geteuid() != 0) {
-        fprintf(stderr, "test_disk_full skipped: mounting a small tmpfs needs root\n");
+        print_message("skipped: test_disk_full: mounting a small tmpfs needs root\n");
         skip();
     }
     assert_int_equal(td_mkdirs(&d), 0);
     snprintf(mnt, sizeof mnt, "%s/full", d.dir);
     assert_int_equal(mkdir(mnt, 0700), 0);
     if (sh("mount -t tmpfs -o size=3m stsd-test-full '%s' 2>/dev/null", mnt) != 0) {
-        fprintf(stderr, "test_disk_full skipped: cannot mount a tmpfs here\n");
+        print_message("skipped: test_disk_full: cannot mount a tmpfs here (mount -t tmpfs failed)\n");
         mnt[0] = '\0';
         td_cleanup(&d);
         skip();

@@ -361,6 +361,37 @@ static void test_rates(void **state)
     assert_true(added == 0);
     assert_true(removed > rate * 0.65 && removed < rate * 1.35);
     assert_true(empty > truth * 0.65 && empty < truth * 1.35);
+    /* Issue 23: 3,000 lines ADDed, then drained at ~100/s. 3 s into the drain the 10 s
+     * rates still see the fill (added > removed), yet the time to empty follows the drain. */
+    for (int i = 0; i < 3000; i++) {
+        http_reply r;
+        assert_int_equal(http_get(d.port, "/sts/ADD?FILENAME=filled&LINE=f", &r), 0);
+        assert_int_equal(r.status, 200);
+        http_reply_free(&r);
+    }
+    t0 = now_s();
+    taken = 0;
+    while (now_s() - t0 < 3.2) {
+        http_reply r;
+        assert_int_equal(http_get(d.port, "/sts/READMULTI?FILENAME=filled&NB_LINES=2&KEEP=FALSE",
+                                  &r), 0);
+        http_reply_free(&r);
+        taken += 2;
+        usleep(20000);
+    }
+    rate = taken / (now_s() - t0);
+    free(s);
+    s = get_json("/sts/STATUS?FORMAT=JSON");
+    e = strstr(s, "{\"name\":\"filled\"");
+    assert_non_null(e);
+    lines = number_after(e, "\"lines\":");
+    empty = number_after(e, "\"empty_in_s\":");
+    truth = lines / rate;
+    print_message("filled 3000, drained %d at %.1f/s: empty_in_s %.1f (truth %.1f)\n", taken,
+                  rate, empty, truth);
+    assert_true(lines == 3000 - taken);
+    assert_true(number_after(e, "\"added_per_s\":") > number_after(e, "\"removed_per_s\":"));
+    assert_true(empty > truth * 0.65 && empty < truth * 1.35);
     free(s);
     /* A list that is not draining has no time to empty. */
     s = get_json("/sts/STATUS?FORMAT=JSON");

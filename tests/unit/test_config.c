@@ -944,8 +944,10 @@ static void test_usage(void **state)
 static void test_sample_conf(void **state)
 {
     const char *path = "conf/sts.properties";
-    if (access(path, R_OK) != 0)
+    if (access(path, R_OK) != 0) {
+        print_message("skipped: %s not found (run from the top of the tree)\n", path);
         skip();
+    }
     config c;
     buf err = BUF_INIT;
     assert_int_equal(config_defaults(&c), 0);

@@ -75,8 +75,8 @@ $(BUILD)/stsd: $(BUILD)/obj/app/main.o $(OBJS)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # stsd(8): docs/stsd.8.in with the options and keys of the tables that print --help.
-$(BUILD)/mkman: scripts/mkman.c $(BUILD)/obj/base/config.o $(BUILD)/obj/base/properties.o \
-		$(BUILD)/obj/base/buf.o $(BUILD)/obj/base/log.o
+$(BUILD)/mkman: scripts/mkman.c $(BUILD)/obj/base/config.o $(BUILD)/obj/base/config_args.o \
+		$(BUILD)/obj/base/properties.o $(BUILD)/obj/base/buf.o $(BUILD)/obj/base/log.o
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 $(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman

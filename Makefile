@@ -76,7 +76,8 @@ $(BUILD)/stsd: $(BUILD)/obj/app/main.o $(OBJS)
 
 # stsd(8): docs/stsd.8.in with the options and keys of the tables that print --help.
 $(BUILD)/mkman: scripts/mkman.c $(BUILD)/obj/base/config.o $(BUILD)/obj/base/config_args.o \
-		$(BUILD)/obj/base/properties.o $(BUILD)/obj/base/buf.o $(BUILD)/obj/base/log.o
+		$(BUILD)/obj/base/num.o $(BUILD)/obj/base/properties.o $(BUILD)/obj/base/buf.o \
+		$(BUILD)/obj/base/log.o
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 $(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman

@@ -2,13 +2,13 @@
 #include "base/config.h"
 #include "config_int.h"
 #include "base/log.h"
+#include "base/num.h"
 #include "base/properties.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <iconv.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -157,52 +157,6 @@ static int is_trim(unsigned char ch)
     return ch <= ' ';
 }
 
-/* Digits only, no sign, no blanks; *out saturates past the largest value we accept. */
-static int parse_digits(const char *s, size_t n, unsigned long long *out)
-{
-    unsigned long long v = 0;
-    if (n == 0)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        if (v <= ULLONG_MAX / 100)
-            v = v * 10 + (unsigned long long)(s[i] - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_size(const char *s, size_t n, unsigned long long *out)
-{
-    unsigned long long mult = 1, v;
-    if (n > 0) {
-        switch (s[n - 1]) {
-        case 'k': case 'K': mult = KIB; n--; break;
-        case 'm': case 'M': mult = MIB; n--; break;
-        case 'g': case 'G': mult = GIB; n--; break;
-        default: break;
-        }
-    }
-    if (parse_digits(s, n, &v) != 0)
-        return -1;
-    *out = v > ULLONG_MAX / mult ? ULLONG_MAX : v * mult;
-    return 0;
-}
-
-/* Sizes in messages read better as "16M" than as 16777216. */
-void conf_size_text(char *out, size_t n, unsigned long long v)
-{
-    if (v >= GIB && v % GIB == 0)
-        snprintf(out, n, "%lluG", v / GIB);
-    else if (v >= MIB && v % MIB == 0)
-        snprintf(out, n, "%lluM", v / MIB);
-    else if (v >= KIB && v % KIB == 0)
-        snprintf(out, n, "%lluK", v / KIB);
-    else
-        snprintf(out, n, "%llu", v);
-}
-
 /* Java's legal charset names; also keeps CR/LF and "//" suffixes out of Content-Type. */
 static int charset_name_ok(const char *s)
 {
@@ -241,18 +195,19 @@ static int value_parse(const conf_key *k, const char *name, const char *text,
     while (n && is_trim((unsigned char)s[n - 1]))
         n--;
     char lo[32], hi[32];
+    uint64_t v;
     switch (k->type) {
     case CT_INT:
     case CT_COUNT:
-        if (parse_digits(s, n, num) == 0 && *num >= k->min && *num <= k->max)
-            return 0;
+        if (num_parse_u64(s, n, k->min, k->max, &v) == 0)
+            return *num = v, 0;
         buf_printf(err, "%s: \"%s\" is not an integer in %llu..%llu", name, text, k->min, k->max);
         return -1;
     case CT_SIZE:
-        if (parse_size(s, n, num) == 0 && *num >= k->min && *num <= k->max && *num <= SIZE_MAX)
-            return 0;
-        conf_size_text(lo, sizeof lo, k->min);
-        conf_size_text(hi, sizeof hi, k->max);
+        if (num_parse_size(s, n, k->min, k->max, &v) == 0 && v <= SIZE_MAX)
+            return *num = v, 0;
+        num_size_text(lo, sizeof lo, k->min);
+        num_size_text(hi, sizeof hi, k->max);
         buf_printf(err, "%s: \"%s\" is not a size in %s..%s bytes (digits with an optional "
                    "K, M or G suffix)", name, text, lo, hi);
         return -1;
@@ -514,8 +469,8 @@ int config_validate(const config *c, buf *err)
         case CT_COUNT: case CT_SIZE:
             v = *(const size_t *)f;
             if (v < k->min || v > k->max) {
-                conf_size_text(lo, sizeof lo, k->min);
-                conf_size_text(hi, sizeof hi, k->max);
+                num_size_text(lo, sizeof lo, k->min);
+                num_size_text(hi, sizeof hi, k->max);
                 buf_printf(err, "%s: %llu is not in %s..%s", k->name, v, lo, hi);
                 return -1;
             }

@@ -2,6 +2,7 @@
  * the --help text and the lists stsd(8) is generated from. */
 #include "base/config.h"
 #include "config_int.h"
+#include "base/num.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -278,8 +279,8 @@ void config_doc_keys(void (*fn)(const config_key_doc *k, void *ctx), void *ctx)
         if (k->type == CT_INT || k->type == CT_COUNT) {
             snprintf(d.values, sizeof d.values, "%llu..%llu", k->min, k->max);
         } else if (k->type == CT_SIZE) {
-            conf_size_text(lo, sizeof lo, k->min);
-            conf_size_text(hi, sizeof hi, k->max);
+            num_size_text(lo, sizeof lo, k->min);
+            num_size_text(hi, sizeof hi, k->max);
             snprintf(d.values, sizeof d.values, "%s..%s bytes", lo, hi);
         } else {
             snprintf(d.values, sizeof d.values, "%s", kinds[k->type]);

@@ -46,7 +46,5 @@ int conf_key_is_ours(const char *name);
 /* config_set for row k, naming `name` (the key, or the option that stands for it) in
  * messages. Returns 0, or -1 with a message in err, c unchanged. */
 int conf_set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err);
-/* v as "16M", "1K", "3" (the largest suffix that divides it) into out[n]. */
-void conf_size_text(char *out, size_t n, unsigned long long v);
 
 #endif

@@ -86,8 +86,9 @@ typedef struct config_cli {
 
 /* Applies argv: --config FILE first (wherever it stands), then -Dkey=value, --port N,
  * --dataset-dir DIR, --bind ADDR, --threads N, --state-dir DIR, --journal on|off,
- * --port-file FILE, --fresh, --check-journal DIR [--repair], --help, --version, in order.
- * Returns 0, or -1 with a message in err. */
+ * --port-file FILE, --fresh, --check-journal DIR [--repair], --help, --version, in order
+ * (--opt=value or --opt value; options spelt in full, -h and -v alone). Returns 0, or -1
+ * with a message in err. Uses getopt_long: not for two threads at once. */
 int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err);
 
 /* Checks values that depend on each other or on the system (charsets iconv knows,

@@ -184,142 +184,184 @@ static void raise_open_files(const config *conf)
              files, fit, conf->max_connections);
 }
 
-int main(int argc, char **argv)
-{
+/* Everything one run of the server holds, from the command line to the shutdown. */
+typedef struct app {
     config conf;
-    config_cli cli = {CONFIG_RUN, 0, 0, NULL};
-    buf err = BUF_INIT;
-    int status = 1;
-    dataset *ds = NULL;
-    store *st = NULL;
-    http_server *http = NULL;
-    park_lot *lot = NULL;
-    lease_timer *leases = NULL;
-    journal *j = NULL;
-    access_rules acc = ACCESS_RULES_INIT;
+    config_cli cli;
+    buf err;
+    dataset *ds;
+    store *st;
+    http_server *http;
+    park_lot *lot;
+    lease_timer *leases;
+    journal *j;
+    access_rules acc;
+    cmd_server srv;
+} app;
 
-    if (config_defaults(&conf) != 0) {
-        fprintf(stderr, "stsd: out of memory\n");
-        return 1;
-    }
-    if (config_from_args(&conf, argc, argv, &cli, &err) != 0) {
-        fprintf(stderr, "stsd: %s\nTry 'stsd --help'.\n", err.data);
-        goto done;
-    }
-    if (cli.action == CONFIG_HELP) {
+/* --help, --version, --check-journal: the runs that serve nothing. Returns the status. */
+static int run_other_action(const app *a)
+{
+    if (a->cli.action == CONFIG_HELP) {
         fputs(config_usage(), stdout);
-        status = 0;
-        goto done;
+        return 0;
     }
-    if (cli.action == CONFIG_VERSION) {
+    if (a->cli.action == CONFIG_VERSION) {
         printf("stsd %s\n", STSD_VERSION);
-        status = 0;
-        goto done;
+        return 0;
     }
-    if (cli.action == CONFIG_CHECK_JOURNAL) {
-        status = journal_check(cli.check_dir, cli.repair);
-        goto done;
-    }
-    if (config_validate(&conf, &err) != 0 || reply_set_charset(conf.charset_response) != 0) {
-        fprintf(stderr, "stsd: %s\n", err.len ? err.data : "bad response charset");
-        goto done;
-    }
-    if (access_setup(&conf, &acc, &err) != 0) {
-        fprintf(stderr, "stsd: %s\n", err.data ? err.data : "out of memory");
-        goto done;
-    }
-    if (pipe2(stop_pipe, O_CLOEXEC) != 0 || install_signals(acc.http.tls != NULL) != 0) {
-        fprintf(stderr, "stsd: cannot set up signals: %s\n", strerror(errno));
-        goto done;
-    }
+    return journal_check(a->cli.check_dir, a->cli.repair);
+}
 
+/* Checks the settings, builds the access rules and sets up the signals, before anything
+ * is logged: a mistake here goes to stderr. Returns 0, or -1 with the reason written. */
+static int prepare(app *a)
+{
+    if (config_validate(&a->conf, &a->err) != 0 ||
+        reply_set_charset(a->conf.charset_response) != 0) {
+        fprintf(stderr, "stsd: %s\n", a->err.len ? a->err.data : "bad response charset");
+        return -1;
+    }
+    if (access_setup(&a->conf, &a->acc, &a->err) != 0) {
+        fprintf(stderr, "stsd: %s\n", a->err.data ? a->err.data : "out of memory");
+        return -1;
+    }
+    if (pipe2(stop_pipe, O_CLOEXEC) != 0 || install_signals(a->acc.http.tls != NULL) != 0) {
+        fprintf(stderr, "stsd: cannot set up signals: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The lists: the dataset directory, the store, the journal's recovery, the parking lot,
+ * then initFileAtStartup. Returns 0, or -1 with the reason logged. */
+static int open_state(app *a)
+{
+    const config *conf = &a->conf;
     stats_start();
-    log_json_install(conf.log_json);
+    log_json_install(conf->log_json);
     log_info("stsd %s starting", STSD_VERSION);
-    ds = dataset_open(conf.dataset_dir, conf.charset_read, conf.charset_write, &err);
-    if (!ds) {
-        log_error("%s", err.data);
-        goto done;
+    a->ds = dataset_open(conf->dataset_dir, conf->charset_read, conf->charset_write, &a->err);
+    if (!a->ds) {
+        log_error("%s", a->err.data);
+        return -1;
     }
-    store_limits limits = {conf.max_lists, conf.max_bytes};
-    st = store_create(&limits);
-    if (!st) {
+    store_limits limits = {conf->max_lists, conf->max_bytes};
+    a->st = store_create(&limits);
+    if (!a->st) {
         log_error("out of memory");
-        goto done;
+        return -1;
     }
-    if (open_journal(&conf, &cli, ds, st, &j) != 0)
-        goto done;
-    raise_open_files(&conf);
-    if (!(lot = park_lot_create(&err))) {
-        log_error("%s", err.data);
-        goto done;
+    if (open_journal(conf, &a->cli, a->ds, a->st, &a->j) != 0)
+        return -1;
+    raise_open_files(conf);
+    if (!(a->lot = park_lot_create(&a->err))) {
+        log_error("%s", a->err.data);
+        return -1;
     }
-    cmd_server srv = {st, ds, &conf, lot, j, acc.http.auth};
+    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth};
     /* The recovered state wins over the files: they were loaded (and journaled) by an
      * earlier start, and the lists have changed since. */
-    if (store_count(st) > 0 && conf.init_file_at_startup && *conf.init_file_at_startup)
+    if (store_count(a->st) > 0 && conf->init_file_at_startup && *conf->init_file_at_startup)
         log_info("initFileAtStartup skipped: %zu lists were recovered from the journal "
-                 "(start with --fresh to load the files again)", store_count(st));
-    else if (command_init_at_startup(&srv) != 0)
-        goto done;
+                 "(start with --fresh to load the files again)", store_count(a->st));
+    else if (command_init_at_startup(&a->srv) != 0)
+        return -1;
+    return 0;
+}
 
+/* Binds the port, starts the HTTP, journal and lease threads, writes the port file and
+ * tells systemd. Returns 0, or -1 with the reason logged. */
+static int start_serving(app *a)
+{
+    config *conf = &a->conf;
     /* Bind first, so that CONFIG shows the port really bound when 0 asked for any. */
-    int fd = http_listen(conf.bind, conf.port, &conf.port, &err);
-    if (fd < 0 || !(http = http_start(&conf, &srv, &acc.http, fd, request_stop, &err))) {
-        log_error("%s", err.data);
-        goto done;
+    int fd = http_listen(conf->bind, conf->port, &conf->port, &a->err);
+    if (fd < 0 ||
+        !(a->http = http_start(conf, &a->srv, &a->acc.http, fd, request_stop, &a->err))) {
+        log_error("%s", a->err.data);
+        return -1;
     }
-    if (j && journal_start(j, st) != 0) {
+    if (a->j && journal_start(a->j, a->st) != 0) {
         log_error("cannot start the journal's threads");
-        goto done;
+        return -1;
     }
-    if (!(leases = lease_timer_start(st, &err))) {
-        log_error("%s", err.data);
-        goto done;
+    if (!(a->leases = lease_timer_start(a->st, &a->err))) {
+        log_error("%s", a->err.data);
+        return -1;
     }
-    log_info("listening on %s port %d%s, dataset directory %s", conf.bind, conf.port,
-             acc.http.tls ? " (https)" : "", dataset_path(ds));
-    access_log_start(&conf, &acc);
-    if (conf.port_file && *conf.port_file && write_port_file(conf.port_file, conf.port) != 0) {
-        log_error("cannot write the port to %s: %s", conf.port_file, strerror(errno));
-        goto done;
+    log_info("listening on %s port %d%s, dataset directory %s", conf->bind, conf->port,
+             a->acc.http.tls ? " (https)" : "", dataset_path(a->ds));
+    access_log_start(conf, &a->acc);
+    if (conf->port_file && *conf->port_file && write_port_file(conf->port_file, conf->port) != 0) {
+        log_error("cannot write the port to %s: %s", conf->port_file, strerror(errno));
+        return -1;
     }
     /* Ready: the port accepts connections and the journal has been recovered. */
     if (notify_send("READY=1") < 0)
         log_warn("cannot tell systemd that stsd is ready ($NOTIFY_SOCKET): %s",
                  strerror(errno));
-    int watch_stdin = !conf.daemon && isatty(STDIN_FILENO);
+    return 0;
+}
+
+/* Serves until STOP, a signal or ENTER; then answers the parked requests and lets the
+ * requests in flight finish (up to 5 s). */
+static void serve_until_stop(app *a)
+{
+    int watch_stdin = !a->conf.daemon && isatty(STDIN_FILENO);
     if (watch_stdin)
         log_info("press ENTER or Ctrl-C to stop");
-    log_urls(&conf);
-    wait_for_stop(watch_stdin, access_reload, &acc);
+    log_urls(&a->conf);
+    wait_for_stop(watch_stdin, access_reload, &a->acc);
     if (notify_send("STOPPING=1") < 0)
         log_warn("cannot tell systemd that stsd is stopping: %s", strerror(errno));
     log_info("stopping: answering %zu waiting requests, finishing requests in flight",
-             park_lot_count(lot));
-    park_lot_shutdown(lot);
-    http_stop(http, 5000);
-    http = NULL;
-    status = 0;
-done:
-    park_lot_shutdown(lot);
-    http_stop(http, 0);
-    lease_timer_stop(leases);
-    park_lot_free(lot);
+             park_lot_count(a->lot));
+    park_lot_shutdown(a->lot);
+    http_stop(a->http, 5000);
+    a->http = NULL;
+}
+
+/* Frees whatever the run got to, in the reverse order; after a failed start too. */
+static void shut_down(app *a, int status)
+{
+    park_lot_shutdown(a->lot);
+    http_stop(a->http, 0);
+    lease_timer_stop(a->leases);
+    park_lot_free(a->lot);
     /* No request is running any more: the last records get flushed and fsynced. */
-    if (j) {
-        journal_attach(NULL, st);
-        journal_close(j);
+    if (a->j) {
+        journal_attach(NULL, a->st);
+        journal_close(a->j);
     }
-    if (status == 0 && cli.action == CONFIG_RUN)
+    if (status == 0 && a->cli.action == CONFIG_RUN)
         log_info("stopped");
-    access_free(&acc);
-    store_free(st);
-    dataset_close(ds);
+    access_free(&a->acc);
+    store_free(a->st);
+    dataset_close(a->ds);
     rx_shutdown();
     stats_shutdown();
     metrics_shutdown();
-    config_free(&conf);
-    buf_free(&err);
+    config_free(&a->conf);
+    buf_free(&a->err);
+}
+
+int main(int argc, char **argv)
+{
+    app a = {.cli = {CONFIG_RUN, 0, 0, NULL}, .err = BUF_INIT, .acc = ACCESS_RULES_INIT};
+    int status = 1;
+    if (config_defaults(&a.conf) != 0) {
+        fprintf(stderr, "stsd: out of memory\n");
+        return 1;
+    }
+    if (config_from_args(&a.conf, argc, argv, &a.cli, &a.err) != 0) {
+        fprintf(stderr, "stsd: %s\nTry 'stsd --help'.\n", a.err.data);
+    } else if (a.cli.action != CONFIG_RUN) {
+        status = run_other_action(&a);
+    } else if (prepare(&a) == 0 && open_state(&a) == 0 && start_serving(&a) == 0) {
+        serve_until_stop(&a);
+        status = 0;
+    }
+    shut_down(&a, status);
     return status;
 }

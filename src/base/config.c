@@ -1,13 +1,14 @@
-/* config.c - stsd's settings: one table of keys fed by properties files, -D and long options. */
+/* config.c - stsd's settings: the table of keys, their values, properties files, CONFIG. */
 #include "base/config.h"
+#include "config_int.h"
 #include "base/log.h"
+#include "base/num.h"
 #include "base/properties.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <iconv.h>
-#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,36 +21,10 @@
 #define MIB (1024ULL * KIB)
 #define GIB (1024ULL * MIB)
 
-/* A value's type decides its parser, its bounds' meaning and how CONFIG prints it. */
-typedef enum conf_type {
-    CT_INT,      /* int, plain decimal within [min, max] */
-    CT_COUNT,    /* size_t, plain decimal within [min, max] */
-    CT_SIZE,     /* size_t bytes, decimal with an optional K, M or G suffix */
-    CT_BOOL,     /* int 0/1 from true|false */
-    CT_ONOFF,    /* int 0/1 from on|off */
-    CT_FSYNC,    /* conf_fsync from always|everysec|no */
-    CT_LOGFMT,   /* int 0/1 from text|json */
-    CT_STRING,   /* char *, any text */
-    CT_CHARSET,  /* char *, a charset name; iconv is asked in config_validate */
-    CT_ADDR,     /* char *, a numeric IPv4 or IPv6 address */
-    CT_IGNORED   /* no field: a reference key that means nothing to a standalone server */
-} conf_type;
-
-typedef struct conf_key {
-    const char *name;        /* full key, as in files and -D */
-    const char *show;        /* name CONFIG shows; NULL = not shown */
-    conf_type type;
-    size_t off;              /* offsetof(config, field) */
-    unsigned long long min, max;
-    const char *def;         /* default, parsed by the same code as user input */
-    const char *help;
-} conf_key;
-
 #define F(field) offsetof(config, field)
-#define JP "jmeterPlugin.sts."
 
 /* The rows are in the order CONFIG shows them. */
-static const conf_key conf_keys[] = {
+const conf_key conf_keys[] = {
     {JP "port", "port", CT_INT, F(port), 0, 65535, "9191",
      "TCP port to listen on; 0 = any free port (see stsd.portFile)"},
     {JP "datasetDirectory", "datasetDirectory", CT_STRING, F(dataset_dir), 0, 0, ".",
@@ -125,6 +100,7 @@ static const conf_key conf_keys[] = {
      "GnuTLS priority string; empty = TLS 1.2 and 1.3 only"},
 };
 #define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
+const size_t conf_nkeys = N_KEYS;
 
 /* How CONFIG shows a key, beside the table so that its rows keep their shape. */
 #define CF_HIDE_UNSET 1u     /* left out while it is empty: configured as before, shown as before */
@@ -151,7 +127,7 @@ static unsigned key_flags(const conf_key *k)
 static const char *const fsync_names[] = {"always", "everysec", "no"};
 static const char *const logfmt_names[] = {"text", "json"};
 
-static const conf_key *key_find(const char *name)
+const conf_key *conf_key_find(const char *name)
 {
     for (size_t i = 0; i < N_KEYS; i++)
         if (strcmp(conf_keys[i].name, name) == 0)
@@ -160,7 +136,7 @@ static const conf_key *key_find(const char *name)
 }
 
 /* Case-insensitive, so that a wrongly cased key is an error rather than silently foreign. */
-static int key_is_ours(const char *name)
+int conf_key_is_ours(const char *name)
 {
     return strncasecmp(name, JP, strlen(JP)) == 0 || strncasecmp(name, "stsd.", 5) == 0;
 }
@@ -179,52 +155,6 @@ static const void *cfield(const config *c, const conf_key *k)
 static int is_trim(unsigned char ch)
 {
     return ch <= ' ';
-}
-
-/* Digits only, no sign, no blanks; *out saturates past the largest value we accept. */
-static int parse_digits(const char *s, size_t n, unsigned long long *out)
-{
-    unsigned long long v = 0;
-    if (n == 0)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        if (v <= ULLONG_MAX / 100)
-            v = v * 10 + (unsigned long long)(s[i] - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_size(const char *s, size_t n, unsigned long long *out)
-{
-    unsigned long long mult = 1, v;
-    if (n > 0) {
-        switch (s[n - 1]) {
-        case 'k': case 'K': mult = KIB; n--; break;
-        case 'm': case 'M': mult = MIB; n--; break;
-        case 'g': case 'G': mult = GIB; n--; break;
-        default: break;
-        }
-    }
-    if (parse_digits(s, n, &v) != 0)
-        return -1;
-    *out = v > ULLONG_MAX / mult ? ULLONG_MAX : v * mult;
-    return 0;
-}
-
-/* Sizes in messages read better as "16M" than as 16777216. */
-static void size_text(char *out, size_t n, unsigned long long v)
-{
-    if (v >= GIB && v % GIB == 0)
-        snprintf(out, n, "%lluG", v / GIB);
-    else if (v >= MIB && v % MIB == 0)
-        snprintf(out, n, "%lluM", v / MIB);
-    else if (v >= KIB && v % KIB == 0)
-        snprintf(out, n, "%lluK", v / KIB);
-    else
-        snprintf(out, n, "%llu", v);
 }
 
 /* Java's legal charset names; also keeps CR/LF and "//" suffixes out of Content-Type. */
@@ -265,18 +195,19 @@ static int value_parse(const conf_key *k, const char *name, const char *text,
     while (n && is_trim((unsigned char)s[n - 1]))
         n--;
     char lo[32], hi[32];
+    uint64_t v;
     switch (k->type) {
     case CT_INT:
     case CT_COUNT:
-        if (parse_digits(s, n, num) == 0 && *num >= k->min && *num <= k->max)
-            return 0;
+        if (num_parse_u64(s, n, k->min, k->max, &v) == 0)
+            return *num = v, 0;
         buf_printf(err, "%s: \"%s\" is not an integer in %llu..%llu", name, text, k->min, k->max);
         return -1;
     case CT_SIZE:
-        if (parse_size(s, n, num) == 0 && *num >= k->min && *num <= k->max && *num <= SIZE_MAX)
-            return 0;
-        size_text(lo, sizeof lo, k->min);
-        size_text(hi, sizeof hi, k->max);
+        if (num_parse_size(s, n, k->min, k->max, &v) == 0 && v <= SIZE_MAX)
+            return *num = v, 0;
+        num_size_text(lo, sizeof lo, k->min);
+        num_size_text(hi, sizeof hi, k->max);
         buf_printf(err, "%s: \"%s\" is not a size in %s..%s bytes (digits with an optional "
                    "K, M or G suffix)", name, text, lo, hi);
         return -1;
@@ -343,8 +274,7 @@ static void value_store(config *c, const conf_key *k, unsigned long long num, ch
     }
 }
 
-/* config_set with the name to show in messages (a key, or the option that stands for it). */
-static int set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err)
+int conf_set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err)
 {
     unsigned long long num = 0;
     char *str = NULL;
@@ -356,9 +286,9 @@ static int set_as(config *c, const conf_key *k, const char *name, const char *va
 
 int config_set(config *c, const char *key, const char *value, buf *err)
 {
-    const conf_key *k = key_find(key);
+    const conf_key *k = conf_key_find(key);
     if (k)
-        return set_as(c, k, key, value, err);
+        return conf_set_as(c, k, key, value, err);
     for (size_t i = 0; i < N_KEYS; i++)
         if (strcasecmp(conf_keys[i].name, key) == 0) {
             buf_printf(err, "unknown key \"%s\" (did you mean %s?)", key, conf_keys[i].name);
@@ -432,10 +362,10 @@ typedef struct load_ctx {
 static int load_pair(const char *key, const char *value, size_t line, void *ctx)
 {
     load_ctx *l = ctx;
-    if (!key_is_ours(key))
+    if (!conf_key_is_ours(key))
         return 0;
     buf_clear(&l->msg);
-    const conf_key *k = key_find(key);
+    const conf_key *k = conf_key_find(key);
     if (k && (key_flags(k) & CF_SECRET) && *value)
         l->has_secret = 1;
     if (config_set(l->c, key, value, &l->msg) == 0)
@@ -498,152 +428,6 @@ cleanup:
 
 /* ---- command line ---- */
 
-typedef enum opt_kind {
-    OPT_SET, OPT_CONFIG, OPT_FRESH, OPT_CHECK, OPT_REPAIR, OPT_HELP, OPT_VERSION
-} opt_kind;
-
-typedef struct conf_opt {
-    const char *name;
-    const char *alias;   /* a short spelling, taken without "=value" */
-    opt_kind kind;
-    const char *key;     /* OPT_SET: the key it sets */
-    const char *arg;     /* NULL = a flag */
-    const char *help;
-} conf_opt;
-
-static const conf_opt conf_opts[] = {
-    {"--config", NULL, OPT_CONFIG, NULL, "FILE", "read a properties file before the other options"},
-    {"--port", NULL, OPT_SET, JP "port", "N", "TCP port (0 = any free port)"},
-    {"--dataset-dir", NULL, OPT_SET, JP "datasetDirectory", "DIR", "where INITFILE reads, SAVE writes"},
-    {"--bind", NULL, OPT_SET, "stsd.bind", "ADDR", "IPv4 or IPv6 address to listen on"},
-    {"--threads", NULL, OPT_SET, "stsd.threads", "N", "HTTP threads (0 = one per core)"},
-    {"--state-dir", NULL, OPT_SET, "stsd.stateDirectory", "DIR", "where the journal lives"},
-    {"--journal", NULL, OPT_SET, "stsd.journal", "on|off", "log changes to disk, replay at start"},
-    {"--port-file", NULL, OPT_SET, "stsd.portFile", "FILE", "write the bound port there"},
-    {"--fresh", NULL, OPT_FRESH, NULL, NULL, "ignore a saved state and start empty"},
-    {"--check-journal", NULL, OPT_CHECK, NULL, "DIR", "check the journal in DIR and exit"},
-    {"--repair", NULL, OPT_REPAIR, NULL, NULL, "with --check-journal: cut a damaged log"},
-    {"--help", "-h", OPT_HELP, NULL, NULL, "print this help and exit"},
-    {"--version", "-v", OPT_VERSION, NULL, NULL, "print the version and exit"},
-};
-#define N_OPTS (sizeof conf_opts / sizeof conf_opts[0])
-
-/* Reads argv[*i] (and its value, which may be the next word); advances *i past them.
- * Returns 0 with *o set (NULL for -Dkey=value, whose text is in *val), or -1 with err. */
-static int opt_next(int argc, char **argv, int *i, const conf_opt **o, const char **val, buf *err)
-{
-    const char *a = argv[(*i)++];
-    *o = NULL;
-    *val = NULL;
-    if (strncmp(a, "-D", 2) == 0) {
-        *val = a + 2;
-        if (**val == '\0' || **val == '=') {
-            buf_printf(err, "%s: -D needs key=value (with no space after -D)", a);
-            return -1;
-        }
-        return 0;
-    }
-    for (size_t j = 0; j < N_OPTS; j++) {
-        const conf_opt *p = &conf_opts[j];
-        size_t n = strlen(p->name);
-        if (p->alias && strcmp(a, p->alias) == 0) {
-            *o = p;
-            return 0;
-        }
-        if (strncmp(a, p->name, n) != 0 || (a[n] != '\0' && a[n] != '='))
-            continue;
-        *o = p;
-        if (!p->arg && a[n] == '=') {
-            buf_printf(err, "%s takes no value", p->name);
-            return -1;
-        }
-        if (!p->arg)
-            return 0;
-        if (a[n] == '=') {
-            *val = a + n + 1;
-            return 0;
-        }
-        if (*i >= argc) {
-            buf_printf(err, "%s needs a value: %s %s", p->name, p->name, p->arg);
-            return -1;
-        }
-        *val = argv[(*i)++];
-        return 0;
-    }
-    if (a[0] == '-')
-        buf_printf(err, "unknown option \"%s\" (see --help)", a);
-    else
-        buf_printf(err, "unexpected argument \"%s\" (see --help)", a);
-    return -1;
-}
-
-/* -Dkey=value: our keys must be known; others belong to JMeter-style launchers. */
-static int apply_define(config *c, const char *def, buf *err)
-{
-    const char *eq = strchr(def, '=');
-    char *key = strndup(def, eq ? (size_t)(eq - def) : strlen(def));
-    int rc = 0;
-    if (!key) {
-        buf_puts(err, "out of memory");
-        return -1;
-    }
-    if (key_is_ours(key))
-        rc = config_set(c, key, eq ? eq + 1 : "", err);
-    free(key);
-    return rc;
-}
-
-int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err)
-{
-    const conf_opt *o;
-    const char *val;
-    buf ignored = BUF_INIT;
-    cli->action = CONFIG_RUN;
-    cli->fresh = 0;
-    cli->repair = 0;
-    cli->check_dir = NULL;
-    /* --help and --version win over everything, even a broken config file. */
-    for (int i = 1; i < argc;) {
-        if (opt_next(argc, argv, &i, &o, &val, &ignored) == 0 && o &&
-            (o->kind == OPT_HELP || o->kind == OPT_VERSION)) {
-            cli->action = o->kind == OPT_HELP ? CONFIG_HELP : CONFIG_VERSION;
-            buf_free(&ignored);
-            return 0;
-        }
-    }
-    buf_free(&ignored);
-    /* Files first, so that any option overrides them wherever it stands. */
-    for (int i = 1; i < argc;) {
-        if (opt_next(argc, argv, &i, &o, &val, err) != 0)
-            return -1;
-        if (o && o->kind == OPT_CONFIG && config_load_file(c, val, err) != 0)
-            return -1;
-    }
-    for (int i = 1; i < argc;) {
-        if (opt_next(argc, argv, &i, &o, &val, err) != 0)
-            return -1;
-        if (!o) {
-            if (apply_define(c, val, err) != 0)
-                return -1;
-        } else if (o->kind == OPT_SET) {
-            if (set_as(c, key_find(o->key), o->name, val, err) != 0)
-                return -1;
-        } else if (o->kind == OPT_FRESH) {
-            cli->fresh = 1;
-        } else if (o->kind == OPT_REPAIR) {
-            cli->repair = 1;
-        } else if (o->kind == OPT_CHECK) {
-            cli->action = CONFIG_CHECK_JOURNAL;
-            cli->check_dir = val;
-        }
-    }
-    if (cli->repair && cli->action != CONFIG_CHECK_JOURNAL) {
-        buf_puts(err, "--repair goes with --check-journal DIR");
-        return -1;
-    }
-    return 0;
-}
-
 /* ---- checks against the system, CONFIG listing, usage ---- */
 
 static int charset_check(const char *name, const char *cs, buf *err)
@@ -685,8 +469,8 @@ int config_validate(const config *c, buf *err)
         case CT_COUNT: case CT_SIZE:
             v = *(const size_t *)f;
             if (v < k->min || v > k->max) {
-                size_text(lo, sizeof lo, k->min);
-                size_text(hi, sizeof hi, k->max);
+                num_size_text(lo, sizeof lo, k->min);
+                num_size_text(hi, sizeof hi, k->max);
                 buf_printf(err, "%s: %llu is not in %s..%s", k->name, v, lo, hi);
                 return -1;
             }
@@ -778,66 +562,4 @@ void config_each_key(const config *c,
                      void (*fn)(const char *key, const char *value, void *ctx), void *ctx)
 {
     each(c, 1, fn, ctx);
-}
-
-const char *config_usage(void)
-{
-    /* Built once from the tables so that the help never disagrees with them. */
-    static char text[16384];
-    size_t n = 0;
-    if (text[0])
-        return text;
-#define ADD(...) (n += (size_t)snprintf(n < sizeof text ? text + n : NULL,                      \
-                                           n < sizeof text ? sizeof text - n : 0, __VA_ARGS__))
-    ADD("Usage: stsd [OPTION]... [-Dkey=value]...\n"
-        "Serves named lists of text lines over HTTP for load tests: a drop-in replacement\n"
-        "for the JMeter plugins' HTTP Simple Table Server (http://HOST:PORT/sts/).\n\nOptions:\n");
-    for (size_t i = 0; i < N_OPTS; i++) {
-        const conf_opt *o = &conf_opts[i];
-        char left[64];
-        snprintf(left, sizeof left, "%s%s%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "",
-                 o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-        ADD("  %-24s %s\n", left, o->help);
-    }
-    ADD("  %-24s %s\n", "-Dkey=value", "set any key below (as the reference is started)");
-    ADD("\n--config files are read first, then the other options from left to right, the last\n"
-        "one winning. Keys, for a properties file or -D, with their defaults:\n");
-    for (size_t i = 0; i < N_KEYS; i++)
-        ADD("  %s=%s\n      %s\n", conf_keys[i].name, conf_keys[i].def, conf_keys[i].help);
-#undef ADD
-    if (n >= sizeof text)
-        memcpy(text + sizeof text - 14, "\n(truncated)\n", 14);
-    return text;
-}
-
-void config_doc_keys(void (*fn)(const config_key_doc *k, void *ctx), void *ctx)
-{
-    static const char *const kinds[] = {
-        [CT_BOOL] = "true|false", [CT_ONOFF] = "on|off", [CT_FSYNC] = "always|everysec|no",
-        [CT_STRING] = "text", [CT_CHARSET] = "a charset name",
-        [CT_ADDR] = "an IPv4 or IPv6 address", [CT_IGNORED] = "ignored"};
-    for (size_t i = 0; i < N_KEYS; i++) {
-        const conf_key *k = &conf_keys[i];
-        config_key_doc d = {k->name, k->def, k->help, ""};
-        char lo[24], hi[24];
-        if (k->type == CT_INT || k->type == CT_COUNT) {
-            snprintf(d.values, sizeof d.values, "%llu..%llu", k->min, k->max);
-        } else if (k->type == CT_SIZE) {
-            size_text(lo, sizeof lo, k->min);
-            size_text(hi, sizeof hi, k->max);
-            snprintf(d.values, sizeof d.values, "%s..%s bytes", lo, hi);
-        } else {
-            snprintf(d.values, sizeof d.values, "%s", kinds[k->type]);
-        }
-        fn(&d, ctx);
-    }
-}
-
-void config_doc_options(void (*fn)(const config_opt_doc *o, void *ctx), void *ctx)
-{
-    for (size_t i = 0; i < N_OPTS; i++) {
-        const conf_opt *o = &conf_opts[i];
-        config_opt_doc d = {o->name, o->alias, o->arg, o->key, o->help};
-        fn(&d, ctx);
-    }
 }

@@ -7,6 +7,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/num.h"
 #include "cmd_answer.h"
 #include "cmd_match.h"
 #include "cmd_param.h"
@@ -93,9 +94,10 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
         return;
     int end = cmd_choice_param(p, PARAM_READ_MODE, cmd_read_modes, STORE_FIRST);
     int keep = cmd_flag_param(p, PARAM_KEEP, 1);
-    long n = 1;
+    int32_t n32 = 1;
     const char *nb = multi ? params_get(p, PARAM_NB_LINES, &vlen) : NULL;
-    int nb_bad = multi && (!nb || cmd_parse_int32(nb, vlen, &n) != 0);
+    int nb_bad = multi && (!nb || num_parse_int32(nb, vlen, &n32) != 0);
+    long n = n32;
     if (end < 0 || keep < 0 || nb_bad || n < 1) {
         if (!ko_list_state(srv, r, name, nlen))
             ko_read_params(r, end, keep, nb, vlen, nb_bad, n);

@@ -1,10 +1,10 @@
 /* cmd_param.c - the commands' parameters, parsed strictly, with the reference's KOs. */
 #include "cmd_param.h"
 
-#include <limits.h>
 #include <string.h>
 #include <strings.h>
 
+#include "base/num.h"
 #include "cmd_answer.h"
 #include "store/dataset.h"
 
@@ -71,70 +71,19 @@ int cmd_find_mode(const params *p, cmd_result *r)
     return mode;
 }
 
-int cmd_parse_int32(const char *s, size_t len, long *out)
-{
-    size_t i = 0;
-    int neg = 0;
-    if (len && (s[0] == '+' || s[0] == '-'))
-        neg = s[i++] == '-';
-    if (i == len)
-        return -1;
-    long v = 0;
-    for (; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-        if (v > (long)INT_MAX + 1)
-            return -1;
-    }
-    v = neg ? -v : v;
-    if (v > INT_MAX || v < INT_MIN)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms)
-{
-    int64_t whole = 0, frac = 0, scale = 100;
-    size_t i = 0, digits = 0;
-    for (; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
-        whole = whole * 10 + (v[i] - '0');
-        if (whole > max_s)
-            return -1;
-    }
-    if (i < len && v[i] == '.')
-        for (i++; i < len && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
-            frac += (v[i] - '0') * scale;
-            scale /= 10;
-        }
-    if (i != len || digits == 0)
-        return -1;
-    if (whole == max_s && frac > 0)
-        return -1;
-    *ms = whole * 1000 + frac;
-    return 0;
-}
-
 int cmd_size_param(const params *p, param_id id, size_t min, size_t max, size_t dflt,
                    size_t *out)
 {
     size_t len;
+    uint64_t n;
     const char *v = params_get(p, id, &len);
     *out = dflt;
     if (!v)
         return 0;
-    if (len == 0 || len > 19)
+    /* More than 19 digits is refused however many of them are leading zeros. */
+    if (len > 19 || num_parse_u64(v, len, min, max, &n) != 0)
         return -1;
-    size_t n = 0;
-    for (size_t i = 0; i < len; i++) {
-        if (v[i] < '0' || v[i] > '9')
-            return -1;
-        n = n * 10 + (size_t)(v[i] - '0');
-    }
-    if (n < min || n > max)
-        return -1;
-    *out = n;
+    *out = (size_t)n;
     return 0;
 }
 
@@ -143,7 +92,7 @@ int cmd_timeout_param(const cmd_server *srv, const params *p, cmd_result *r, int
     size_t len;
     const char *v = params_get(p, PARAM_TIMEOUT, &len);
     *ms = 0;
-    if (!v || cmd_parse_seconds(v, len, srv->conf->max_wait, ms) == 0)
+    if (!v || num_parse_seconds_ms(v, len, srv->conf->max_wait, ms) == 0)
         return 0;
     cmd_ko_format(r, MSG_TIMEOUT, srv->conf->max_wait);
     return -1;
@@ -157,7 +106,7 @@ int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cm
     *ms = 0;
     if (!v)
         return 0;
-    if (cmd_parse_seconds(v, len, srv->conf->max_lease, ms) != 0 || *ms == 0) {
+    if (num_parse_seconds_ms(v, len, srv->conf->max_lease, ms) != 0 || *ms == 0) {
         cmd_ko_format(r, MSG_LEASE_VALUE, srv->conf->max_lease);
         return -1;
     }

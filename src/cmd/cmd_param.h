@@ -34,11 +34,6 @@ int cmd_find_mode_of(const params *p);
 /* The same, with the reference's KO set when invalid. */
 int cmd_find_mode(const params *p, cmd_result *r);
 
-/* Java's Integer.parseInt: optional sign, decimal digits, 32-bit range. Returns 0, or
- * -1 if s[0..len) is not one. */
-int cmd_parse_int32(const char *s, size_t len, long *out);
-/* Decimal seconds (up to 3 decimals counted, 0..max_s) into *ms. Returns 0, or -1. */
-int cmd_parse_seconds(const char *v, size_t len, int max_s, int64_t *ms);
 /* A decimal in [min, max] (dflt when absent) into *out. Returns 0, or -1 when invalid. */
 int cmd_size_param(const params *p, param_id id, size_t min, size_t max, size_t dflt,
                    size_t *out);

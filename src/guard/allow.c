@@ -3,10 +3,12 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/strlist.h"
+#include "base/num.h"
 #include "guard/addr.h"
 
 typedef struct allow_range {
@@ -44,18 +46,12 @@ static int range_parse(const char *s, size_t len, allow_range *r)
     }
     r->bits = max;
     if (slash) {
-        const char *p = slash + 1;
-        unsigned v = 0;
-        if (!*p || strlen(p) > 3)
+        uint64_t v;
+        size_t n = strlen(slash + 1);
+        /* At most three digits, as ever: "/032" is 32, "/0032" is refused. */
+        if (n > 3 || num_parse_u64(slash + 1, n, 0, max, &v) != 0)
             return -1;
-        for (; *p; p++) {
-            if (*p < '0' || *p > '9')
-                return -1;
-            v = v * 10 + (unsigned)(*p - '0');
-        }
-        if (v > max)
-            return -1;
-        r->bits = v;
+        r->bits = (unsigned)v;
     }
     /* Clear the host bits so that matching compares whole bytes. */
     for (unsigned i = 0; i < max / 8; i++) {

@@ -515,54 +515,108 @@ static void report_logs(const replay *x, size_t first_kept)
     }
 }
 
+/* Lists the logs and snapshots of the directory into x, the logs' generations sorted;
+ * notes the highest generation in rs. Returns 0, or -1 with err set. */
+static int list_files(replay *x)
+{
+    recover_state *rs = x->rs;
+    if (wal_list(x->dirfd, collect, x) != 0) {
+        buf_printf(x->err, "cannot list the state directory: %s", strerror(errno));
+        return -1;
+    }
+    if (x->ngens)
+        qsort(x->gens, x->ngens, sizeof *x->gens, cmp_u32);
+    for (size_t i = 0; i < x->ngens; i++)
+        rs->max_gen = x->gens[i] > rs->max_gen ? x->gens[i] : rs->max_gen;
+    for (size_t i = 0; i < x->nsnaps; i++)
+        rs->max_gen = (x->snaps[i] >> 32) > rs->max_gen ? (uint32_t)(x->snaps[i] >> 32) : rs->max_gen;
+    return 0;
+}
+
+/* Maps and scans the logs newest first, down to the newest complete one: the older ones
+ * do not matter. *top: one past the newest log with a record (0: none); *base: the
+ * newest complete log (ngens: none). Returns 0, or -1 with err set. */
+static int scan_logs(replay *x, size_t ngens, size_t *top, size_t *base)
+{
+    *top = ngens;
+    *base = ngens;
+    for (size_t i = ngens; i-- > 0;) {
+        rlog *g = &x->logs[i];
+        g->gen = x->gens[i];
+        wal_log_name(g->name, sizeof g->name, g->gen);
+        if (wal_map(x->dirfd, g->name, &g->p, &g->len) != 0) {
+            buf_printf(x->err, "%s: %s", g->name, strerror(errno));
+            return -1;
+        }
+        if (scan_log(x, g, i + 1 == *top) != 0)
+            return -1;
+        if (g->empty) {
+            x->rs->empty_gen = g->gen;
+            if (x->report)
+                fprintf(x->report, "%s: no record; ignored (removed at the next start)\n",
+                        g->name);
+            *top = i;
+            continue;
+        }
+        if (g->complete) {
+            *base = i;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Replays logs [base, top) into the lists and hands them over to rs. Returns 0, or -1
+ * with err set. */
+static int replay_logs(replay *x, size_t base, size_t top)
+{
+    recover_state *rs = x->rs;
+    int rc;
+    rs->base_gen = x->gens[base];
+    rs->last_gen = x->gens[top - 1];
+    rs->last_end = x->logs[top - 1].end;
+    rs->last_size = x->logs[top - 1].len;
+    rs->torn_why = x->logs[top - 1].torn_why;
+    x->logs += base;
+    x->nlogs = top - base;
+    if (x->report)
+        report_logs(x, base);
+    rc = find_definitions(x) == 0 && each_record(x, apply_record) == 0 ? 0 : -1;
+    x->logs -= base;
+    if (rc == 0 && hand_over(x) != 0) {
+        buf_puts(x->err, "out of memory");
+        rc = -1;
+    }
+    return rc;
+}
+
+/* The newest snapshot number of the last generation, among the files and the references. */
+static void note_last_snapshot(const replay *x, recover_state *rs)
+{
+    for (size_t i = 0; i < x->nsnaps; i++)
+        if ((uint32_t)(x->snaps[i] >> 32) == rs->last_gen && (uint32_t)x->snaps[i] > rs->last_snap_n)
+            rs->last_snap_n = (uint32_t)x->snaps[i];
+    for (size_t i = 0; i < rs->nrefs; i++)
+        if ((uint32_t)(rs->refs[i] >> 32) == rs->last_gen && (uint32_t)rs->refs[i] > rs->last_snap_n)
+            rs->last_snap_n = (uint32_t)rs->refs[i];
+}
+
 int recover_run(int dirfd, recover_state *rs, FILE *report, buf *err)
 {
     replay x = {.dirfd = dirfd, .rs = rs, .report = report, .err = err};
     int rc = -1;
     size_t ngens = 0, top, base;
     memset(rs, 0, sizeof *rs);
-    if (wal_list(dirfd, collect, &x) != 0) {
-        buf_printf(err, "cannot list the state directory: %s", strerror(errno));
+    if (list_files(&x) != 0)
         goto cleanup;
-    }
-    if (x.ngens)
-        qsort(x.gens, x.ngens, sizeof *x.gens, cmp_u32);
-    for (size_t i = 0; i < x.ngens; i++)
-        rs->max_gen = x.gens[i] > rs->max_gen ? x.gens[i] : rs->max_gen;
-    for (size_t i = 0; i < x.nsnaps; i++)
-        rs->max_gen = (x.snaps[i] >> 32) > rs->max_gen ? (uint32_t)(x.snaps[i] >> 32) : rs->max_gen;
     ngens = x.ngens;
     x.logs = calloc(ngens ? ngens : 1, sizeof *x.logs);
     if (!x.logs) {
         buf_puts(err, "out of memory");
         goto cleanup;
     }
-    /* Newest first, down to the newest complete log: the older ones do not matter. */
-    top = ngens;
-    base = ngens;
-    for (size_t i = ngens; i-- > 0;) {
-        rlog *g = &x.logs[i];
-        g->gen = x.gens[i];
-        wal_log_name(g->name, sizeof g->name, g->gen);
-        if (wal_map(dirfd, g->name, &g->p, &g->len) != 0) {
-            buf_printf(err, "%s: %s", g->name, strerror(errno));
-            goto cleanup;
-        }
-        if (scan_log(&x, g, i + 1 == top) != 0)
-            goto cleanup;
-        if (g->empty) {
-            rs->empty_gen = g->gen;
-            if (report)
-                fprintf(report, "%s: no record; ignored (removed at the next start)\n",
-                        g->name);
-            top = i;
-            continue;
-        }
-        if (g->complete) {
-            base = i;
-            break;
-        }
-    }
+    if (scan_logs(&x, ngens, &top, &base) != 0)
+        goto cleanup;
     if (top == 0) {              /* nothing yet: a new history */
         rc = hand_over(&x);
         goto cleanup;
@@ -572,27 +626,8 @@ int recover_run(int dirfd, recover_state *rs, FILE *report, buf *err)
              "finished compaction, so the logs before it are missing", 0, 0);
         goto cleanup;
     }
-    rs->base_gen = x.gens[base];
-    rs->last_gen = x.gens[top - 1];
-    rs->last_end = x.logs[top - 1].end;
-    rs->last_size = x.logs[top - 1].len;
-    rs->torn_why = x.logs[top - 1].torn_why;
-    x.logs += base;
-    x.nlogs = top - base;
-    if (report)
-        report_logs(&x, base);
-    rc = find_definitions(&x) == 0 && each_record(&x, apply_record) == 0 ? 0 : -1;
-    x.logs -= base;
-    if (rc == 0 && hand_over(&x) != 0) {
-        buf_puts(err, "out of memory");
-        rc = -1;
-    }
-    for (size_t i = 0; i < x.nsnaps; i++)
-        if ((uint32_t)(x.snaps[i] >> 32) == rs->last_gen && (uint32_t)x.snaps[i] > rs->last_snap_n)
-            rs->last_snap_n = (uint32_t)x.snaps[i];
-    for (size_t i = 0; i < rs->nrefs; i++)
-        if ((uint32_t)(rs->refs[i] >> 32) == rs->last_gen && (uint32_t)rs->refs[i] > rs->last_snap_n)
-            rs->last_snap_n = (uint32_t)rs->refs[i];
+    rc = replay_logs(&x, base, top);
+    note_last_snapshot(&x, rs);
 cleanup:
     for (size_t i = 0; x.logs && i < ngens; i++)
         wal_unmap(x.logs[i].p, x.logs[i].len);

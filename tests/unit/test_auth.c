@@ -305,8 +305,12 @@ static void test_allow(void **state)
     struct sockaddr_in s = td_sockaddr4("203.0.113.9");
     assert_true(allow_match(l, (struct sockaddr *)&s, sizeof s));
     allow_free(l);
+    l = allow_parse("10.0.0.0/008, fd00::/128", &err);   /* three digits at most, zeros or not */
+    assert_non_null(l);
+    allow_free(l);
     const char *bad[] = {"10.0.0.0/33", "fd00::/129", "10.0.0.0/", "example.com", "10.0.0.1,,",
-                         "10.0.0.0/8x", ""};
+                         "10.0.0.0/8x", "", "10.0.0.0/+8", "10.0.0.0/-0", "10.0.0.0/0008",
+                         "10.0.0.0/ 8", "fd00::/1280"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         buf_clear(&err);
         assert_null(allow_parse(bad[i], &err));

@@ -706,6 +706,66 @@ static void test_args_errors(void **state)
               (char *)NULL);
 }
 
+/* getopt_long's own habits that the command line does not take on, and the spellings it
+ * keeps: --opt=value and --opt value alike, -Dkey=value only attached. */
+static void test_args_getopt_edges(void **state)
+{
+    config c;
+    config_cli cli;
+    buf err = BUF_INIT;
+    assert_int_equal(config_defaults(&c), 0);
+    /* --opt value and --opt=value; a value may start with '-' or hold '='. */
+    assert_int_equal(run_args(&c, &cli, &err, "--threads", "3", "--state-dir", "-x",
+                              "--port-file=/a=b", (char *)NULL), 0);
+    assert_int_equal(c.threads, 3);
+    assert_string_equal(c.state_dir, "-x");
+    assert_string_equal(c.port_file, "/a=b");
+    assert_int_equal(run_args(&c, &cli, &err, "--threads=6", "--state-dir=", (char *)NULL), 0);
+    assert_int_equal(c.threads, 6);
+    assert_string_equal(c.state_dir, "");
+    /* -Dkey=value, in order with the long options; the last one wins. */
+    assert_int_equal(run_args(&c, &cli, &err, "-Dstsd.threads=9", "--threads", "8",
+                              "-Dstsd.threads=7", (char *)NULL), 0);
+    assert_int_equal(c.threads, 7);
+    assert_int_equal(run_args(&c, &cli, &err, "-Dstsd.threads", (char *)NULL), -1);
+    assert_string_equal(err.data, "stsd.threads: \"\" is not an integer in 0..1024");
+    /* The same argv twice: each call starts getopt afresh. */
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(run_args(&c, &cli, &err, "--fresh", "--port=17", (char *)NULL), 0);
+        assert_int_equal(c.port, 17);
+        assert_int_equal(cli.fresh, 1);
+    }
+    /* A refused -D does not swallow the next word: -h still wins. */
+    assert_int_equal(run_args(&c, &cli, &err, "-D", "-h", (char *)NULL), 0);
+    assert_int_equal(cli.action, CONFIG_HELP);
+    /* "--" ends nothing: the words after it are still read. */
+    assert_int_equal(run_args(&c, &cli, &err, "--", "--version", (char *)NULL), 0);
+    assert_int_equal(cli.action, CONFIG_VERSION);
+    config_free(&c);
+    buf_free(&err);
+
+    /* Unknown: prefixes getopt_long would take, grouped short options, "--" and "-". */
+    args_fail("unknown option \"--dataset=/x\" (see --help)", "--dataset=/x", (char *)NULL);
+    args_fail("unknown option \"--thread\" (see --help)", "--thread", "2", (char *)NULL);
+    args_fail("unknown option \"--por=1\" (see --help)", "--por=1", (char *)NULL);
+    args_fail("unknown option \"--fre\" (see --help)", "--fre", (char *)NULL);
+    args_fail("unknown option \"--check\" (see --help)", "--check", (char *)NULL);
+    args_fail("unknown option \"-hv\" (see --help)", "-hv", (char *)NULL);
+    args_fail("unknown option \"-h=1\" (see --help)", "-h=1", (char *)NULL);
+    args_fail("unknown option \"-port\" (see --help)", "-port", (char *)NULL);
+    args_fail("unknown option \"--\" (see --help)", "--", (char *)NULL);
+    args_fail("unknown option \"-\" (see --help)", "-", (char *)NULL);
+    args_fail("unexpected argument \"\" (see --help)", "", (char *)NULL);
+    args_fail("unexpected argument \"x\" (see --help)", "--fresh", "x", (char *)NULL);
+    /* Missing values, and values given to flags. */
+    args_fail("--state-dir needs a value: --state-dir DIR", "--fresh", "--state-dir", (char *)NULL);
+    args_fail("--port needs a value: --port N", "--port=1", "--port", (char *)NULL);
+    args_fail("-D: -D needs key=value (with no space after -D)", "-D", "stsd.threads=2",
+              (char *)NULL);
+    args_fail("--help takes no value", "--help=1", (char *)NULL);
+    args_fail("--repair takes no value", "--repair=yes", (char *)NULL);
+}
+
 static void test_args_precedence(void **state)
 {
     config c;
@@ -1006,6 +1066,7 @@ int main(void)
         cmocka_unit_test(test_args_reference_style),
         cmocka_unit_test(test_args_long_options),
         cmocka_unit_test(test_args_errors),
+        cmocka_unit_test(test_args_getopt_edges),
         cmocka_unit_test(test_args_precedence),
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_each),

@@ -1,0 +1,50 @@
+/* config_int.h - what config.c (the key table, values, files) shares with config_args.c
+ * (the command line, --help, the man page's lists); nothing else includes it. */
+#ifndef STSD_CONFIG_INT_H
+#define STSD_CONFIG_INT_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+#include "base/config.h"
+
+#define JP "jmeterPlugin.sts."
+
+/* A value's type decides its parser, its bounds' meaning and how CONFIG prints it. */
+typedef enum conf_type {
+    CT_INT,      /* int, plain decimal within [min, max] */
+    CT_COUNT,    /* size_t, plain decimal within [min, max] */
+    CT_SIZE,     /* size_t bytes, decimal with an optional K, M or G suffix */
+    CT_BOOL,     /* int 0/1 from true|false */
+    CT_ONOFF,    /* int 0/1 from on|off */
+    CT_FSYNC,    /* conf_fsync from always|everysec|no */
+    CT_LOGFMT,   /* int 0/1 from text|json */
+    CT_STRING,   /* char *, any text */
+    CT_CHARSET,  /* char *, a charset name; iconv is asked in config_validate */
+    CT_ADDR,     /* char *, a numeric IPv4 or IPv6 address */
+    CT_IGNORED   /* no field: a reference key that means nothing to a standalone server */
+} conf_type;
+
+typedef struct conf_key {
+    const char *name;        /* full key, as in files and -D */
+    const char *show;        /* name CONFIG shows; NULL = not shown */
+    conf_type type;
+    size_t off;              /* offsetof(config, field) */
+    unsigned long long min, max;
+    const char *def;         /* default, parsed by the same code as user input */
+    const char *help;
+} conf_key;
+
+/* The key table, in the order CONFIG and --help show it. */
+extern const conf_key conf_keys[];
+extern const size_t conf_nkeys;
+
+/* The row of a key by its exact name, or NULL. */
+const conf_key *conf_key_find(const char *name);
+/* Whether a key is in our namespaces (jmeterPlugin.sts., stsd.), letter case aside. */
+int conf_key_is_ours(const char *name);
+/* config_set for row k, naming `name` (the key, or the option that stands for it) in
+ * messages. Returns 0, or -1 with a message in err, c unchanged. */
+int conf_set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err);
+
+#endif

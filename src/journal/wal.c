@@ -109,15 +109,21 @@ int wal_pwrite_all(int fd, const void *data, size_t n, uint64_t off)
 static hist fsync_hist;
 static _Atomic uint64_t fsync_last_ns;
 
-int wal_fsync(int fd)
+/* Runs sync on fd, timing it; errno is sync's. */
+static int timed_sync(int (*sync)(int), int fd)
 {
     uint64_t t0 = clock_now_ns();
-    int rc = wal_sys.fsync(fd), e = errno;
+    int rc = sync(fd), e = errno;
     uint64_t ns = clock_now_ns() - t0;
     hist_observe(&fsync_hist, ns);
     atomic_store_explicit(&fsync_last_ns, ns + 1, memory_order_relaxed);
     errno = e;
     return rc;
+}
+
+int wal_fsync(int fd)
+{
+    return timed_sync(wal_sys.fsync, fd);
 }
 
 const hist *wal_fsync_hist(uint64_t *last_ns)
@@ -129,13 +135,7 @@ const hist *wal_fsync_hist(uint64_t *last_ns)
 
 int wal_datasync(int fd)
 {
-    uint64_t t0 = clock_now_ns();
-    int rc = wal_sys.fdatasync(fd), e = errno;
-    uint64_t ns = clock_now_ns() - t0;
-    hist_observe(&fsync_hist, ns);
-    atomic_store_explicit(&fsync_last_ns, ns + 1, memory_order_relaxed);
-    errno = e;
-    return rc;
+    return timed_sync(wal_sys.fdatasync, fd);
 }
 
 int wal_reserve(int fd, uint64_t off, uint64_t len)

@@ -1,6 +1,6 @@
 /* config.c - stsd's settings: the table of keys, their values, properties files, CONFIG. */
 #include "base/config.h"
-#include "config_int.h"
+#include "config_core.h"
 #include "base/log.h"
 #include "base/num.h"
 #include "base/properties.h"

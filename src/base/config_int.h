@@ -35,16 +35,4 @@ typedef struct conf_key {
     const char *help;
 } conf_key;
 
-/* The key table, in the order CONFIG and --help show it. */
-extern const conf_key conf_keys[];
-extern const size_t conf_nkeys;
-
-/* The row of a key by its exact name, or NULL. */
-const conf_key *conf_key_find(const char *name);
-/* Whether a key is in our namespaces (jmeterPlugin.sts., stsd.), letter case aside. */
-int conf_key_is_ours(const char *name);
-/* config_set for row k, naming `name` (the key, or the option that stands for it) in
- * messages. Returns 0, or -1 with a message in err, c unchanged. */
-int conf_set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err);
-
 #endif

@@ -1,5 +1,5 @@
 /* list.c - one list of lines: packed leaves in a slot deque under a Fenwick tree of counts. */
-#include "list_int.h"
+#include "list_core.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
 /* list_index.c - a list's content lookups (ADD UNIQUE, FIND EQUALS) over its hash index. */
-#include "list_int.h"
+#include "list_core.h"
 
 #include <string.h>
 

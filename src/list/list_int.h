@@ -22,7 +22,4 @@ struct list {
     struct leaf_mem mem;   /* where the leaves' memory comes from and goes back to */
 };
 
-/* Position of the first line of L in l (list.c). */
-size_t list_leaf_rank(const list *l, const struct leaf *L);
-
 #endif

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "dataset_int.h"
+#include "dataset_core.h"
 #include "base/log.h"
 
 /* Reads of this size keep the buffer in cache while it is split into lines. */

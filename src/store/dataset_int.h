@@ -17,12 +17,4 @@ struct dataset {
     int write_ascii;
 };
 
-/* Sets the errno dataset_errno reports to this thread. */
-void dataset_set_errno(int err);
-/* 1 if p[0..n) has no byte >= 0x80. */
-int dataset_ascii_only(const char *p, size_t n);
-/* 1 if name must not reach the filesystem (illegal characters; length is not checked,
- * since a timestamped SAVE name may pass 128 bytes). */
-int dataset_name_unsafe(const char *name);
-
 #endif

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "dataset_int.h"
+#include "dataset_core.h"
 #include "base/log.h"
 
 /* Big enough that a SAVE of millions of lines costs a few hundred write calls. */

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "dataset_int.h"
+#include "dataset_core.h"
 
 /* Converts text[0..len) from charset cs to UTF-8 into a malloc'd *out of *out_len bytes. */
 static dataset_rc to_utf8(const char *cs, const char *text, size_t len, char **out,

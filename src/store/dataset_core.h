@@ -1,0 +1,16 @@
+/* dataset_core.h - what dataset.c offers dataset_save.c and dataset_text.c: the errno
+ * it reports, and the checks of bytes and names. */
+#ifndef STSD_DATASET_CORE_H
+#define STSD_DATASET_CORE_H
+
+#include "dataset_int.h"
+
+/* Sets the errno dataset_errno reports to this thread. */
+void dataset_set_errno(int err);
+/* 1 if p[0..n) has no byte >= 0x80. */
+int dataset_ascii_only(const char *p, size_t n);
+/* 1 if name must not reach the filesystem (illegal characters; length is not checked,
+ * since a timestamped SAVE name may pass 128 bytes). */
+int dataset_name_unsafe(const char *name);
+
+#endif

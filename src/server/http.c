@@ -68,10 +68,19 @@ struct http_server {
 };
 
 /* Connection states are recycled per HTTP thread: a connection lives on one thread, so
- * it is started and closed there, and the pool needs no lock. */
+ * it is started and closed there, and the pool needs no lock. The thread's key holds the
+ * same head as free_requests, so that the key's destructor frees the pool at thread
+ * exit: pool_set changes both together, so the key never names a request handed out
+ * (or freed) since. */
 static __thread request *free_requests;
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_set(request *head)
+{
+    free_requests = head;
+    pthread_setspecific(pool_key, head);
+}
 
 static void request_destroy(request *q)
 {
@@ -103,7 +112,8 @@ static request *request_get(void)
 {
     request *q = free_requests;
     if (q) {
-        free_requests = q->next_free;
+        pool_set(q->next_free);
+        q->next_free = NULL;
     } else {
         q = calloc(1, sizeof *q);
         if (!q)
@@ -121,8 +131,7 @@ static void request_put(request *q)
         return;
     }
     q->next_free = free_requests;
-    free_requests = q;
-    pthread_setspecific(pool_key, free_requests);
+    pool_set(q);
 }
 
 /* c's client address and its length (NULL, 0 if unknown). */

@@ -18,6 +18,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "journal/journal.h"
 #include "server/commit.h"
 #include "server/csrf.h"
 #include "server/http_loop.h"
@@ -51,6 +52,7 @@ typedef struct request {
     http_loop *loop;  /* while parked: the thread it waits on */
     int ip_counted;   /* its connection is counted in the server's iplimit */
     int started;      /* the access handler has seen this request */
+    int counted;      /* its body is in: counted in in_flight, which a stop waits for */
     int body_too_big;
     uint64_t t0;      /* when the command started, for stsd_request_duration_seconds */
 } request;
@@ -184,6 +186,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
     buf_clear(&q->uri);
     buf_clear(&q->body);
     q->started = 0;
+    q->counted = 0;
     q->body_too_big = 0;
     q->result.stop = 0;
     return buf_puts(&q->uri, uri) == 0 ? q : NULL;
@@ -208,8 +211,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         http_loop_release(http_loop_current());
         q->in_place = 0;
     }
-    if (!q->started)
+    if (!q->counted)
         return;
+    q->counted = 0;
     atomic_fetch_sub(&h->in_flight, 1);
     if (q->result.stop && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && h->on_stop)
         h->on_stop();
@@ -424,7 +428,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         /* Queuing on the first call makes MHD 0.9.75 close keep-alive connections:
          * always answer on a later call. */
         q->started = 1;
-        atomic_fetch_add(&h->in_flight, 1);
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -437,6 +440,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (buf_append(&q->body, upload_data, n) != 0)
             return MHD_NO;
         return MHD_YES;
+    }
+    /* Counted once its body is in: a stop waits for requests that run, not for uploads
+     * still arriving (cut, they were never answered). */
+    if (!q->counted) {
+        q->counted = 1;
+        atomic_fetch_add(&h->in_flight, 1);
     }
     if (q->body_too_big)
         return send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "413 request body too large\n");
@@ -623,8 +632,13 @@ void http_stop(http_server *h, int timeout_ms)
     http_loops_quiesce(h->loops);
     close(h->listen_fd);
     struct timespec pause = {0, 5 * 1000 * 1000};
-    for (int waited = 0; atomic_load(&h->in_flight) > 0 && waited < timeout_ms; waited += 5)
+    for (int waited = 0; atomic_load(&h->in_flight) > 0 && waited < timeout_ms; waited += 5) {
+        /* Answers held by a log that cannot be written wait for its rewrite, which
+         * journal_close tries once more: waiting here would only spend the stop's time. */
+        if (h->srv->j && journal_broken(h->srv->j))
+            break;
         nanosleep(&pause, NULL);
+    }
     if (h->srv->j)
         journal_set_answer_hook(h->srv->j, NULL, NULL);
     http_loops_stop(h->loops);

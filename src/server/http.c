@@ -67,6 +67,7 @@ struct http_server {
     iplimit *per_ip;          /* stsd.maxConnectionsPerIp, NULL for none */
     void (*on_stop)(void);
     atomic_int in_flight;
+    atomic_int stopping;      /* http_stop has begun: no new request runs */
 };
 
 /* Connection states are recycled per HTTP thread: a connection lives on one thread, so
@@ -279,6 +280,22 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned status, con
     return send_page(c, status, text, strlen(text), "text/plain; charset=UTF-8");
 }
 
+/* A request whose body came in after the stop began: not run, so nothing is lost; 503,
+ * and the connection closes (otherwise keep-alive clients keep the stop waiting). */
+static enum MHD_Result send_stopping(struct MHD_Connection *c)
+{
+    static const char text[] = "503 stopping\n";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(sizeof text - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=UTF-8");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* Accept: application/json asks for JSON answers (FORMAT= may still say otherwise). */
 static int wants_json(struct MHD_Connection *c)
 {
@@ -444,6 +461,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     /* Counted once its body is in: a stop waits for requests that run, not for uploads
      * still arriving (cut, they were never answered). */
     if (!q->counted) {
+        if (atomic_load(&h->stopping))
+            return send_stopping(c);
         q->counted = 1;
         atomic_fetch_add(&h->in_flight, 1);
     }
@@ -597,6 +616,7 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
     if (acc)
         h->acc = *acc;
     atomic_init(&h->in_flight, 0);
+    atomic_init(&h->stopping, 0);
     h->conf = conf;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     h->threads = conf->threads > 0 ? (unsigned)conf->threads
@@ -629,6 +649,7 @@ void http_stop(http_server *h, int timeout_ms)
 {
     if (!h)
         return;
+    atomic_store(&h->stopping, 1);
     http_loops_quiesce(h->loops);
     close(h->listen_fd);
     struct timespec pause = {0, 5 * 1000 * 1000};

@@ -61,7 +61,7 @@ help:
 	@echo "make test-soak  ASan+UBSan stsd (leaks checked) under a mixed, messy load for 60 s,"
 	@echo "                stopped and restarted (tests/soak/; SOAK_SECONDS=60)"
 	@echo "make test-tsan  the same soak under ThreadSanitizer (build/tsan; tests/soak/tsan.supp)"
-	@echo "make test-stop  SIGTERM in every state: exit 0 within 5 s, nothing answered lost"
+	@echo "make test-stop  SIGTERM in every state: exit 0 within 5 s, nothing answered lost (also under ASan)"
 	@echo "make test-ui    the dashboard in headless Chromium (screenshots in build/ui-screens/)"
 	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
 	@echo "make test-examples  the curl examples and Locust against a real stsd"
@@ -164,7 +164,7 @@ test-ui: $(BUILD)/stsd
 
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
-		test-unit test-proto
+		test-unit test-proto test-stop
 
 # The soak (tests/soak/soak.py): a sanitizer build under every command and every kind of
 # bad client for SOAK_SECONDS (60), stopped with SIGTERM and restarted on its state.

@@ -537,6 +537,9 @@ def main():
     check_back(c.port, before, ledger, "C")
     stops.append(c.stop())
 
+    for run in "ABC":
+        with open(os.path.join(WORK, "stsd-%s.log" % run), errors="replace") as f:
+            count("compactions", f.read().count("compaction done"))
     print("soak: %s" % ", ".join("%s %d" % kv for kv in sorted(counts.items())), flush=True)
     print("soak: %.0f s in all; stops took %s s" % (time.time() - t_start,
           ", ".join("%.2f" % s for s in stops)), flush=True)

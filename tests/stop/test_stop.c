@@ -427,11 +427,27 @@ static void start_with_shim(daemon_proc *d, const char *flag)
     snprintf(lib, sizeof lib, "%.*s/tests/libfailsync.so", slash ? (int)(slash - bin) : 1,
              slash ? bin : ".");
     assert_int_equal(access(lib, R_OK), 0);
+    /* An ASan build wants its runtime first among the preloaded libraries. */
+    char asan[600];
+    const char *was = getenv("ASAN_OPTIONS");
+    char *saved = was ? strdup(was) : NULL;
+    snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0", was ? was : "", was ? ":" : "");
+    setenv("ASAN_OPTIONS", asan, 1);
     setenv("LD_PRELOAD", lib, 1);
     setenv("STSD_FAILSYNC", flag, 1);
-    start_journal(d, "always", NULL);
+    static char so[400];
+    snprintf(so, sizeof so, "--state-dir=%s/state", d->dir);
+    const char *args[] = {"--journal=on", so, "-Dstsd.journal.fsync=always", NULL};
+    int rc = td_start(d, args);
     unsetenv("LD_PRELOAD");
     unsetenv("STSD_FAILSYNC");
+    if (saved) {
+        setenv("ASAN_OPTIONS", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("ASAN_OPTIONS");
+    }
+    assert_int_equal(rc, 0);
 }
 
 static void test_stop_during_fsync_failures(void **state)

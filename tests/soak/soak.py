@@ -185,7 +185,7 @@ def w_queues(port, stop, ledger, rnd):
             n += 1
         elif op < 0.45:
             st, body, r = c.get("/sts/READ?FILENAME=%s&KEEP=FALSE&LEASE=%d%s" %
-                                (q, rnd.choice([1, 2, 120]), rnd.choice(["", "", "&TIMEOUT=1"])))
+                                (q, rnd.choice([1, 2, 3600]), rnd.choice(["", "", "&TIMEOUT=1"])))
             lease = r.getheader("X-STS-Lease") if r else None
             if lease:
                 k = rnd.random()
@@ -193,7 +193,7 @@ def w_queues(port, stop, ledger, rnd):
                     c.get("/sts/ACK?FILENAME=%s&LEASE=%s" % (q, lease))
                 elif k < 0.7:
                     c.get("/sts/RELEASE?FILENAME=%s&LEASE=%s" % (q, lease))
-                # else: left to expire (LEASE=1, 2) or open past the stops (120)
+                # else: left to expire (LEASE=1, 2) or open past the stops (3600)
         elif op < 0.55:
             c.get("/sts/READ?FILENAME=%s&KEEP=%s&READ_MODE=%s" %
                   (q, rnd.choice(["TRUE", "FALSE"]), rnd.choice(["FIRST", "LAST", "RANDOM"])))
@@ -513,7 +513,7 @@ def main():
     print("soak: run A (fsync=always): %d lists made in %.1f s" % (LISTS, time.time() - t_start),
           flush=True)
     load(a.port, SECONDS / 2, ledger, 1)
-    # A stops with leases open for 120 s, and with big answers (STATUS of 10,000 lists,
+    # A stops with leases open for an hour, and with big answers (STATUS of 10,000 lists,
     # past the 64 KiB an HTTP thread keeps a connection's state for) the last thing each
     # HTTP thread served: issue 23's crash at thread exit.
     before = quiet_state(a.port)

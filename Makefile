@@ -47,7 +47,8 @@ UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test
 PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
 TESTLIB := $(BUILD)/obj/tests/testlib.o
 
-.PHONY: all run test test-unit test-proto test-ui test-pkg test-examples test-asan test-fuzz deps deps-test install uninstall clean \
+.PHONY: all run test test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
+        test-stop test-fuzz deps deps-test install uninstall clean \
         help bench bench-store fuzz
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8
@@ -55,7 +56,12 @@ all: deps $(BUILD)/stsd $(BUILD)/stsd.8
 help:
 	@echo "make            build $(BUILD)/stsd and $(BUILD)/stsd.8 (V=1 prints the commands)"
 	@echo "make run        build and serve the example datasets on port 9191 (conf/run.properties)"
-	@echo "make test       build, run every test: unit, protocol, install, examples, ASan+UBSan, fuzz"
+	@echo "make test       build, run every test: unit, protocol, install, examples, ASan+UBSan,"
+	@echo "                the soaks, the stop matrix, fuzz"
+	@echo "make test-soak  ASan+UBSan stsd (leaks checked) under a mixed, messy load for 60 s,"
+	@echo "                stopped and restarted (tests/soak/; SOAK_SECONDS=60)"
+	@echo "make test-tsan  the same soak under ThreadSanitizer (build/tsan; tests/soak/tsan.supp)"
+	@echo "make test-stop  SIGTERM in every state: exit 0 within 5 s, nothing answered lost (also under ASan)"
 	@echo "make test-ui    the dashboard in headless Chromium (screenshots in build/ui-screens/)"
 	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
 	@echo "make test-examples  the curl examples and Locust against a real stsd"
@@ -106,6 +112,11 @@ $(BUILD)/tests/%: tests/proto/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) -lcmocka $(LDLIBS)
 
+# The stop matrix (tests/stop/, make test-stop): protocol tests too slow for test-proto.
+$(BUILD)/tests/%: tests/stop/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+		$(PKG_LIBS) -lcmocka $(LDLIBS)
+
 # The fsync-failure shim test_faults preloads into stsd (plain C whatever the build).
 $(BUILD)/tests/libfailsync.so: tests/proto/failsync.c | $(BUILD)/tests
 	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
@@ -123,9 +134,12 @@ run: all
 test: deps-test
 	@scripts/check-layers.sh
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
+	$(Q)$(MAKE) --no-print-directory test-stop
 	$(Q)$(MAKE) --no-print-directory test-ui
 	$(Q)$(MAKE) --no-print-directory test-pkg test-examples
 	$(Q)$(MAKE) --no-print-directory test-asan
+	$(Q)$(MAKE) --no-print-directory test-soak
+	$(Q)$(MAKE) --no-print-directory test-tsan
 	$(Q)$(MAKE) --no-print-directory test-fuzz
 
 test-unit: $(UNIT)
@@ -133,6 +147,11 @@ test-unit: $(UNIT)
 
 test-proto: $(BUILD)/stsd $(PROTO) $(BUILD)/tests/libfailsync.so
 	@STSD=$(BUILD)/stsd tests/run-tests.sh protocol $(PROTO)
+
+# SIGTERM in every state (a 10M-line INITFILE, a 50 MB upload, 2,000 waiters, a million
+# leases, failing fsyncs, a compaction): exit 0 within 5 s, nothing answered lost.
+test-stop: $(BUILD)/stsd $(BUILD)/tests/test_stop $(BUILD)/tests/libfailsync.so
+	@STSD=$(BUILD)/stsd tests/run-tests.sh stop $(BUILD)/tests/test_stop
 
 # make install into a temp DESTDIR, stsd(8) through groff, the unit through systemd-analyze.
 test-pkg: all
@@ -148,7 +167,18 @@ test-ui: $(BUILD)/stsd
 
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
-		test-unit test-proto
+		test-unit test-proto test-stop
+
+# The soak (tests/soak/soak.py): a sanitizer build under every command and every kind of
+# bad client for SOAK_SECONDS (60), stopped with SIGTERM and restarted on its state.
+test-soak:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
+		build/asan/stsd
+	@tests/soak/run.sh asan build/asan/stsd
+
+test-tsan:
+	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SANITIZER=thread CFLAGS="-O1 -g" build/tsan/stsd
+	@tests/soak/run.sh tsan build/tsan/stsd
 
 bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/fsync-floor \
 		$(BUILD)/tests/libfailsync.so

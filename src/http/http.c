@@ -20,6 +20,7 @@
 #include "base/log.h"
 #include "base/stats.h"
 #include "cmd/commit.h"
+#include "journal/journal.h"
 #include "http_int.h"
 #include "http_route.h"
 
@@ -29,10 +30,19 @@
 #define HTTP_LISTEN_BACKLOG 4096
 
 /* Connection states are recycled per HTTP thread: a connection lives on one thread, so
- * it is started and closed there, and the pool needs no lock. */
+ * it is started and closed there, and the pool needs no lock. The thread's key holds the
+ * same head as free_requests, so that the key's destructor frees the pool at thread
+ * exit: pool_set changes both together, so the key never names a request handed out
+ * (or freed) since. */
 static __thread request *free_requests;
 static pthread_key_t pool_key;
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_set(request *head)
+{
+    free_requests = head;
+    pthread_setspecific(pool_key, head);
+}
 
 static void request_destroy(request *q)
 {
@@ -64,7 +74,8 @@ static request *request_get(void)
 {
     request *q = free_requests;
     if (q) {
-        free_requests = q->next_free;
+        pool_set(q->next_free);
+        q->next_free = NULL;
     } else {
         q = calloc(1, sizeof *q);
         if (!q)
@@ -82,8 +93,7 @@ static void request_put(request *q)
         return;
     }
     q->next_free = free_requests;
-    free_requests = q;
-    pthread_setspecific(pool_key, free_requests);
+    pool_set(q);
 }
 
 /* c's client address and its length (NULL, 0 if unknown). */
@@ -136,6 +146,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
     buf_clear(&q->uri);
     buf_clear(&q->body);
     q->started = 0;
+    q->counted = 0;
     q->body_too_big = 0;
     q->result.stop = 0;
     return buf_puts(&q->uri, uri) == 0 ? q : NULL;
@@ -160,8 +171,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         http_loop_release(http_loop_current());
         q->in_place = 0;
     }
-    if (!q->started)
+    if (!q->counted)
         return;
+    q->counted = 0;
     atomic_fetch_sub(&h->in_flight, 1);
     if (q->result.stop && toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && h->on_stop)
         h->on_stop();
@@ -210,7 +222,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         /* Queuing on the first call makes MHD 0.9.75 close keep-alive connections:
          * always answer on a later call. */
         q->started = 1;
-        atomic_fetch_add(&h->in_flight, 1);
         return MHD_YES;
     }
     if (*upload_data_size) {
@@ -221,6 +232,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_YES;
         }
         return buf_append(&q->body, upload_data, n) == 0 ? MHD_YES : MHD_NO;
+    }
+    /* Counted once its body is in: a stop waits for requests that run, not for uploads
+     * still arriving (cut, they were never answered). */
+    if (!q->counted) {
+        if (atomic_load(&h->stopping))
+            return http_send_stopping(c);
+        q->counted = 1;
+        atomic_fetch_add(&h->in_flight, 1);
     }
     if (q->body_too_big)
         return http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "413 request body too large\n");
@@ -321,6 +340,7 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
     if (acc)
         h->acc = *acc;
     atomic_init(&h->in_flight, 0);
+    atomic_init(&h->stopping, 0);
     h->conf = conf;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     h->threads = conf->threads > 0 ? (unsigned)conf->threads
@@ -353,11 +373,17 @@ void http_stop(http_server *h, int timeout_ms)
 {
     if (!h)
         return;
+    atomic_store(&h->stopping, 1);
     http_loops_quiesce(h->loops);
     close(h->listen_fd);
     struct timespec pause = {0, 5 * 1000 * 1000};
-    for (int waited = 0; atomic_load(&h->in_flight) > 0 && waited < timeout_ms; waited += 5)
+    for (int waited = 0; atomic_load(&h->in_flight) > 0 && waited < timeout_ms; waited += 5) {
+        /* Answers held by a log that cannot be written wait for its rewrite, which
+         * journal_close tries once more: waiting here would only spend the stop's time. */
+        if (h->srv->j && journal_broken(h->srv->j))
+            break;
         nanosleep(&pause, NULL);
+    }
     if (h->srv->j)
         journal_set_answer_hook(h->srv->j, NULL, NULL);
     http_loops_stop(h->loops);

@@ -30,6 +30,7 @@ typedef struct request {
     http_loop *loop;  /* while parked: the thread it waits on */
     int ip_counted;   /* its connection is counted in the server's iplimit */
     int started;      /* the access handler has seen this request */
+    int counted;      /* its body is in: counted in in_flight, which a stop waits for */
     int body_too_big;
     uint64_t t0;      /* when the command started, for stsd_request_duration_seconds */
 } request;
@@ -44,6 +45,7 @@ struct http_server {
     iplimit *per_ip;          /* stsd.maxConnectionsPerIp, NULL for none */
     void (*on_stop)(void);
     atomic_int in_flight;
+    atomic_int stopping;      /* http_stop has begun: no new request runs */
 };
 
 #endif

@@ -46,6 +46,20 @@ enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const
     return send_page(c, status, text, strlen(text), "text/plain; charset=UTF-8");
 }
 
+enum MHD_Result http_send_stopping(struct MHD_Connection *c)
+{
+    static const char text[] = "503 stopping\n";
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(sizeof text - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=UTF-8");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SERVICE_UNAVAILABLE, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* Accept: application/json asks for JSON answers (FORMAT= may still say otherwise). */
 static int wants_json(struct MHD_Connection *c)
 {

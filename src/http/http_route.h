@@ -21,4 +21,9 @@ enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q);
 /* A plain-text error page with status. */
 enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const char *text);
 
+/* The answer to a request whose body came in after the stop began: it is not run, so
+ * nothing is lost; 503, and the connection closes (otherwise keep-alive clients keep the
+ * stop waiting). */
+enum MHD_Result http_send_stopping(struct MHD_Connection *c);
+
 #endif

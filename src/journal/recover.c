@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -26,9 +27,12 @@ typedef struct rlog {
     const char *torn_why;
 } rlog;
 
-/* One open lease during the replay. */
+/* One open lease during the replay: in its list's chain (newest first) and in the
+ * replay's table by (list, id), so that a SETTLE finds it at once among a million. */
 typedef struct rlease {
-    struct rlease *next;
+    struct rlease *next, *prev;
+    struct rlease *hnext;
+    const void *owner;     /* its rent */
     uint64_t id;
     int64_t until;
     size_t len;
@@ -62,6 +66,8 @@ typedef struct replay {
     size_t nlogs;
     rent **b;              /* the lists, hashed by name */
     size_t nb, n;
+    rlease **lb;           /* the open leases, hashed by (list, id) */
+    size_t lnb, ln;
     size_t refs_cap;       /* room in rs->refs */
 } replay;
 
@@ -110,23 +116,96 @@ static rent *rmap_get(replay *x, const char *name, size_t len)
     return e;
 }
 
-/* Forgets e's leases (RESET, INITFILE, a snapshot that carries them again). */
-static void drop_leases(rent *e)
+/* ---- open leases by (list, id) ----------------------------------------------------------- */
+
+static size_t lease_slot(const void *owner, uint64_t id, size_t nb)
 {
-    while (e->leases) {
-        rlease *next = e->leases->next;
-        free(e->leases);
-        e->leases = next;
+    uint64_t h = id ^ ((uint64_t)(uintptr_t)owner * 0x9E3779B97F4A7C15ULL);
+    h *= 0xFF51AFD7ED558CCDULL;
+    return (size_t)(h >> 32) & (nb - 1);
+}
+
+static rlease *lease_find(const replay *x, const rent *e, uint64_t id)
+{
+    if (!x->lnb)
+        return NULL;
+    for (rlease *l = x->lb[lease_slot(e, id, x->lnb)]; l; l = l->hnext)
+        if (l->id == id && l->owner == e)
+            return l;
+    return NULL;
+}
+
+/* Chains l at the head of e's leases and into the table; -1 on ENOMEM (nothing done). */
+static int lease_add(replay *x, rent *e, rlease *l)
+{
+    if (x->ln >= x->lnb) {
+        size_t nb = x->lnb ? x->lnb * 2 : 1024;
+        rlease **b = calloc(nb, sizeof *b);
+        if (!b)
+            return -1;
+        for (size_t i = 0; i < x->lnb; i++)
+            for (rlease *o = x->lb[i], *next; o; o = next) {
+                next = o->hnext;
+                size_t k = lease_slot(o->owner, o->id, nb);
+                o->hnext = b[k];
+                b[k] = o;
+            }
+        free(x->lb);
+        x->lb = b;
+        x->lnb = nb;
     }
-    e->nleases = 0;
+    size_t k = lease_slot(e, l->id, x->lnb);
+    l->owner = e;
+    l->hnext = x->lb[k];
+    x->lb[k] = l;
+    x->ln++;
+    l->prev = NULL;
+    l->next = e->leases;
+    if (e->leases)
+        e->leases->prev = l;
+    e->leases = l;
+    e->nleases++;
+    return 0;
+}
+
+/* Unchains l from its list and the table, and frees it. */
+static void lease_remove(replay *x, rent *e, rlease *l)
+{
+    if (x->lnb) {
+        rlease **pp = &x->lb[lease_slot(e, l->id, x->lnb)];
+        while (*pp && *pp != l)
+            pp = &(*pp)->hnext;
+        if (*pp) {
+            *pp = l->hnext;
+            x->ln--;
+        }
+    }
+    if (l->prev)
+        l->prev->next = l->next;
+    else
+        e->leases = l->next;
+    if (l->next)
+        l->next->prev = l->prev;
+    e->nleases--;
+    free(l);
+}
+
+/* Forgets e's leases (RESET, INITFILE, a snapshot that carries them again). */
+static void drop_leases(replay *x, rent *e)
+{
+    while (e->leases)
+        lease_remove(x, e, e->leases);
 }
 
 static void rmap_free(replay *x)
 {
+    free(x->lb);            /* the leases are freed with their lists below */
+    x->lb = NULL;
+    x->lnb = x->ln = 0;
     for (size_t i = 0; i < x->nb; i++)
         for (rent *e = x->b[i], *next; e; e = next) {
             next = e->next;
-            drop_leases(e);
+            drop_leases(x, e);
             list_free(e->l);
             free(e);
         }
@@ -368,11 +447,9 @@ static int apply_take(replay *x, const rlog *g, size_t off, const wal_rec *r, li
  * lease; RELEASE also puts its line back at the head, even if the lease is unknown). */
 static int apply_lease(replay *x, const rlog *g, size_t off, const wal_rec *r, rent *e)
 {
-    rlease **pp = &e->leases;
-    while (*pp && (*pp)->id != r->id)
-        pp = &(*pp)->next;
+    rlease *known = lease_find(x, e, r->id);
     if (r->type == WAL_LEASE) {
-        if (*pp)
+        if (known)
             return 0;               /* carried again by a compaction */
         rlease *l = malloc(sizeof *l + (r->data_len ? r->data_len : 1));
         if (!l)
@@ -381,17 +458,14 @@ static int apply_lease(replay *x, const rlog *g, size_t off, const wal_rec *r, r
         l->until = (int64_t)r->n;
         l->len = r->data_len;
         memcpy(l->line, r->data, r->data_len);
-        l->next = e->leases;
-        e->leases = l;
-        e->nleases++;
+        if (lease_add(x, e, l) != 0) {
+            free(l);
+            return fail(x, g->name, off, "out of memory", 0, 0);
+        }
         return 0;
     }
-    if (*pp) {
-        rlease *l = *pp;
-        *pp = l->next;
-        free(l);
-        e->nleases--;
-    }
+    if (known)
+        lease_remove(x, e, known);
     if (r->flag) {
         if (!e->l && !(e->l = list_create()))
             return fail(x, g->name, off, "out of memory", 0, 0);
@@ -421,7 +495,7 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
         list_free(e->l);
         e->l = fresh;
         if (r->type != WAL_PUSH)
-            drop_leases(e);
+            drop_leases(x, e);
     }
     if (r->type == WAL_LEASE || r->type == WAL_SETTLE)
         return apply_lease(x, g, off, r, e);

@@ -1,0 +1,527 @@
+/* test_stop.c - a stop in every state (issue 23): SIGTERM must end in exit status 0
+ * within 5 s, and after a restart on the same state directory nothing acknowledged is
+ * lost, when it arrives
+ *  - during an INITFILE of 10,000,000 lines;
+ *  - during the upload of a 50 MB LOAD;
+ *  - with 2,000 READs parked (TIMEOUT on an empty list);
+ *  - with a million leases open;
+ *  - during a stretch of fsync failures (tests/proto/failsync.c, preloaded);
+ *  - during a compaction.
+ * Each case runs writers that ADD ids to ack.csv (fsync=always unless said) until the
+ * stop: every id answered OK must be there after the restart, once.
+ * The slower tier of `make test` (make test-stop): about a minute, most of it making
+ * the big inputs. Stop times go to stderr (the test's log). */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testlib.h"
+
+#define WRITERS 4
+#define MAX_IDS 400000
+#define STOP_LIMIT_MS 5000
+
+enum { NONE, SENT, OK };
+
+static atomic_uchar ids[MAX_IDS];
+static atomic_int next_id, stop_writers, oks;
+static pthread_t writer_threads[WRITERS];
+static int port;
+
+static int64_t now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void *writer(void *arg)
+{
+    http_conn c;
+    char target[128], ok[128];
+    page_ok(ok, sizeof ok, "");
+    if (http_conn_open(&c, port) != 0)
+        return NULL;
+    while (!atomic_load(&stop_writers)) {
+        int id = atomic_fetch_add(&next_id, 1);
+        if (id >= MAX_IDS)
+            break;
+        atomic_store(&ids[id], SENT);
+        snprintf(target, sizeof target, "/sts/ADD?FILENAME=ack.csv&LINE=id%d", id);
+        http_reply r;
+        if (http_conn_get(&c, target, &r) != 0)
+            break;                  /* the stop: this one may or may not be there */
+        if (strcmp(r.body, ok) == 0) {
+            atomic_store(&ids[id], OK);
+            atomic_fetch_add(&oks, 1);
+        }
+        http_reply_free(&r);
+    }
+    http_conn_close(&c);
+    return NULL;
+}
+
+static void start_writers(int p)
+{
+    port = p;
+    atomic_store(&stop_writers, 0);
+    atomic_store(&next_id, 0);
+    atomic_store(&oks, 0);
+    for (int i = 0; i < MAX_IDS; i++)
+        atomic_store(&ids[i], NONE);
+    for (int i = 0; i < WRITERS; i++)
+        assert_int_equal(pthread_create(&writer_threads[i], NULL, writer, NULL), 0);
+}
+
+static void join_writers(void)
+{
+    atomic_store(&stop_writers, 1);
+    for (int i = 0; i < WRITERS; i++)
+        pthread_join(writer_threads[i], NULL);
+}
+
+/* The journal's arguments: state in d->dir/state, fsync policy, then more (NULL ends). */
+static void start_journal(daemon_proc *d, const char *fsync, ...)
+{
+    static char so[400], fo[100];
+    const char *args[16] = {"--journal=on", so, fo};
+    int n = 3;
+    snprintf(so, sizeof so, "--state-dir=%s/state", d->dir);
+    snprintf(fo, sizeof fo, "-Dstsd.journal.fsync=%s", fsync);
+    va_list ap;
+    va_start(ap, fsync);
+    for (const char *a; (a = va_arg(ap, const char *)) && n < 15;)
+        args[n++] = a;
+    va_end(ap);
+    args[n] = NULL;
+    assert_int_equal(td_start(d, args), 0);
+}
+
+/* SIGTERM: exit 0 within STOP_LIMIT_MS; the time it took, in ms. */
+static int64_t stop_timed(daemon_proc *d, const char *when)
+{
+    int64_t t0 = now_ms();
+    int rc = td_stop(d, 0);
+    int64_t took = now_ms() - t0;
+    fprintf(stderr, "stop %s: exit %d after %lld ms\n", when, rc, (long long)took);
+    if (rc != 0 || took > STOP_LIMIT_MS)
+        fprintf(stderr, "log:\n%s\n", td_log(d));
+    assert_int_equal(rc, 0);
+    assert_true(took <= STOP_LIMIT_MS);
+    return took;
+}
+
+/* After the restart: every id answered OK is in ack.csv once. */
+static void check_acked(daemon_proc *d, const char *when)
+{
+    int exists, lost = 0, dup = 0, n = atomic_load(&next_id);
+    unsigned char *count = td_saved_id_counts(d, "ack.csv", MAX_IDS, &exists);
+    assert_non_null(count);
+    for (int id = 0; id < n && id < MAX_IDS; id++) {
+        lost += atomic_load(&ids[id]) == OK && count[id] == 0;
+        dup += count[id] > 1;
+    }
+    fprintf(stderr, "%s: %d ADDs answered OK, %d missing, %d twice\n", when,
+            atomic_load(&oks), lost, dup);
+    assert_true(atomic_load(&oks) > 0);
+    assert_int_equal(lost, 0);
+    assert_int_equal(dup, 0);
+    free(count);
+}
+
+static long length_of(int p, const char *name)
+{
+    char target[256];
+    http_reply r;
+    snprintf(target, sizeof target, "/sts/LENGTH?FILENAME=%s&FORMAT=JSON", name);
+    if (http_get(p, target, &r) != 0)
+        return -1;
+    const char *s = strstr(r.body, "\"length\":");
+    long n = s ? atol(s + 9) : -1;
+    http_reply_free(&r);
+    return n;
+}
+
+/* A dataset file of n lines "<prefix><i>". */
+static void write_lines(daemon_proc *d, const char *name, long n, const char *prefix)
+{
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", d->data, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    for (long i = 0; i < n; i++)
+        fprintf(f, "%s%ld\n", prefix, i);
+    assert_int_equal(fclose(f), 0);
+}
+
+static int connect_local(int p)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+        close(fd);
+        return -1;
+    }
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    return fd;
+}
+
+/* ---- the cases ------------------------------------------------------------------- */
+
+static void test_stop_during_initfile(void **state)
+{
+    daemon_proc d;
+    assert_int_equal(td_mkdirs(&d), 0);
+    write_lines(&d, "big.csv", 10000000, "");
+    start_journal(&d, "always", NULL);
+    start_writers(d.port);
+    td_sleep_ms(300);
+    http_conn c;
+    assert_int_equal(http_conn_open(&c, d.port), 0);
+    assert_int_equal(http_conn_send(&c, "/sts/INITFILE?FILENAME=big.csv"), 0);
+    td_sleep_ms(150);                         /* into reading the file */
+    stop_timed(&d, "during a 10M-line INITFILE");
+    join_writers();
+    http_reply r;
+    int answered = http_conn_ready(&c, 0) && http_conn_recv(&c, &r) == 0;
+    int initfile_ok = answered && strstr(r.body, "<title>OK</title>") != NULL;
+    if (answered)
+        http_reply_free(&r);
+    http_conn_close(&c);
+    start_journal(&d, "always", NULL);
+    check_acked(&d, "after a stop during INITFILE");
+    long n = length_of(d.port, "big.csv");
+    fprintf(stderr, "INITFILE %s; big.csv has %ld lines after the restart\n",
+            initfile_ok ? "answered OK" : answered ? "answered KO" : "not answered", n);
+    if (initfile_ok)
+        assert_int_equal(n, 10000000);
+    else
+        assert_true(n == 0 || n == 10000000);
+    stop_timed(&d, "after the restart");
+    td_cleanup(&d);
+}
+
+static int upload_fd;
+static atomic_long uploaded;
+#define UPLOAD_BYTES (50L * 1000 * 1000)
+
+static void *uploader(void *arg)
+{
+    char chunk[65536];
+    for (size_t i = 0; i < sizeof chunk; i += 16)
+        memcpy(chunk + i, "upload-line-xyz\n", 16);
+    for (long sent = 0; sent < UPLOAD_BYTES;) {
+        size_t n = UPLOAD_BYTES - sent < (long)sizeof chunk ? (size_t)(UPLOAD_BYTES - sent)
+                                                             : sizeof chunk;
+        ssize_t w = send(upload_fd, chunk, n, MSG_NOSIGNAL);
+        if (w <= 0)
+            break;
+        sent += w;
+        atomic_store(&uploaded, sent);
+        if (sent % (1 << 20) < (long)sizeof chunk)
+            td_sleep_ms(200);                 /* about 10 s for the whole file */
+    }
+    return NULL;
+}
+
+static void test_stop_during_load_upload(void **state)
+{
+    daemon_proc d;
+    assert_int_equal(td_mkdirs(&d), 0);
+    start_journal(&d, "always", "-Dstsd.maxBodySize=64M", NULL);
+    start_writers(d.port);
+    upload_fd = connect_local(d.port);
+    assert_true(upload_fd >= 0);
+    char head[256];
+    int n = snprintf(head, sizeof head, "POST /sts/LOAD?FILENAME=up.csv HTTP/1.1\r\n"
+                     "Host: x\r\nContent-Type: text/csv\r\nContent-Length: %ld\r\n\r\n",
+                     UPLOAD_BYTES);
+    assert_int_equal(send(upload_fd, head, (size_t)n, MSG_NOSIGNAL), n);
+    atomic_store(&uploaded, 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, uploader, NULL), 0);
+    while (atomic_load(&uploaded) < UPLOAD_BYTES / 5)
+        td_sleep_ms(5);
+    stop_timed(&d, "during a 50 MB LOAD upload");
+    pthread_join(t, NULL);
+    close(upload_fd);
+    join_writers();
+    start_journal(&d, "always", NULL);
+    check_acked(&d, "after a stop during a LOAD upload");
+    long len = length_of(d.port, "up.csv");
+    fprintf(stderr, "up.csv: %ld lines after the restart (the upload was cut)\n", len);
+    assert_true(len <= 0 || len == UPLOAD_BYTES / 16);   /* -1: no such list */
+    stop_timed(&d, "after the restart");
+    td_cleanup(&d);
+}
+
+#define WAITERS 2000
+
+static void test_stop_with_parked_waiters(void **state)
+{
+    struct rlimit rl;
+    getrlimit(RLIMIT_NOFILE, &rl);
+    if (rl.rlim_cur < WAITERS + 200) {
+        rl.rlim_cur = rl.rlim_max < WAITERS + 200 ? rl.rlim_max : WAITERS + 200;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    assert_true(rl.rlim_cur >= WAITERS + 100);
+    daemon_proc d;
+    assert_int_equal(td_mkdirs(&d), 0);
+    start_journal(&d, "always", NULL);
+    start_writers(d.port);
+    static int fds[WAITERS];
+    char req[256];
+    /* Ten empty lists (STATUS counts waiters on lists that exist). */
+    for (int i = 0; i < 10; i++) {
+        http_reply r;
+        snprintf(req, sizeof req, "/sts/ADD?FILENAME=empty%d.csv&LINE=x", i);
+        assert_int_equal(http_get(d.port, req, &r), 0);
+        http_reply_free(&r);
+        snprintf(req, sizeof req, "/sts/READ?FILENAME=empty%d.csv&KEEP=FALSE", i);
+        assert_int_equal(http_get(d.port, req, &r), 0);
+        http_reply_free(&r);
+    }
+    for (int i = 0; i < WAITERS; i++) {
+        fds[i] = connect_local(d.port);
+        assert_true(fds[i] >= 0);
+        int n = snprintf(req, sizeof req, "GET /sts/READ?FILENAME=empty%d.csv&KEEP=FALSE"
+                         "&TIMEOUT=30 HTTP/1.1\r\nHost: x\r\n\r\n", i % 10);
+        assert_int_equal(send(fds[i], req, (size_t)n, MSG_NOSIGNAL), n);
+    }
+    /* All parked: STATUS counts them. */
+    int waiting = 0;
+    for (int tries = 0; tries < 200 && waiting < WAITERS; tries++) {
+        http_reply r;
+        assert_int_equal(http_get(d.port, "/sts/STATUS?FORMAT=JSON", &r), 0);
+        waiting = 0;
+        for (const char *s = r.body; (s = strstr(s, "\"waiters\":")); s += 10)
+            waiting += atoi(s + 10);
+        http_reply_free(&r);
+        if (waiting < WAITERS)
+            td_sleep_ms(50);
+    }
+    fprintf(stderr, "%d READs parked\n", waiting);
+    assert_int_equal(waiting, WAITERS);
+    stop_timed(&d, "with 2,000 parked READs");
+    int answered = 0;
+    char buf[512];
+    for (int i = 0; i < WAITERS; i++) {
+        ssize_t n = recv(fds[i], buf, sizeof buf - 1, MSG_DONTWAIT);
+        answered += n > 12 && strncmp(buf, "HTTP/1.1 200", 12) == 0;
+        close(fds[i]);
+    }
+    fprintf(stderr, "%d of the parked READs answered at the stop\n", answered);
+    assert_int_equal(answered, WAITERS);
+    join_writers();
+    start_journal(&d, "always", NULL);
+    check_acked(&d, "after a stop with parked READs");
+    stop_timed(&d, "after the restart");
+    td_cleanup(&d);
+}
+
+#define LEASES 1000000
+#define ACKED 100
+
+#define PER_READ 100        /* X-STS-Lease of 100 ids fits testlib's 4 KiB of headers */
+
+static char lease_ids[ACKED][40];
+static atomic_int leaser_errors;
+
+static void *leaser(void *arg)
+{
+    long k = (long)arg;
+    http_conn c;
+    char target[128], h[4096];
+    snprintf(target, sizeof target, "/sts/READMULTI?FILENAME=jobs.csv&NB_LINES=%d&KEEP=FALSE"
+             "&LEASE=3600", PER_READ);
+    if (http_conn_open(&c, port) != 0) {
+        atomic_fetch_add(&leaser_errors, 1);
+        return NULL;
+    }
+    for (long i = k; i < LEASES / PER_READ; i += 4) {
+        http_reply r;
+        if (http_conn_get(&c, target, &r) != 0) {
+            atomic_fetch_add(&leaser_errors, 1);
+            break;
+        }
+        if (http_header(&r, "X-STS-Lease", h, sizeof h) != 0)
+            atomic_fetch_add(&leaser_errors, 1);
+        else if (i == 0)
+            for (int j = 0; j < ACKED; j++)
+                snprintf(lease_ids[j], sizeof lease_ids[j], "%.16s", h + 17 * j);
+        http_reply_free(&r);
+    }
+    http_conn_close(&c);
+    return NULL;
+}
+
+static void test_stop_with_a_million_leases(void **state)
+{
+    daemon_proc d;
+    assert_int_equal(td_mkdirs(&d), 0);
+    write_lines(&d, "jobs.csv", LEASES, "job");
+    start_journal(&d, "everysec", NULL);
+    http_reply r;
+    assert_int_equal(http_get(d.port, "/sts/INITFILE?FILENAME=jobs.csv", &r), 0);
+    http_reply_free(&r);
+    port = d.port;
+    pthread_t t[4];
+    int64_t t0 = now_ms();
+    for (long i = 0; i < 4; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, leaser, (void *)i), 0);
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    assert_int_equal(atomic_load(&leaser_errors), 0);
+    fprintf(stderr, "%d leases opened in %lld ms\n", LEASES, (long long)(now_ms() - t0));
+    char target[256];
+    for (int j = 0; j < ACKED; j++) {
+        snprintf(target, sizeof target, "/sts/ACK?FILENAME=jobs.csv&LEASE=%.16s", lease_ids[j]);
+        assert_int_equal(http_get(d.port, target, &r), 0);
+        assert_non_null(strstr(r.body, "<title>OK</title>"));
+        http_reply_free(&r);
+    }
+    start_writers(d.port);
+    td_sleep_ms(300);
+    stop_timed(&d, "with a million open leases");
+    join_writers();
+    start_journal(&d, "everysec", NULL);
+    check_acked(&d, "after a stop with a million leases");
+    assert_int_equal(http_get(d.port, "/sts/LEASES?FILENAME=jobs.csv&FORMAT=JSON", &r), 0);
+    fprintf(stderr, "LEASES after the restart: %s\n", r.body);
+    http_reply_free(&r);
+    assert_int_equal(length_of(d.port, "jobs.csv"), 0);
+    /* An ACKed lease stays settled. */
+    snprintf(target, sizeof target, "/sts/ACK?FILENAME=jobs.csv&LEASE=%.16s", lease_ids[0]);
+    assert_int_equal(http_get(d.port, target, &r), 0);
+    assert_non_null(strstr(r.body, "No such lease"));
+    http_reply_free(&r);
+    stop_timed(&d, "after the restart");
+    td_cleanup(&d);
+}
+
+/* Starts stsd (fsync=always) with the failsync shim preloaded, looking at flag. */
+static void start_with_shim(daemon_proc *d, const char *flag)
+{
+    const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
+    char lib[600];
+    const char *slash = strrchr(bin, '/');
+    snprintf(lib, sizeof lib, "%.*s/tests/libfailsync.so", slash ? (int)(slash - bin) : 1,
+             slash ? bin : ".");
+    assert_int_equal(access(lib, R_OK), 0);
+    /* An ASan build wants its runtime first among the preloaded libraries. */
+    char asan[600];
+    const char *was = getenv("ASAN_OPTIONS");
+    char *saved = was ? strdup(was) : NULL;
+    snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0", was ? was : "", was ? ":" : "");
+    setenv("ASAN_OPTIONS", asan, 1);
+    setenv("LD_PRELOAD", lib, 1);
+    setenv("STSD_FAILSYNC", flag, 1);
+    static char so[400];
+    snprintf(so, sizeof so, "--state-dir=%s/state", d->dir);
+    const char *args[] = {"--journal=on", so, "-Dstsd.journal.fsync=always", NULL};
+    int rc = td_start(d, args);
+    unsetenv("LD_PRELOAD");
+    unsetenv("STSD_FAILSYNC");
+    if (saved) {
+        setenv("ASAN_OPTIONS", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("ASAN_OPTIONS");
+    }
+    assert_int_equal(rc, 0);
+}
+
+static void test_stop_during_fsync_failures(void **state)
+{
+    daemon_proc d;
+    char flag[400];
+    assert_int_equal(td_mkdirs(&d), 0);
+    snprintf(flag, sizeof flag, "%s/failsync.on", d.dir);
+    start_with_shim(&d, flag);
+    start_writers(d.port);
+    td_sleep_ms(400);
+    FILE *f = fopen(flag, "w");
+    assert_non_null(f);
+    fclose(f);
+    td_sleep_ms(800);                 /* the writers' answers are held or refused */
+    int before = atomic_load(&oks);
+    stop_timed(&d, "during fsync failures");
+    join_writers();
+    unlink(flag);
+    fprintf(stderr, "%d OKs before the stop, %d in all\n", before, atomic_load(&oks));
+    start_journal(&d, "always", NULL);
+    check_acked(&d, "after a stop during fsync failures");
+    stop_timed(&d, "after the restart");
+    td_cleanup(&d);
+}
+
+static void test_stop_during_compaction(void **state)
+{
+    daemon_proc d;
+    assert_int_equal(td_mkdirs(&d), 0);
+    start_journal(&d, "everysec", NULL);
+    start_writers(d.port);
+    /* 80 MB of log in 400 KB lines: past the 64 MiB that starts a compaction. */
+    size_t line = 400 * 1000, cap = line + 64;
+    char *body = malloc(cap);
+    assert_non_null(body);
+    int n = snprintf(body, cap, "FILENAME=big.csv&LINE=");
+    int big_ok = 0, started = 0;
+    for (int i = 0; i < 400 && !started; i++) {
+        memset(body + n, 'a' + i % 26, line);
+        body[n + line] = '\0';
+        http_reply r;
+        assert_int_equal(http_post(d.port, "/sts/ADD", body, &r), 0);
+        big_ok += strstr(r.body, "<title>OK</title>") != NULL;
+        http_reply_free(&r);
+        started = strstr(td_log(&d), "compaction into") != NULL;
+    }
+    free(body);
+    for (int i = 0; i < 500 && !started; i++) {
+        td_sleep_ms(10);
+        started = strstr(td_log(&d), "compaction into") != NULL;
+    }
+    assert_true(started);
+    int done = strstr(td_log(&d), "compaction done") != NULL;
+    fprintf(stderr, "compaction started after %d big ADDs (%s at the stop)\n", big_ok,
+            done ? "done already" : "running");
+    stop_timed(&d, "during a compaction");
+    join_writers();
+    start_journal(&d, "everysec", NULL);
+    check_acked(&d, "after a stop during a compaction");
+    assert_int_equal(length_of(d.port, "big.csv"), big_ok);
+    stop_timed(&d, "after the restart");
+    td_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_stop_during_initfile),
+        cmocka_unit_test(test_stop_during_load_upload),
+        cmocka_unit_test(test_stop_with_parked_waiters),
+        cmocka_unit_test(test_stop_with_a_million_leases),
+        cmocka_unit_test(test_stop_during_fsync_failures),
+        cmocka_unit_test(test_stop_during_compaction),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 # The rooms (folders under src/), top to bottom. A file may use files of its own room or
 # of rooms after it here. Reorganising the tree should need only this line changed.
-ORDER="app http cmd guard journal store list base"
+ORDER="app http cmd guard journal store list config base"
 
 OBJ=build/obj
 show=${CHECK_LAYERS_SHOW:-0}

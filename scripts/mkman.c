@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/config.h"
+#include "config/config.h"
 #include "base/version.h"
 #include "cmd/command.h"
 

@@ -4,7 +4,7 @@
 #define STSD_ACCESS_H
 
 #include "base/buf.h"
-#include "base/config.h"
+#include "config/config.h"
 #include "http/http.h"
 
 typedef struct access_rules {

@@ -1,4 +1,5 @@
-/* log.h - one-line log messages to stderr, with a timestamp and a level. */
+/* log.h - one-line log messages to stderr, with a timestamp and a level: text lines, or
+ * JSON objects (stsd.log.format=json) for journald and log shippers. */
 #ifndef STSD_LOG_H
 #define STSD_LOG_H
 
@@ -18,6 +19,10 @@ void log_set_writer(log_writer w);
 const char *log_level_name(log_level level);
 
 void log_msg(log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* on: from now on every message is written as one JSON line (time, level, event, fields);
+ * off: as text. */
+void log_json_install(int on);
 
 #define log_info(...)  log_msg(LOG_INFO, __VA_ARGS__)
 #define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)

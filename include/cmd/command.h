@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 
 #include "base/buf.h"
-#include "base/config.h"
+#include "config/config.h"
 #include "cmd/params.h"
 #include "cmd/result.h"
 #include "guard/auth.h"

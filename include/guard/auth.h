@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 
 #include "base/buf.h"
-#include "base/config.h"
+#include "config/config.h"
 
 typedef struct auth auth;
 

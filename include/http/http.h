@@ -7,7 +7,7 @@
 #include "guard/allow.h"
 #include "guard/auth.h"
 #include "cmd/command.h"
-#include "base/config.h"
+#include "config/config.h"
 #include "http/tls.h"
 
 typedef struct http_server http_server;

@@ -4,7 +4,7 @@
 #define STSD_TLS_H
 
 #include "base/buf.h"
-#include "base/config.h"
+#include "config/config.h"
 
 typedef struct tls_ctx tls_ctx;
 

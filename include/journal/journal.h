@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
-#include "base/config.h"
+#include "config/config.h"
 #include "base/hist.h"
 #include "list/list.h"
 #include "store/store.h"

@@ -11,10 +11,9 @@
 
 #include "app/access.h"
 #include "cmd/command.h"
-#include "base/config.h"
+#include "config/config.h"
 #include "store/dataset.h"
 #include "http/http.h"
-#include "base/log_json.h"
 #include "http/metrics.h"
 #include "app/notify.h"
 #include "store/lease_timer.h"

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cmd/command.h"
-#include "base/config.h"
+#include "config/config.h"
 #include "store/dataset.h"
 #include "cmd/params.h"
 #include "http/reply.h"

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/config.h"
+#include "config/config.h"
 #include "guard/allow.h"
 #include "guard/auth.h"
 #include "cmd/command.h"

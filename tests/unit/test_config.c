@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/config.h"
+#include "config/config.h"
 
 /* ---- helpers (static: the test binary links every module) ---- */
 

@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "base/buf.h"
-#include "base/config.h"
+#include "config/config.h"
 
 #define JP "jmeterPlugin.sts."
 

@@ -1,6 +1,6 @@
 /* config_args.c - the command line: getopt_long over the option table, -Dkey=value,
  * the --help text and the lists stsd(8) is generated from. */
-#include "base/config.h"
+#include "config/config.h"
 #include "config_core.h"
 #include "base/num.h"
 

@@ -1,9 +1,9 @@
 /* config.c - stsd's settings: the table of keys, their values, properties files, CONFIG. */
-#include "base/config.h"
+#include "config/config.h"
 #include "config_core.h"
 #include "base/log.h"
 #include "base/num.h"
-#include "base/properties.h"
+#include "config/properties.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* properties.c - the java.util.Properties text format, as JMeter users write it. */
-#include "base/properties.h"
+#include "config/properties.h"
 
 #include <stdint.h>
 #include <string.h>

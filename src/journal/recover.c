@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/hash.h"
 #include "base/log.h"
+#include "recover_map.h"
 #include "snapshot.h"
 #include "wal.h"
 
@@ -27,31 +27,6 @@ typedef struct rlog {
     const char *torn_why;
 } rlog;
 
-/* One open lease during the replay: in its list's chain (newest first) and in the
- * replay's table by (list, id), so that a SETTLE finds it at once among a million. */
-typedef struct rlease {
-    struct rlease *next, *prev;
-    struct rlease *hnext;
-    const void *owner;     /* its rent */
-    uint64_t id;
-    int64_t until;
-    size_t len;
-    char line[];
-} rlease;
-
-/* One list during the replay. */
-typedef struct rent {
-    struct rent *next;
-    list *l;
-    rlease *leases;        /* newest first */
-    size_t nleases;
-    size_t def_log;        /* 1 + index of the log of its defining record; 0: none */
-    size_t def_off;
-    uint64_t def_id;       /* its snapshot file (0: none) */
-    size_t name_len;
-    char name[];
-} rent;
-
 /* Everything one run works on. */
 typedef struct replay {
     int dirfd;
@@ -64,155 +39,9 @@ typedef struct replay {
     size_t nsnaps, scap;
     rlog *logs;            /* logs[0..nlogs): base to newest kept */
     size_t nlogs;
-    rent **b;              /* the lists, hashed by name */
-    size_t nb, n;
-    rlease **lb;           /* the open leases, hashed by (list, id) */
-    size_t lnb, ln;
+    recover_map map;       /* the lists by name, their open leases by (list, id) */
     size_t refs_cap;       /* room in rs->refs */
 } replay;
-
-/* ---- names to lists --------------------------------------------------------------------- */
-
-static rent *rmap_find(const replay *x, const char *name, size_t len)
-{
-    if (!x->nb)
-        return NULL;
-    for (rent *e = x->b[hash_fnv1a(name, len) & (x->nb - 1)]; e; e = e->next)
-        if (e->name_len == len && memcmp(e->name, name, len) == 0)
-            return e;
-    return NULL;
-}
-
-/* The entry for name, created if absent; NULL on ENOMEM. */
-static rent *rmap_get(replay *x, const char *name, size_t len)
-{
-    rent *e = rmap_find(x, name, len);
-    if (e)
-        return e;
-    if (x->n >= x->nb) {
-        size_t nb = x->nb ? x->nb * 2 : 256;
-        rent **b = calloc(nb, sizeof *b);
-        if (!b)
-            return NULL;
-        for (size_t i = 0; i < x->nb; i++)
-            for (rent *o = x->b[i], *next; o; o = next) {
-                next = o->next;
-                size_t k = hash_fnv1a(o->name, o->name_len) & (nb - 1);
-                o->next = b[k];
-                b[k] = o;
-            }
-        free(x->b);
-        x->b = b;
-        x->nb = nb;
-    }
-    if (!(e = calloc(1, sizeof *e + len + 1)))
-        return NULL;
-    size_t k = hash_fnv1a(name, len) & (x->nb - 1);
-    memcpy(e->name, name, len);
-    e->name_len = len;
-    e->next = x->b[k];
-    x->b[k] = e;
-    x->n++;
-    return e;
-}
-
-/* ---- open leases by (list, id) ----------------------------------------------------------- */
-
-static size_t lease_slot(const void *owner, uint64_t id, size_t nb)
-{
-    uint64_t h = id ^ ((uint64_t)(uintptr_t)owner * 0x9E3779B97F4A7C15ULL);
-    h *= 0xFF51AFD7ED558CCDULL;
-    return (size_t)(h >> 32) & (nb - 1);
-}
-
-static rlease *lease_find(const replay *x, const rent *e, uint64_t id)
-{
-    if (!x->lnb)
-        return NULL;
-    for (rlease *l = x->lb[lease_slot(e, id, x->lnb)]; l; l = l->hnext)
-        if (l->id == id && l->owner == e)
-            return l;
-    return NULL;
-}
-
-/* Chains l at the head of e's leases and into the table; -1 on ENOMEM (nothing done). */
-static int lease_add(replay *x, rent *e, rlease *l)
-{
-    if (x->ln >= x->lnb) {
-        size_t nb = x->lnb ? x->lnb * 2 : 1024;
-        rlease **b = calloc(nb, sizeof *b);
-        if (!b)
-            return -1;
-        for (size_t i = 0; i < x->lnb; i++)
-            for (rlease *o = x->lb[i], *next; o; o = next) {
-                next = o->hnext;
-                size_t k = lease_slot(o->owner, o->id, nb);
-                o->hnext = b[k];
-                b[k] = o;
-            }
-        free(x->lb);
-        x->lb = b;
-        x->lnb = nb;
-    }
-    size_t k = lease_slot(e, l->id, x->lnb);
-    l->owner = e;
-    l->hnext = x->lb[k];
-    x->lb[k] = l;
-    x->ln++;
-    l->prev = NULL;
-    l->next = e->leases;
-    if (e->leases)
-        e->leases->prev = l;
-    e->leases = l;
-    e->nleases++;
-    return 0;
-}
-
-/* Unchains l from its list and the table, and frees it. */
-static void lease_remove(replay *x, rent *e, rlease *l)
-{
-    if (x->lnb) {
-        rlease **pp = &x->lb[lease_slot(e, l->id, x->lnb)];
-        while (*pp && *pp != l)
-            pp = &(*pp)->hnext;
-        if (*pp) {
-            *pp = l->hnext;
-            x->ln--;
-        }
-    }
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        e->leases = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
-    e->nleases--;
-    free(l);
-}
-
-/* Forgets e's leases (RESET, INITFILE, a snapshot that carries them again). */
-static void drop_leases(replay *x, rent *e)
-{
-    while (e->leases)
-        lease_remove(x, e, e->leases);
-}
-
-static void rmap_free(replay *x)
-{
-    free(x->lb);            /* the leases are freed with their lists below */
-    x->lb = NULL;
-    x->lnb = x->ln = 0;
-    for (size_t i = 0; i < x->nb; i++)
-        for (rent *e = x->b[i], *next; e; e = next) {
-            next = e->next;
-            drop_leases(x, e);
-            list_free(e->l);
-            free(e);
-        }
-    free(x->b);
-    x->b = NULL;
-    x->nb = x->n = 0;
-}
 
 /* ---- failures ----------------------------------------------------------------------- */
 
@@ -353,7 +182,7 @@ static int each_record(replay *x, record_fn fn)
         while (log_next(g, &pos, &off, &r)) {
             if (r.type == WAL_COMPACT_DONE)
                 continue;
-            rent *e = rmap_get(x, r.name, r.name_len);
+            rent *e = recover_map_get(&x->map, r.name, r.name_len);
             if (!e)
                 return fail(x, g->name, off, "out of memory", 0, 0);
             int rc = fn(x, i + 1, g, off, &r, e);
@@ -447,7 +276,7 @@ static int apply_take(replay *x, const rlog *g, size_t off, const wal_rec *r, li
  * lease; RELEASE also puts its line back at the head, even if the lease is unknown). */
 static int apply_lease(replay *x, const rlog *g, size_t off, const wal_rec *r, rent *e)
 {
-    rlease *known = lease_find(x, e, r->id);
+    rlease *known = recover_lease_find(&x->map, e, r->id);
     if (r->type == WAL_LEASE) {
         if (known)
             return 0;               /* carried again by a compaction */
@@ -458,14 +287,14 @@ static int apply_lease(replay *x, const rlog *g, size_t off, const wal_rec *r, r
         l->until = (int64_t)r->n;
         l->len = r->data_len;
         memcpy(l->line, r->data, r->data_len);
-        if (lease_add(x, e, l) != 0) {
+        if (recover_lease_add(&x->map, e, l) != 0) {
             free(l);
             return fail(x, g->name, off, "out of memory", 0, 0);
         }
         return 0;
     }
     if (known)
-        lease_remove(x, e, known);
+        recover_lease_remove(&x->map, e, known);
     if (r->flag) {
         if (!e->l && !(e->l = list_create()))
             return fail(x, g->name, off, "out of memory", 0, 0);
@@ -495,7 +324,7 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
         list_free(e->l);
         e->l = fresh;
         if (r->type != WAL_PUSH)
-            drop_leases(x, e);
+            recover_drop_leases(&x->map, e);
     }
     if (r->type == WAL_LEASE || r->type == WAL_SETTLE)
         return apply_lease(x, g, off, r, e);
@@ -520,13 +349,13 @@ static int hand_over(replay *x)
 {
     recover_state *rs = x->rs;
     size_t k = 0;
-    rs->names = calloc(x->n ? x->n : 1, sizeof *rs->names);
-    rs->lists = calloc(x->n ? x->n : 1, sizeof *rs->lists);
-    rs->def_ids = calloc(x->n ? x->n : 1, sizeof *rs->def_ids);
+    rs->names = calloc(x->map.n ? x->map.n : 1, sizeof *rs->names);
+    rs->lists = calloc(x->map.n ? x->map.n : 1, sizeof *rs->lists);
+    rs->def_ids = calloc(x->map.n ? x->map.n : 1, sizeof *rs->def_ids);
     if (!rs->names || !rs->lists || !rs->def_ids)
         return -1;
-    for (size_t i = 0; i < x->nb; i++)
-        for (rent *e = x->b[i]; e; e = e->next) {
+    for (size_t i = 0; i < x->map.nb; i++)
+        for (rent *e = x->map.b[i]; e; e = e->next) {
             if (!e->l)
                 continue;
             if (!(rs->names[k] = strdup(e->name)))
@@ -536,11 +365,11 @@ static int hand_over(replay *x)
     qsort(rs->names, k, sizeof *rs->names, cmp_name);
     size_t nl = 0;
     for (size_t j = 0; j < k; j++)
-        nl += rmap_find(x, rs->names[j], strlen(rs->names[j]))->nleases;
+        nl += recover_map_find(&x->map, rs->names[j], strlen(rs->names[j]))->nleases;
     if (nl && !(rs->leases = calloc(nl, sizeof *rs->leases)))
         return -1;
     for (size_t j = 0; j < k; j++) {
-        rent *e = rmap_find(x, rs->names[j], strlen(rs->names[j]));
+        rent *e = recover_map_find(&x->map, rs->names[j], strlen(rs->names[j]));
         rs->lists[j] = e->l;
         rs->def_ids[j] = e->def_id;
         e->l = NULL;
@@ -708,7 +537,7 @@ cleanup:
     free(x.logs);
     free(x.gens);
     free(x.snaps);
-    rmap_free(&x);
+    recover_map_free(&x.map);
     return rc;
 }
 

@@ -1,0 +1,60 @@
+/* recover_map.h - the replay's lists by name and their open leases by (list, id). Private
+ * to journal/ (recover.c). */
+#ifndef STSD_RECOVER_MAP_H
+#define STSD_RECOVER_MAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "list/list.h"
+
+/* One open lease during the replay: in its list's chain (newest first) and in the
+ * replay's table by (list, id), so that a SETTLE finds it at once among a million. */
+typedef struct rlease {
+    struct rlease *next, *prev;
+    struct rlease *hnext;
+    const void *owner;     /* its rent */
+    uint64_t id;
+    int64_t until;
+    size_t len;
+    char line[];
+} rlease;
+
+/* One list during the replay. */
+typedef struct rent {
+    struct rent *next;
+    list *l;
+    rlease *leases;        /* newest first */
+    size_t nleases;
+    size_t def_log;        /* 1 + index of the log of its defining record; 0: none */
+    size_t def_off;
+    uint64_t def_id;       /* its snapshot file (0: none) */
+    size_t name_len;
+    char name[];
+} rent;
+
+typedef struct recover_map {
+    rent **b;              /* the lists, hashed by name */
+    size_t nb, n;
+    rlease **lb;           /* the open leases, hashed by (list, id) */
+    size_t lnb, ln;
+} recover_map;
+
+/* The entry for name[0..len), or NULL. */
+rent *recover_map_find(const recover_map *m, const char *name, size_t len);
+/* The entry for name, created (with no list) if absent; NULL on ENOMEM. */
+rent *recover_map_get(recover_map *m, const char *name, size_t len);
+
+/* Lease id of e, or NULL. */
+rlease *recover_lease_find(const recover_map *m, const rent *e, uint64_t id);
+/* Chains l at the head of e's leases and into the table; -1 on ENOMEM (nothing done). */
+int recover_lease_add(recover_map *m, rent *e, rlease *l);
+/* Unchains l from its list and the table, and frees it. */
+void recover_lease_remove(recover_map *m, rent *e, rlease *l);
+/* Forgets e's leases (RESET, INITFILE, a snapshot that carries them again). */
+void recover_drop_leases(recover_map *m, rent *e);
+
+/* Frees every entry, its list and its leases. */
+void recover_map_free(recover_map *m);
+
+#endif

@@ -10,6 +10,7 @@
 
 #include "base/hash.h"
 #include "base/log.h"
+#include "recover_keys.h"
 #include "snapshot.h"
 #include "wal.h"
 
@@ -63,6 +64,7 @@ typedef struct replay {
     rent **b;              /* the lists, hashed by name */
     size_t nb, n;
     size_t refs_cap;       /* room in rs->refs */
+    rkeys *keys;
 } replay;
 
 /* ---- names to lists --------------------------------------------------------------------- */
@@ -272,7 +274,7 @@ static int each_record(replay *x, record_fn fn)
         size_t pos = WAL_HEADER_SIZE, off;
         wal_rec r;
         while (log_next(g, &pos, &off, &r)) {
-            if (r.type == WAL_COMPACT_DONE)
+            if (r.type == WAL_COMPACT_DONE || r.type >= WAL_KEY_SET)
                 continue;
             rent *e = rmap_get(x, r.name, r.name_len);
             if (!e)
@@ -436,6 +438,21 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
     return 0;
 }
 
+/* Applies the key records of every log, in log order. */
+static int replay_keys(replay *x)
+{
+    for (size_t i = 0; i < x->nlogs; i++) {
+        const rlog *g = &x->logs[i];
+        size_t pos = WAL_HEADER_SIZE, off;
+        wal_rec r;
+        while (log_next(g, &pos, &off, &r))
+            if (r.type >= WAL_KEY_SET && r.type <= WAL_KEY_SETTLE &&
+                rkeys_apply(&x->keys, &r) != 0)
+                return fail(x, g->name, off, "out of memory", 0, 0);
+    }
+    return 0;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -492,7 +509,8 @@ static int hand_over(replay *x)
 static void report_logs(const replay *x, size_t first_kept)
 {
     static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done",
-                                  "lease", "settle"};
+                                  "lease", "settle", "key set", "key del", "key lease",
+                                  "key settle"};
     for (size_t i = 0; i < first_kept; i++) {
         char name[32];
         wal_log_name(name, sizeof name, x->gens[i]);
@@ -581,9 +599,10 @@ static int replay_logs(replay *x, size_t base, size_t top)
     x->nlogs = top - base;
     if (x->report)
         report_logs(x, base);
-    rc = find_definitions(x) == 0 && each_record(x, apply_record) == 0 ? 0 : -1;
+    rc = find_definitions(x) == 0 && each_record(x, apply_record) == 0 &&
+         replay_keys(x) == 0 ? 0 : -1;
     x->logs -= base;
-    if (rc == 0 && hand_over(x) != 0) {
+    if (rc == 0 && (hand_over(x) != 0 || rkeys_hand_over(x->keys, rs) != 0)) {
         buf_puts(x->err, "out of memory");
         rc = -1;
     }
@@ -635,6 +654,7 @@ cleanup:
     free(x.gens);
     free(x.snaps);
     rmap_free(&x);
+    rkeys_free(x.keys);
     return rc;
 }
 
@@ -647,6 +667,12 @@ void recover_free(recover_state *rs)
     for (size_t i = 0; i < rs->nleases; i++)
         free(rs->leases[i].line);
     free(rs->leases);
+    for (size_t i = 0; i < rs->nkeys; i++) {
+        free(rs->keys[i].name);
+        free(rs->keys[i].value);
+    }
+    free(rs->keys);
+    free(rs->key_leases);
     free(rs->names);
     free(rs->lists);
     free(rs->def_ids);

@@ -625,6 +625,22 @@ static void test_counter_leases_across_kill9(void **state)
     expect_version("/sts/GET?NAME=s", "10", 5);
     port = was;
     td_stop(&d2, 0);
+    /* --check-journal reads the keys' records and names the keys. */
+    const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
+    char cmd[1200], out[400];
+    snprintf(cmd, sizeof cmd, "%s --check-journal %s/state > %s/check.out 2>&1", bin, d2.dir,
+             d2.dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(out, sizeof out, "%s/check.out", d2.dir);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    assert_non_null(strstr(text, "keys: 2, counter leases: 0\n"));
+    assert_non_null(strstr(text, "  s: version 5, 2 bytes\n"));
+    assert_non_null(strstr(text, "key lease"));
     td_cleanup(&d2);
 }
 

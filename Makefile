@@ -180,9 +180,13 @@ test-tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SANITIZER=thread CFLAGS="-O1 -g" build/tsan/stsd
 	@tests/soak/run.sh tsan build/tsan/stsd
 
-bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/fsync-floor \
+bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/bench-keys $(BUILD)/fsync-floor \
 		$(BUILD)/tests/libfailsync.so
 	scripts/bench.sh
+
+# Key watchers' wake latency (scripts/bench.sh's keys-wake row): its own stsd, on testlib.
+$(BUILD)/bench-keys: scripts/bench-keys.c $(TESTLIB) | $(BUILD)/obj
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 # Waiting and leases (scripts/bench.sh runs it last): its own stsd, on testlib.
 $(BUILD)/bench-queues: scripts/bench-queues.c $(TESTLIB) | $(BUILD)/obj

@@ -306,6 +306,17 @@ if [ "$big" = 1 ]; then
         -s "$cyc" "$base/" -- unique m2.csv 2000000
 fi
 
+# Keys: INCR on one counter against READ KEEP=TRUE on a 1k-line list, same connections
+# and wrk arguments, alternating; ratio = INCR / READ.
+pair incr-vs-read-keepalive-50 50 "$base/READ?FILENAME=logins.csv&KEEP=TRUE" -- \
+    "$base/INCR?NAME=counter"
+# Wake latency of 100 GET watchers after a SET (build/bench-keys starts its own stsd).
+if [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" keys-wake "* ]]; then
+    make --no-print-directory -s build/bench-keys >/dev/null
+    echo
+    STSD=build/stsd build/bench-keys 300
+fi
+
 # Waiting and leases: wake latency with 100 waiters, 5,000 parked waiters, READ LEASE +
 # ACK pairs against READ KEEP=FALSE (build/bench-queues starts its own stsd).
 if [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" queues "* ]]; then
@@ -363,7 +374,7 @@ trap 'for p in ${extra_pids:-}; do kill "$p" 2>/dev/null; done; cleanup' EXIT
 
 write_bytes() { awk '/^write_bytes/ { print $2 }' "/proc/$1/io"; }
 
-# stsd_run POLICY CONNS add|read -> "rps bytes_per_op"
+# stsd_run POLICY CONNS add|read|incr -> "rps bytes_per_op"
 stsd_run() {
     local pol=$1 conns=$2 kind=$3 port=${dport[$1]} out w0 w1 n
     if [ "$kind" = read ]; then      # a full list to drain, loaded before the clock starts
@@ -371,6 +382,9 @@ stsd_run() {
             { echo "bench: INITFILE of fill.csv failed on the $pol server" >&2; exit 1; }
         w0=$(write_bytes "${dpid[$pol]}")
         out=$(wrk -t2 -c"$conns" -d"${secs}s" "http://127.0.0.1:$port/sts/READ?FILENAME=fill.csv&KEEP=FALSE" 2>&1)
+    elif [ "$kind" = incr ]; then
+        w0=$(write_bytes "${dpid[$pol]}")
+        out=$(wrk -t2 -c"$conns" -d"${secs}s" "http://127.0.0.1:$port/sts/INCR?NAME=ids" 2>&1)
     else
         # One fixed line, as redis-benchmark's RPUSH pushes one fixed value ("xxx"): the
         # same request each time, so neither client pays for building requests.
@@ -436,6 +450,8 @@ if [ -z "${BENCH_ONLY:-}" ] || grep -q -- "durable-" <<< "$BENCH_ONLY"; then
         stsd_run always 200 read -- stsd_run no 200 read
     durable durable-nodisk-200 "stsd ADD LAST, syncs skipped, c200" "stsd ADD LAST, fsync=no, c200" \
         stsd_run nodisk 200 add -- stsd_run no 200 add
+    durable durable-incr-always-50 "stsd INCR, always, c50" "stsd ADD LAST, always, c50" \
+        stsd_run always 50 incr -- stsd_run always 50 add
     durable durable-add-everysec "stsd ADD LAST, everysec, c50" "stsd ADD LAST, journal off, c50" \
         stsd_run everysec 50 add -- stsd_run off 50 add
     durable durable-read-everysec "stsd READ KEEP=FALSE, everysec, c50" "stsd READ KEEP=FALSE, off, c50" \

@@ -14,6 +14,8 @@ typedef enum param_id {
     PARAM_TIMEOUT, PARAM_LEASE,
     PARAM_TOKEN,      /* stsd.token's alternative to an Authorization header */
     PARAM_FILE,                                               /* LOAD's file */
+    PARAM_NAME, PARAM_VALUE, PARAM_VERSION, PARAM_IF_VERSION,  /* keys */
+    PARAM_PREFIX, PARAM_BY, PARAM_MIN, PARAM_MAX,
     PARAM_COUNT
 } param_id;
 

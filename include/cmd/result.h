@@ -47,6 +47,7 @@ typedef struct cmd_result {
     reply_refusal refused;  /* nonzero: refused before any command ran */
     int verdict;    /* REFUSED_AUTH: the auth_verdict */
     buf lease;      /* owned: the X-STS-Lease header's value (lease ids); empty: none */
+    uint64_t version;    /* nonzero: the X-STS-Version header's value (keys) */
     uint64_t lsn;   /* nonzero: the answer reports a change whose journal record must be
                      * durable first (journal_when_durable; if that fails, send what
                      * command_not_durable makes of the result instead) */

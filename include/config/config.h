@@ -32,6 +32,7 @@ typedef struct config {
     int max_wait;                    /* stsd.maxWait: seconds a TIMEOUT may ask, 60 */
     int max_lease;                   /* stsd.maxLease: seconds a LEASE may ask, 3600 */
     size_t max_lists;                /* stsd.maxLists: 100000 */
+    size_t max_keys;                 /* stsd.maxKeys: 100000 */
     size_t max_bytes;                /* stsd.maxBytes: bytes of lines stored, 0 = unlimited */
     int journal;                     /* stsd.journal: on|off, off */
     conf_fsync journal_fsync;        /* stsd.journal.fsync: always|everysec|no, everysec */

@@ -28,6 +28,11 @@ typedef enum store_rc {
     STORE_JOURNAL,      /* the recorder (journal) cannot record changes; nothing changed */
     STORE_WAITING,      /* store_*_wait: not servable now; the waiter is queued */
     STORE_NO_LEASE,     /* ACK/RELEASE: no such open lease in that list */
+    STORE_NO_KEY,       /* keys (keys.h): no key of that name */
+    STORE_VERSION,      /* SET/DEL IF_VERSION: the key's version is another */
+    STORE_NOT_INT,      /* INCR: the key's value is not a signed 64-bit integer */
+    STORE_OVERFLOW,     /* INCR: the result would not fit in a signed 64-bit integer */
+    STORE_BOUND,        /* INCR: the result would leave [MIN, MAX] */
 } store_rc;
 
 typedef enum store_end { STORE_FIRST, STORE_LAST, STORE_RANDOM } store_end;
@@ -86,7 +91,8 @@ struct store_waiter {
 /* Limits the store enforces; 0 means unlimited. */
 typedef struct store_limits {
     size_t max_lists;
-    size_t max_bytes;      /* total bytes of line contents across all lists */
+    size_t max_bytes;      /* total bytes of line contents and keys (name and value) */
+    size_t max_keys;
 } store_limits;
 
 typedef struct store store;
@@ -239,6 +245,26 @@ const char *store_next_peek(const buf *out, size_t *off, size_t *pos, size_t *le
 /* Total number of lists. */
 size_t store_count(store *st);
 
+/* A change of a key (keys.h), as the recorder gets it: the key's state after it. */
+typedef enum store_key_kind {
+    STORE_KEY_SET,        /* flag 1: SET (drops the key's counter leases); 0: INCR */
+    STORE_KEY_DEL,
+    STORE_KEY_LEASE,      /* INCR with LEASE: id, until, by */
+    STORE_KEY_SETTLE,     /* flag 1: RELEASE or expiry (undone); 0: ACK; id */
+} store_key_kind;
+
+typedef struct store_key_rec {
+    store_key_kind kind;
+    const char *name;
+    int flag;
+    uint64_t id;
+    int64_t until;
+    int64_t by;
+    uint64_t version;
+    const char *value;
+    size_t len;
+} store_key_rec;
+
 /* What records the store's changes: the journal implements it (the store calls up only
  * through this table). The record calls run under the list's lock, before the change is
  * applied, and return 0 with *lsn set (the record's place, handed to the store's caller)
@@ -267,6 +293,8 @@ typedef struct store_recorder {
     /* Lease id of name is settled: acked (release 0), or its line back at the head. */
     int (*settle)(void *ctx, const char *name, uint64_t id, int release, const char *line,
                   size_t len, uint64_t *lsn);
+    /* A change of a key, under the keys' lock. */
+    int (*key)(void *ctx, const store_key_rec *r, uint64_t *lsn);
 } store_recorder;
 
 /* From now on, every change is first given to r (with ctx). r must outlive the store's

@@ -245,7 +245,7 @@ static int open_state(app *a)
         log_error("%s", a->err.data);
         return -1;
     }
-    store_limits limits = {conf->max_lists, conf->max_bytes};
+    store_limits limits = {conf->max_lists, conf->max_bytes, conf->max_keys};
     a->st = store_create(&limits);
     if (!a->st) {
         log_error("out of memory");

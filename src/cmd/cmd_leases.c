@@ -6,33 +6,18 @@
 #include <string.h>
 
 #include "cmd_answer.h"
+#include "cmd_keys.h"
 #include "cmd_param.h"
 
 #define MSG_SETTLE_ARGS "LINE or LEASE parameter was missing !"
 #define MSG_NO_LEASE    "No such lease (settled already, expired, or of another list) !"
 
-/* A lease id as the header gave it: 16 hex digits. 0 when it cannot be one. */
-static uint64_t parse_id(const char *v, size_t len)
-{
-    uint64_t id = 0;
-    if (len != 16)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = v[i];
-        int d = c >= '0' && c <= '9' ? c - '0'
-              : c >= 'a' && c <= 'f' ? c - 'a' + 10
-              : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                     : -1;
-        if (d < 0)
-            return 0;
-        id = id << 4 | (uint64_t)d;
-    }
-    return id;
-}
-
-/* ACK and RELEASE: the lease named by LEASE=id, or the oldest of LINE. */
+/* ACK and RELEASE: the lease named by LEASE=id, or the oldest of LINE; with NAME=, the
+ * lease of a counter. */
 static void settle(const cmd_server *srv, const params *p, cmd_result *r, int release)
 {
+    if (params_get(p, PARAM_NAME, NULL))
+        return cmd_key_settle(srv, p, r, release);      /* a counter's lease */
     size_t nlen, llen = 0, ilen = 0;
     const char *name = cmd_list_name(p, r, &nlen);
     if (!name)
@@ -43,7 +28,7 @@ static void settle(const cmd_server *srv, const params *p, cmd_result *r, int re
         return cmd_ko(r, 400, MSG_SETTLE_ARGS);
     store_rc rc = STORE_NOT_LOADED;
     if (strlen(name) == nlen) {
-        uint64_t id = idv ? parse_id(idv, ilen) : 0;
+        uint64_t id = idv ? cmd_lease_id(idv, ilen) : 0;
         rc = idv ? (id ? store_settle(srv->st, name, release, id, NULL, 0, &r->lsn)
                        : STORE_NO_LEASE)
                  : store_settle(srv->st, name, release, 0, line, llen, &r->lsn);

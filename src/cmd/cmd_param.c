@@ -123,6 +123,24 @@ int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cm
     return 0;
 }
 
+uint64_t cmd_lease_id(const char *v, size_t len)
+{
+    uint64_t id = 0;
+    if (len != 16)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = v[i];
+        int d = c >= '0' && c <= '9' ? c - '0'
+              : c >= 'a' && c <= 'f' ? c - 'a' + 10
+              : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                     : -1;
+        if (d < 0)
+            return 0;
+        id = id << 4 | (uint64_t)d;
+    }
+    return id;
+}
+
 int cmd_format_param(const params *p, cmd_result *r)
 {
     size_t len;

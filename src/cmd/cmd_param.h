@@ -45,6 +45,8 @@ int cmd_timeout_param(const cmd_server *srv, const params *p, cmd_result *r, int
  * CMD_LEASE_MAX_LINES lines). */
 int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cmd_result *r,
                     int64_t *ms);
+/* A lease id as X-STS-Lease gave it: 16 hex digits. 0 when it cannot be one. */
+uint64_t cmd_lease_id(const char *v, size_t len);
 /* FORMAT=JSON|HTML (any case) into r->json, which holds what Accept asked for. Returns 0,
  * or -1 with the KO set. */
 int cmd_format_param(const params *p, cmd_result *r);

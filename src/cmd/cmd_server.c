@@ -8,6 +8,7 @@
 #include "base/stats.h"
 #include "base/version.h"
 #include "cmd_answer.h"
+#include "store/keys.h"
 
 static void status_entry(const char *name, size_t len, void *ctx)
 {
@@ -118,6 +119,7 @@ void cmd_info(const cmd_server *srv, const params *p, cmd_result *r)
     uint64_t uptime = (uint64_t)stats_uptime();
     long conns = stats_connections();
     size_t lists = store_count(srv->st);
+    size_t keys = store_key_count(srv->st);
     if (r->json) {
         json j;
         cmd_json_start(r, &j);
@@ -129,6 +131,8 @@ void cmd_info(const cmd_server *srv, const params *p, cmd_result *r)
         json_int(&j, conns);
         json_key(&j, "lists");
         json_uint(&j, lists);
+        json_key(&j, "keys");
+        json_uint(&j, keys);
         json_key(&j, "journal");
         json_obj_begin(&j);
         json_key(&j, "enabled");
@@ -164,6 +168,8 @@ void cmd_info(const cmd_server *srv, const params *p, cmd_result *r)
     cmd_entry_s(b, "connections", "=", v);
     snprintf(v, sizeof v, "%zu", lists);
     cmd_entry_s(b, "lists", "=", v);
+    snprintf(v, sizeof v, "%zu", keys);
+    cmd_entry_s(b, "keys", "=", v);
     cmd_entry_s(b, "journal.enabled", "=", srv->j ? "true" : "false");
     cmd_entry_s(b, "journal.fsync", "=", fs);
     snprintf(v, sizeof v, "%llu", (unsigned long long)js.bytes);

@@ -6,6 +6,7 @@
 
 #include "cmd_answer.h"
 #include "cmd_files.h"
+#include "cmd_keys.h"
 #include "cmd_leases.h"
 #include "cmd_lists.h"
 #include "cmd_param.h"
@@ -25,6 +26,11 @@
                      "contains, equals, or a pcre2 regex found anywhere / matching whole"}
 #define P_SETTLE_LINE  {"LINE", "text", 1, "settle the oldest lease of this exact line"}
 #define P_SETTLE_LEASE {"LEASE", "id", 1, "settle this lease (16 hex digits from X-STS-Lease)"}
+#define P_SETTLE_NAME  {"NAME", "key", 1, "instead of FILENAME: settle the counter lease " \
+                        "LEASE of this key (RELEASE undoes its increment, ACK keeps it)"}
+#define P_NAME     {"NAME", "key", 0, "the key (the rules of FILENAME)"}
+#define P_IF_VERSION {"IF_VERSION", "n", 1, "only if the key's version is n (0: only if " \
+                      "it does not exist); else a KO saying its version (409)"}
 
 /* One row per command: a new command is a row here and a handler in its family's file
  * (cmd_lists, cmd_files, cmd_server, cmd_leases). The help page (GET /sts/), stsd(8),
@@ -88,14 +94,43 @@ static const cmd_def commands[] = {
      "text/csv body) instead of read from the dataset directory.",
      {P_FILENAME, {"FILE", "bytes", 0, "the file's content"}}},
     {"ACK", cmd_ack, CMD_CHANGES, FIELD_MESSAGE,
-     "Settle a lease: the line taken with LEASE is done with and never comes back.",
-     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE}},
+     "Settle a lease: the line taken with LEASE is done with and never comes back (with "
+     "NAME: the counter's increment is kept for good).",
+     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_NAME}},
     {"RELEASE", cmd_release, CMD_CHANGES, FIELD_MESSAGE,
-     "Settle a lease by putting its line back at the head of its list now.",
-     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE}},
+     "Settle a lease by putting its line back at the head of its list now (with NAME: "
+     "by undoing the counter's increment, waking its waiters).",
+     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_NAME}},
     {"LEASES", cmd_leases, CMD_LOOKS, FIELD_LENGTH,
      "The number of lines of the list on loan.",
      {P_FILENAME}},
+    {"SET", cmd_set, CMD_CHANGES | CMD_JSON | CMD_FORM, FIELD_MESSAGE,
+     "Set a key's value; answers its new version (1 for a new key, then 1 more at each "
+     "change). Drops the key's counter leases. GET or POST only.",
+     {P_NAME, {"VALUE", "text", 0, "the value (bytes, up to stsd.maxLineSize)"},
+      P_IF_VERSION}},
+    {"GET", cmd_get, CMD_LOOKS | CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
+     "A key's value, its version in X-STS-Version. With VERSION and TIMEOUT: waits while "
+     "the version is still VERSION, then answers the state (also at the timeout).",
+     {P_NAME, {"VERSION", "n", 1, "wait while the key's version is n (0: while it does "
+      "not exist)"},
+      {"TIMEOUT", "seconds", 1, "with VERSION: wait up to this long (stsd.maxWait)"}}},
+    {"DEL", cmd_del, CMD_CHANGES | CMD_JSON, FIELD_MESSAGE,
+     "Remove a key (and its counter leases); its watchers wake.",
+     {P_NAME, P_IF_VERSION}},
+    {"KEYS", cmd_keys, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+     "Every key as name = value, sorted by name (in JSON: with versions).",
+     {{"PREFIX", "text", 1, "only the keys whose name starts with it"}}},
+    {"INCR", cmd_incr, CMD_CHANGES | CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
+     "Add BY to a key's value (absent: 0; signed 64-bit) and answer the new value. Outside "
+     "[MIN, MAX] it is a KO (409), or with TIMEOUT it waits its turn until it fits.",
+     {P_NAME, {"BY", "1", 1, "the increment (may be negative)"},
+      {"MIN", "n", 1, "the least value the result may have"},
+      {"MAX", "n", 1, "the greatest value the result may have"},
+      {"TIMEOUT", "seconds", 1, "wait up to this long (stsd.maxWait) for the result to "
+       "fit, first come first served; then a KO (408)"},
+      {"LEASE", "seconds", 1, "lend the increment: undone at the deadline unless ACKed "
+       "(its id in X-STS-Lease; RELEASE undoes it now)"}}},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -147,6 +182,7 @@ static void result_reset(cmd_result *r)
     r->stop = 0;
     r->park = NULL;
     r->lsn = 0;
+    r->version = 0;
     r->kind = REPLY_OK;
     r->status = 0;
     r->field = FIELD_MESSAGE;

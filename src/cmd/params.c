@@ -15,6 +15,10 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_TIMEOUT] = "TIMEOUT",     [PARAM_LEASE] = "LEASE",
     [PARAM_TOKEN] = "TOKEN",
     [PARAM_FILE] = "FILE",
+    [PARAM_NAME] = "NAME",           [PARAM_VALUE] = "VALUE",
+    [PARAM_VERSION] = "VERSION",     [PARAM_IF_VERSION] = "IF_VERSION",
+    [PARAM_PREFIX] = "PREFIX",       [PARAM_BY] = "BY",
+    [PARAM_MIN] = "MIN",             [PARAM_MAX] = "MAX",
 };
 
 void params_reset(params *p)

@@ -18,6 +18,7 @@
 #include "journal/journal.h"
 #include "base/stats.h"
 #include "base/utf8.h"
+#include "store/keys.h"
 #include "store/store.h"
 
 /* Appends v in decimal: the scrape writes ~30,000 numbers for 10,000 lists, too many
@@ -194,6 +195,11 @@ static int lists(const cmd_server *srv, buf *b)
                        w.waiters->len + 16384);
     family(b, "stsd_lists", "gauge", "Number of lists.");
     buf_printf(b, "stsd_lists %ld\n", n < 0 ? 0 : n);
+    family(b, "stsd_keys", "gauge", "Number of keys (SET, INCR).");
+    buf_printf(b, "stsd_keys %zu\n", store_key_count(srv->st));
+    family(b, "stsd_key_watchers", "gauge",
+           "Requests waiting on keys: GET with VERSION and TIMEOUT, INCR with TIMEOUT.");
+    buf_printf(b, "stsd_key_watchers %zu\n", store_key_waiters(srv->st));
     family(b, "stsd_list_lines", "gauge",
            "Lines in each list (lists past stsd.metrics.maxLists by name add up in _other).");
     buf_append(b, w.lines->data ? w.lines->data : "", w.lines->len);

@@ -55,6 +55,21 @@ int journal_log_settle(journal *j, const char *name, uint64_t id, int release,
     return rc;
 }
 
+int journal_log_key(journal *j, const store_key_rec *k, uint64_t *lsn)
+{
+    static const int types[] = {
+        [STORE_KEY_SET] = WAL_KEY_SET, [STORE_KEY_DEL] = WAL_KEY_DEL,
+        [STORE_KEY_LEASE] = WAL_KEY_LEASE, [STORE_KEY_SETTLE] = WAL_KEY_SETTLE,
+    };
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_key(&j->pend, types[k->kind], k->name, k->flag, k->id, k->until, k->by,
+                k->version, k->value, k->len);
+    int rc = journal_append_locked(j, 0, lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
 int journal_log_take(journal *j, const char *name, int keep, const size_t *pos, size_t n,
                      uint64_t *lsn)
 {
@@ -229,9 +244,14 @@ static int rec_settle(void *j, const char *name, uint64_t id, int release, const
     return journal_log_settle(j, name, id, release, line, len, lsn);
 }
 
+static int rec_key(void *j, const store_key_rec *k, uint64_t *lsn)
+{
+    return journal_log_key(j, k, lsn);
+}
+
 static const store_recorder journal_recorder = {
     rec_push, rec_take, rec_reset, rec_write_snapshot, rec_replace, rec_wait,
-    rec_mark_broken, rec_lease, rec_settle,
+    rec_mark_broken, rec_lease, rec_settle, rec_key,
 };
 
 void journal_attach(journal *j, store *st)

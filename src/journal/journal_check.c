@@ -90,6 +90,14 @@ static void print_lists(const recover_state *rs)
     printf("lists: %zu\n", rs->nlists);
     for (size_t i = 0; i < rs->nlists; i++)
         printf("  %s: %zu lines\n", rs->names[i], list_length(rs->lists[i]));
+    if (!rs->nkeys)
+        return;
+    printf("keys: %zu, counter leases: %zu\n", rs->nkeys, rs->nkey_leases);
+    for (size_t i = 0; i < rs->nkeys && i < 100; i++)
+        printf("  %s: version %llu, %zu bytes\n", rs->keys[i].name,
+               (unsigned long long)rs->keys[i].version, rs->keys[i].len);
+    if (rs->nkeys > 100)
+        printf("  ... and %zu more keys\n", rs->nkeys - 100);
 }
 
 int journal_check(const char *dir, int repair)

@@ -16,6 +16,7 @@
 #include "base/log.h"
 #include "base/thread.h"
 #include "snapshot.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "wal.h"
 
@@ -30,6 +31,7 @@ typedef struct compaction {
     } *v;
     size_t n, cap;
     size_t lists;
+    size_t keys;
     uint64_t bytes;        /* written: inline records and files */
 } compaction;
 
@@ -129,6 +131,39 @@ static int snap_one(const char *name, const list *l, void *ctx)
     c->lists++;
     c->name = name;
     return store_each_lease_locked(c->st, name, lease_one, c);
+}
+
+/* Under the keys' lock: one key's state (it drops leases recorded before it), then each
+ * of its open counter leases. */
+static int key_record(compaction *c, const store_key_rec *k)
+{
+    journal *j = c->j;
+    uint64_t lsn;
+    static const int types[] = {[STORE_KEY_SET] = WAL_KEY_SET,
+                                [STORE_KEY_LEASE] = WAL_KEY_LEASE};
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_key(&j->pend, types[k->kind], k->name, k->flag, k->id, k->until, k->by,
+                k->version, k->value, k->len);
+    c->bytes += j->pend.len - j->rec_off;
+    int rc = journal_append_locked(j, 1, &lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+static int key_one(const char *name, const char *value, size_t len, uint64_t version,
+                   void *ctx)
+{
+    store_key_rec k = {STORE_KEY_SET, name, 1, 0, 0, 0, version, value, len};
+    ((compaction *)ctx)->keys++;
+    return key_record(ctx, &k);
+}
+
+static int key_lease_one(const char *name, uint64_t id, int64_t until, int64_t by,
+                         uint64_t version, const char *value, size_t len, void *ctx)
+{
+    store_key_rec k = {STORE_KEY_LEASE, name, 0, id, until, by, version, value, len};
+    return key_record(ctx, &k);
 }
 
 /* Starts generation gen: the old log whole on disk first (the replay reads the logs in a
@@ -270,6 +305,11 @@ int journal_compact(journal *j, store *st)
                   "copied or recorded", gen);
         goto cleanup;
     }
+    if (store_each_key_locked(st, key_one, key_lease_one, &c) != 0) {
+        log_error("journal: compaction into journal.%010u.log failed: a key could not be "
+                  "recorded", gen);
+        goto cleanup;
+    }
     for (size_t i = 0; i < c.n; i++) {
         uint64_t bytes;
         if (stopping(j)) {
@@ -315,8 +355,9 @@ int journal_compact(journal *j, store *st)
     if (!ok)
         goto cleanup;
     remove_obsolete(j, gen);
-    log_info("journal: compaction done: %zu lists in journal.%010u.log and %zu snapshot "
-             "files, %llu bytes", c.lists, gen, c.n, (unsigned long long)c.bytes);
+    log_info("journal: compaction done: %zu lists and %zu keys in journal.%010u.log and %zu "
+             "snapshot files, %llu bytes", c.lists, c.keys, gen, c.n,
+             (unsigned long long)c.bytes);
     rc = 0;
 cleanup:
     for (size_t i = 0; i < c.n; i++)

@@ -16,6 +16,7 @@
 #include "journal_writer.h"
 #include "base/log.h"
 #include "recover.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "wal.h"
 
@@ -161,6 +162,26 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
     if (rs->nleases)
         log_info("journal: recovered %zu open leases (those past their deadline go back "
                  "to their lists now)", rs->nleases);
+    for (size_t i = 0; i < rs->nkeys; i++) {
+        const struct recover_key *k = &rs->keys[i];
+        if (store_key_adopt(st, k->name, k->value ? k->value : "", k->len, k->version) !=
+            STORE_OK) {
+            buf_printf(err, "cannot restore key %s: out of memory", k->name);
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < rs->nkey_leases; i++) {
+        const struct recover_key_lease *l = &rs->key_leases[i];
+        if (store_key_lease_adopt(st, rs->keys[l->key].name, l->id, l->until, l->by) ==
+            STORE_NOMEM) {
+            buf_printf(err, "cannot restore a lease of key %s: out of memory",
+                       rs->keys[l->key].name);
+            return -1;
+        }
+    }
+    if (rs->nkeys)
+        log_info("journal: recovered %zu keys and %zu counter leases (those past their "
+                 "deadline are undone now)", rs->nkeys, rs->nkey_leases);
     return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "base/log.h"
 #include "recover_map.h"
+#include "recover_keys.h"
 #include "snapshot.h"
 #include "wal.h"
 
@@ -41,6 +42,7 @@ typedef struct replay {
     size_t nlogs;
     recover_map map;       /* the lists by name, their open leases by (list, id) */
     size_t refs_cap;       /* room in rs->refs */
+    rkeys *keys;
 } replay;
 
 /* ---- failures ----------------------------------------------------------------------- */
@@ -180,7 +182,7 @@ static int each_record(replay *x, record_fn fn)
         size_t pos = WAL_HEADER_SIZE, off;
         wal_rec r;
         while (log_next(g, &pos, &off, &r)) {
-            if (r.type == WAL_COMPACT_DONE)
+            if (r.type == WAL_COMPACT_DONE || r.type >= WAL_KEY_SET)
                 continue;
             rent *e = recover_map_get(&x->map, r.name, r.name_len);
             if (!e)
@@ -339,6 +341,21 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
     return 0;
 }
 
+/* Applies the key records of every log, in log order. */
+static int replay_keys(replay *x)
+{
+    for (size_t i = 0; i < x->nlogs; i++) {
+        const rlog *g = &x->logs[i];
+        size_t pos = WAL_HEADER_SIZE, off;
+        wal_rec r;
+        while (log_next(g, &pos, &off, &r))
+            if (r.type >= WAL_KEY_SET && r.type <= WAL_KEY_SETTLE &&
+                rkeys_apply(&x->keys, &r) != 0)
+                return fail(x, g->name, off, "out of memory", 0, 0);
+    }
+    return 0;
+}
+
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -395,7 +412,8 @@ static int hand_over(replay *x)
 static void report_logs(const replay *x, size_t first_kept)
 {
     static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done",
-                                  "lease", "settle"};
+                                  "lease", "settle", "key set", "key del", "key lease",
+                                  "key settle"};
     for (size_t i = 0; i < first_kept; i++) {
         char name[32];
         wal_log_name(name, sizeof name, x->gens[i]);
@@ -484,9 +502,10 @@ static int replay_logs(replay *x, size_t base, size_t top)
     x->nlogs = top - base;
     if (x->report)
         report_logs(x, base);
-    rc = find_definitions(x) == 0 && each_record(x, apply_record) == 0 ? 0 : -1;
+    rc = find_definitions(x) == 0 && each_record(x, apply_record) == 0 &&
+         replay_keys(x) == 0 ? 0 : -1;
     x->logs -= base;
-    if (rc == 0 && hand_over(x) != 0) {
+    if (rc == 0 && (hand_over(x) != 0 || rkeys_hand_over(x->keys, rs) != 0)) {
         buf_puts(x->err, "out of memory");
         rc = -1;
     }
@@ -538,6 +557,7 @@ cleanup:
     free(x.gens);
     free(x.snaps);
     recover_map_free(&x.map);
+    rkeys_free(x.keys);
     return rc;
 }
 
@@ -550,6 +570,12 @@ void recover_free(recover_state *rs)
     for (size_t i = 0; i < rs->nleases; i++)
         free(rs->leases[i].line);
     free(rs->leases);
+    for (size_t i = 0; i < rs->nkeys; i++) {
+        free(rs->keys[i].name);
+        free(rs->keys[i].value);
+    }
+    free(rs->keys);
+    free(rs->key_leases);
     free(rs->names);
     free(rs->lists);
     free(rs->def_ids);

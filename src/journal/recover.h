@@ -37,6 +37,21 @@ typedef struct recover_state {
         char *line;          /* owned */
         size_t len;
     } *leases;
+    /* The keys that exist, sorted by name, and their open counter leases. */
+    size_t nkeys;
+    struct recover_key {
+        char *name;          /* owned */
+        char *value;         /* owned (NULL when empty) */
+        size_t len;
+        uint64_t version;
+    } *keys;
+    size_t nkey_leases;
+    struct recover_key_lease {
+        size_t key;          /* index into keys */
+        uint64_t id;
+        int64_t until;       /* wall-clock ms */
+        int64_t by;
+    } *key_leases;
     /* The log to go on appending to; last_gen 0: none, start a new history. */
     uint32_t last_gen;
     size_t last_end;         /* where its last whole record ends */

@@ -507,6 +507,25 @@ int wal_enc_settle(buf *out, const char *name, uint64_t id, int release, const c
            wal_put_varint(out, id) == 0 && buf_append(out, line, len) == 0 ? 0 : -1;
 }
 
+int wal_enc_key(buf *out, int type, const char *name, int flag, uint64_t id, int64_t until,
+                int64_t by, uint64_t version, const char *value, size_t len)
+{
+    uint8_t f = flag ? 1 : 0;
+    if (put_name(out, type, name) != 0)
+        return -1;
+    if (type == WAL_KEY_DEL)
+        return 0;
+    if ((type == WAL_KEY_SET || type == WAL_KEY_SETTLE) && buf_append(out, &f, 1) != 0)
+        return -1;
+    if ((type == WAL_KEY_LEASE || type == WAL_KEY_SETTLE) && wal_put_varint(out, id) != 0)
+        return -1;
+    if (type == WAL_KEY_LEASE &&
+        (wal_put_varint(out, (uint64_t)until) != 0 ||
+         wal_put_varint(out, ((uint64_t)by << 1) ^ (uint64_t)(by >> 63)) != 0))
+        return -1;
+    return wal_put_varint(out, version) == 0 && buf_append(out, value, len) == 0 ? 0 : -1;
+}
+
 int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
 {
     const uint8_t *p = body + 1, *end = body + len;
@@ -555,6 +574,30 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
             return -1;
         r->flag = *p++;
         if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0)
+            return -1;
+        break;
+    case WAL_KEY_DEL:
+        if (p != end || r->name_len == 0)
+            return -1;
+        break;
+    case WAL_KEY_SET:
+    case WAL_KEY_LEASE:
+    case WAL_KEY_SETTLE:
+        if (r->name_len == 0)
+            return -1;
+        if (r->type != WAL_KEY_LEASE) {
+            if (p == end || *p > 1)
+                return -1;
+            r->flag = *p++;
+        }
+        if (r->type != WAL_KEY_SET && (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0))
+            return -1;
+        if (r->type == WAL_KEY_LEASE) {
+            if (wal_get_varint(&p, end, &r->n) != 0 || wal_get_varint(&p, end, &v) != 0)
+                return -1;
+            r->by = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+        }
+        if (wal_get_varint(&p, end, &r->version) != 0 || r->version == 0)
             return -1;
         break;
     default:        /* REPLACE, SNAPSHOT */

@@ -134,7 +134,17 @@ enum {
     WAL_COMPACT_DONE = 6, /* generation, number of lists */
     WAL_LEASE = 7,        /* name, lease id, deadline (wall-clock ms), line (the rest) */
     WAL_SETTLE = 8,       /* name, release:u8, lease id, line (the rest)  ACK/RELEASE */
-#define WAL_TYPE_MAX WAL_SETTLE
+    /* keys: each record carries the key's whole state after the change (version, value),
+     * so that replaying them in log order, snapshots of a compaction included, is enough */
+    WAL_KEY_SET = 9,      /* name, set:u8 (1: SET, drops the key's counter leases; 0: INCR),
+                           * version, value (the rest) */
+    WAL_KEY_DEL = 10,     /* name                                           DEL */
+    WAL_KEY_LEASE = 11,   /* name, lease id, deadline (wall-clock ms), by (zigzag), version,
+                           * value (the rest)                               INCR LEASE= */
+    WAL_KEY_SETTLE = 12,  /* name, undo:u8, lease id, version, value (the rest): RELEASE or
+                           * expiry (undo 1), ACK (0) of a counter lease */
+    /* 13 and 14 are kept for the owners of lines */
+#define WAL_TYPE_MAX WAL_KEY_SETTLE
     /* snapshot file records */
     WAL_LINES = 16,       /* lines, each varint length + bytes, to the end of the body */
     WAL_END_LINES = 17,   /* line count, total bytes */
@@ -145,14 +155,17 @@ typedef struct wal_rec {
     int type;
     const char *name;
     size_t name_len;
-    int flag;                 /* PUSH: at_tail; TAKE: keep; SETTLE: release */
+    int flag;                 /* PUSH: at_tail; TAKE: keep; SETTLE: release; KEY_SET: set;
+                               * KEY_SETTLE: undo */
     const uint8_t *data;      /* PUSH, LEASE, SETTLE: the line; TAKE: positions; SNAPSHOT
                                * id 0: lines */
     size_t data_len;
     uint64_t n;               /* TAKE: positions; SNAPSHOT id 0: lines; COMPACT_DONE: lists;
                                * LEASE: the deadline */
     uint64_t id;              /* REPLACE/SNAPSHOT: snapshot id; COMPACT_DONE: generation;
-                               * LEASE/SETTLE: the lease id */
+                               * LEASE/SETTLE: the lease id; KEY_LEASE/KEY_SETTLE too */
+    uint64_t version;         /* KEY_SET, KEY_LEASE, KEY_SETTLE: the key's version after */
+    int64_t by;               /* KEY_LEASE: the increment lent */
 } wal_rec;
 
 /* Decodes a log record body. Returns 0, or -1 with the reason in *why. Checks structure
@@ -169,6 +182,11 @@ int wal_enc_lease(buf *out, const char *name, uint64_t id, int64_t until, const 
                   size_t len);
 int wal_enc_settle(buf *out, const char *name, uint64_t id, int release, const char *line,
                    size_t len);
+
+/* A key record (type WAL_KEY_*): the fields its type carries (see above), the others
+ * ignored; value is the key's value after the change. */
+int wal_enc_key(buf *out, int type, const char *name, int flag, uint64_t id, int64_t until,
+                int64_t by, uint64_t version, const char *value, size_t len);
 
 /* Varints (LEB128): wal_put_varint appends; wal_get_varint reads from *p (below end),
  * advancing it; returns 0 or -1 if truncated or longer than 64 bits. */

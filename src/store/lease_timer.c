@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/thread.h"
+#include "store/keys.h"
 
 #define LEASE_TIMER_TICK_MS 100
 
@@ -34,6 +35,12 @@ static void *timer_main(void *arg)
         if (n)
             log_info("leases: %zu expired, their lines are back at the head of their lists",
                      n);
+        int64_t knext = 0;
+        size_t kn = store_key_lease_expire(t->st, now, &knext);
+        if (kn)
+            log_info("leases: %zu counter leases expired, their increments undone", kn);
+        if (knext && (!next || knext < next))
+            next = knext;
         int64_t wait = next ? next - clock_wall_ms() : LEASE_TIMER_TICK_MS;
         if (wait > LEASE_TIMER_TICK_MS)
             wait = LEASE_TIMER_TICK_MS;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store_keys.h"
 #include "store_lease.h"
 #include "store_names.h"
 #include "store_take.h"
@@ -27,6 +28,12 @@ store *store_create(const store_limits *limits)
         free(st);
         return NULL;
     }
+    if (!(st->keys = store_keys_create())) {
+        store_lease_destroy(&st->leases);
+        store_names_free(st);
+        free(st);
+        return NULL;
+    }
     if (limits)
         st->limits = *limits;
     atomic_init(&st->bytes, 0);
@@ -37,6 +44,7 @@ void store_free(store *st)
 {
     if (!st)
         return;
+    store_keys_free(st);
     store_lease_destroy(&st->leases);
     store_names_free(st);
     free(st);

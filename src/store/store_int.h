@@ -15,6 +15,7 @@
 #include "rate.h"
 
 typedef struct entry entry;
+typedef struct keys_table keys_table;      /* the keys (store_keys.c) */
 
 /* A line on loan: 56 bytes beside its bytes. */
 typedef struct lease {
@@ -80,6 +81,7 @@ struct store {
     store_waiter *orphans;       /* under add_lock: waiters on names not created yet
                                   * (store_names.c) */
     lease_table leases;
+    keys_table *keys;
 };
 
 #endif

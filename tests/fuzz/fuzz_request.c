@@ -48,7 +48,7 @@ static void refresh(void)
     if (srv.st && runs % 2048 != 0)
         return;
     store_free(srv.st);
-    store_limits limits = {1000, 64 << 20};
+    store_limits limits = {1000, 64 << 20, 1000};
     srv.st = store_create(&limits);
     if (!srv.st)
         abort();

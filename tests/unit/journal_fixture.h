@@ -23,6 +23,7 @@
 
 #include "journal/journal.h"
 #include "base/log.h"
+#include "store/keys.h"
 #include "store/store.h"
 #include "journal/wal.h"
 

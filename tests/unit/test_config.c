@@ -934,6 +934,7 @@ static void test_each(void **state)
         {"stsd.maxBodySize", "16777216"},
         {"stsd.maxLineSize", "1048576"},
         {"stsd.maxLists", "100000"},
+        {"stsd.maxKeys", "100000"},
         {"stsd.maxBytes", "2147483648"},
         {"stsd.journal", "on"},
         {"stsd.journal.fsync", "everysec"},
@@ -957,7 +958,7 @@ static void test_each(void **state)
     config_each(&c, each_collect, &p);
     assert_pair(&p, 2, "datasetDirectory (canonical)", "/no/such/dir");
     assert_pair(&p, 4, "daemon", "true");
-    assert_pair(&p, 22, "stsd.journal.fsync", "no");
+    assert_pair(&p, 23, "stsd.journal.fsync", "no");
     pairs_free(&p);
 
     /* config_each_key: full names, no extra lines. */

@@ -335,6 +335,67 @@ static void test_leases_replay_and_compaction(void **s)
     jclose(j, st);
 }
 
+/* A key's value and version as "value/version", or "-" when absent. */
+static const char *key_of(store *st, const char *name)
+{
+    static char out[128];
+    buf b = BUF_INIT;
+    uint64_t v;
+    if (store_key_get(st, name, &b, &v) != STORE_OK)
+        snprintf(out, sizeof out, "-");
+    else
+        snprintf(out, sizeof out, "%.*s/%llu", (int)b.len, b.data ? b.data : "",
+                 (unsigned long long)v);
+    buf_free(&b);
+    return out;
+}
+
+/* Keys, versions and counter leases: replayed, carried over by a compaction, and a
+ * lease whose deadline passed while stopped undone at start. */
+static void test_keys_replay_and_compaction(void **s)
+{
+    store *st;
+    uint64_t v;
+    key_out o, o2, o3;
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_int_equal(store_key_set(st, "a", "one", 3, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_set(st, "a", "two", 3, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_set(st, "gone", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_del(st, "gone", -1, &v, NULL), STORE_OK);
+    key_incr q = {5, INT64_MIN, INT64_MAX, 3600000};
+    assert_int_equal(store_key_incr(st, "n", &q, &o), STORE_OK);        /* 5, lent */
+    assert_int_equal(store_key_incr(st, "n", &q, &o2), STORE_OK);       /* 10, lent */
+    q.lease_ms = 1;
+    assert_int_equal(store_key_incr(st, "n", &q, &o3), STORE_OK);       /* 15, ends soon */
+    assert_int_equal(store_key_settle(st, "n", 0, o2.lease, &o2), STORE_OK);   /* kept */
+    jclose(j, st);
+
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_string_equal(key_of(st, "a"), "two/2");
+    assert_string_equal(key_of(st, "gone"), "-");
+    assert_string_equal(key_of(st, "n"), "15/3");
+    int64_t next;
+    assert_int_equal(store_key_lease_expire(st, clock_wall_ms(), &next), 1);  /* o3 */
+    assert_string_equal(key_of(st, "n"), "10/4");
+    assert_int_equal(journal_compact(j, st), 0);
+    assert_int_equal(store_key_incr(st, "n", &(key_incr){1, INT64_MIN, INT64_MAX, 0}, &o2),
+                     STORE_OK);
+    jclose(j, st);
+
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_string_equal(key_of(st, "a"), "two/2");
+    assert_string_equal(key_of(st, "n"), "11/5");
+    assert_int_equal(store_key_count(st), 2);
+    /* o's lease came through the compaction: releasing it undoes its 5. */
+    assert_int_equal(store_key_settle(st, "n", 1, o.lease, &o2), STORE_OK);
+    assert_string_equal(key_of(st, "n"), "6/6");
+    assert_int_equal(store_key_settle(st, "n", 1, o3.lease, &o2), STORE_NO_LEASE);
+    jclose(j, st);
+    assert_int_equal(journal_check(state, 0), 0);
+}
+
 /* Offset of the first record of type t in a log, and the one after it. */
 static size_t find_record(const char *name, int t, size_t *after)
 {
@@ -457,6 +518,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_missing_snapshot, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases_replay_and_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_keys_replay_and_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_crash_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_by_threshold, setup, teardown),
     };

@@ -226,7 +226,7 @@ static void test_status_sorted_and_snapshot(void **state)
 
 static void test_limits(void **state)
 {
-    store_limits lim = {2, 10};
+    store_limits lim = {2, 10, 0};
     store *s2 = store_create(&lim);
     assert_int_equal(store_add(s2, "a", "12345", 5, 1, 0, NULL), STORE_OK);
     assert_int_equal(store_add(s2, "b", "1234", 4, 1, 0, NULL), STORE_OK);

@@ -1,0 +1,127 @@
+/* keys.h - the keys beside the lists: a name, a string value and a version per key; SET
+ * (with compare-and-set), GET, DEL, KEYS, INCR (signed 64-bit, bounds, lent increments)
+ * and waiters on a key (watchers, INCRs waiting until they fit).
+ *
+ * One lock guards every key: a change records itself with the store's recorder under it,
+ * so the log holds each key's changes in the order they were applied. A key's version
+ * starts at 1 and grows by 1 on each change; a key that does not exist has version 0.
+ * Names are C strings (the caller checks them as FILENAME's); values are bytes. */
+#ifndef STSD_KEYS_H
+#define STSD_KEYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "store/store.h"
+
+/* INCR's arithmetic, without any lock (cmocka tests it alone). Parses value[0..len) as
+ * a signed 64-bit decimal (empty: absent, 0); adds by; checks [min, max]. Returns
+ * STORE_OK with *out, STORE_NOT_INT, STORE_OVERFLOW or STORE_BOUND. */
+store_rc keys_add(const char *value, size_t len, int exists, int64_t by, int64_t min,
+                  int64_t max, int64_t *out);
+/* Writes v in decimal into out (at least 21 bytes); returns its length. */
+size_t keys_format(int64_t v, char *out);
+
+/* SET: value[0..len) as name's value. if_version < 0: always; 0: only if name does not
+ * exist; n: only if its version is n (else STORE_VERSION, *version the current one).
+ * Drops the key's open counter leases. *version: the new version. STORE_FULL past
+ * maxKeys or maxBytes. */
+store_rc store_key_set(store *st, const char *name, const char *value, size_t len,
+                       int64_t if_version, uint64_t *version, uint64_t *lsn);
+
+/* GET: appends name's value to out and sets *version. STORE_NO_KEY if absent. */
+store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version);
+
+/* DEL: removes name (and its counter leases); if_version as SET's. STORE_NO_KEY if absent. */
+store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t *version,
+                       uint64_t *lsn);
+
+/* KEYS: fn for every key whose name starts with prefix, sorted by name. Returns the
+ * number of keys, or -1 on ENOMEM. */
+long store_keys_list(store *st, const char *prefix,
+                     void (*fn)(const char *name, const char *value, size_t len,
+                                uint64_t version, void *ctx),
+                     void *ctx);
+
+/* What an INCR asks. */
+typedef struct key_incr {
+    int64_t by;
+    int64_t min, max;       /* INT64_MIN, INT64_MAX: no bound */
+    int64_t lease_ms;       /* > 0: the increment is lent this long */
+} key_incr;
+
+/* What an INCR (or a waiter) gets: the new value, the key's version, the lease. */
+typedef struct key_out {
+    int64_t value;
+    uint64_t version;
+    uint64_t lease;         /* the lease id (0: none) */
+    uint64_t lsn;
+} key_out;
+
+/* INCR now: STORE_OK with *o, or STORE_NOT_INT, STORE_OVERFLOW, STORE_BOUND, STORE_FULL
+ * (a new key past maxKeys/maxBytes), STORE_JOURNAL, STORE_NOMEM; nothing changed then. */
+store_rc store_key_incr(store *st, const char *name, const key_incr *q, key_out *o);
+
+/* A request waiting on a key: a watcher (incr 0: a GET that waits while the key's
+ * version is still `version`) or an INCR that waits until it fits. Its life is a
+ * store_waiter's (store.h): owned by the caller, queued from store_key_wait answering
+ * STORE_WAITING until `served` runs or store_key_unwait returns. Watchers wake on any
+ * change of the key; INCRs are tried in arrival order at each change, and stop at the
+ * first that does not fit. */
+typedef struct key_waiter key_waiter;
+struct key_waiter {
+    const char *name;              /* valid while queued */
+    int incr;
+    uint64_t version;              /* watcher: waits while the key's version is this */
+    key_incr q;                    /* INCR */
+    int (*arm)(key_waiter *w);     /* as store_waiter's, under the keys' lock */
+    int (*claim)(key_waiter *w);
+    int (*gone)(key_waiter *w);
+    void (*served)(key_waiter *w, store_rc rc);   /* outside the lock; may free w */
+    /* The answer: a watcher's value (and o.version, 0: absent) or INCR's o. */
+    buf value;
+    key_out o;
+    /* The store's own: */
+    key_waiter *prev, *next;
+    void *where;
+    store_rc rc;
+};
+
+/* Serves w now (a watcher whose version differs: STORE_OK with the value, or
+ * STORE_NO_KEY; an INCR that fits or fails otherwise than at its bound) or queues it
+ * when w->arm agrees (STORE_WAITING). An INCR queues behind earlier waiting INCRs. */
+store_rc store_key_wait(store *st, key_waiter *w);
+/* Takes w out of its queue if still there; after it, the store no longer refers to w. */
+void store_key_unwait(store *st, key_waiter *w);
+
+/* ACK (undo 0) or RELEASE (undo 1) of counter lease id of name: RELEASE takes the
+ * increment back and wakes the key's waiters. STORE_NO_LEASE if there is none.
+ * *o: the key's value and version after. */
+store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, key_out *o);
+
+/* Undoes every counter lease whose deadline is at or before now (wall-clock ms).
+ * Returns how many; *next: the next deadline (0: none). */
+size_t store_key_lease_expire(store *st, int64_t now, int64_t *next);
+
+/* Number of keys, and of requests waiting on keys. */
+size_t store_key_count(store *st);
+size_t store_key_waiters(store *st);
+
+/* Recovery, unrecorded: a key with its value and version; an open counter lease of it. */
+store_rc store_key_adopt(store *st, const char *name, const char *value, size_t len,
+                         uint64_t version);
+store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
+                               int64_t by);
+
+/* Compaction: under the keys' lock, fn for every key, then lease for each of its open
+ * counter leases. Stops at and returns the first nonzero value. */
+int store_each_key_locked(store *st,
+                          int (*fn)(const char *name, const char *value, size_t len,
+                                    uint64_t version, void *ctx),
+                          int (*lease_fn)(const char *name, uint64_t id, int64_t until,
+                                       int64_t by, uint64_t version, const char *value,
+                                       size_t len, void *ctx),
+                          void *ctx);
+
+#endif

@@ -15,269 +15,8 @@
 #include "base/heap.h"
 #include "base/num.h"
 #include "store_keys.h"
+#include "store_keys_table.h"
 #include "store_take.h"
-
-typedef struct key key;
-
-/* An increment on loan. */
-typedef struct klease {
-    uint64_t id;
-    int64_t until;               /* wall-clock ms */
-    int64_t by;
-    key *k;
-    struct klease *hnext;        /* in its id bucket */
-    struct klease *prev, *next;  /* in its key's leases */
-    uint32_t heap_at;
-} klease;
-
-/* A key; version 0: it does not exist, and the entry stays only for its waiters. */
-struct key {
-    key *hnext;
-    uint64_t version;
-    char *value;
-    size_t len;
-    key_waiter *incr_head, *incr_tail;     /* INCRs waiting to fit, in arrival order */
-    key_waiter *watch_head, *watch_tail;   /* GETs waiting for a change */
-    klease *leases;
-    size_t name_len;
-    char name[];
-};
-
-struct keys_table {
-    pthread_mutex_t lock;
-    key **b;
-    size_t nb, entries;          /* buckets; entries (ghosts included) */
-    size_t count;                /* keys that exist */
-    size_t waiters;
-    klease **lb;
-    size_t lnb, leases;
-    heap deadlines;
-    uint64_t counter, idkey;
-};
-
-/* ---- arithmetic --------------------------------------------------------------------- */
-
-store_rc keys_add(const char *value, size_t len, int exists, int64_t by, int64_t min,
-                  int64_t max, int64_t *out)
-{
-    int64_t cur = 0;
-    if (exists && (len == 0 || len > 20 ||
-                   num_parse_i64(value, len, INT64_MIN, INT64_MAX, &cur) != 0))
-        return STORE_NOT_INT;
-    if (__builtin_add_overflow(cur, by, out))
-        return STORE_OVERFLOW;
-    if (*out < min || *out > max)
-        return STORE_BOUND;
-    return STORE_OK;
-}
-
-size_t keys_format(int64_t v, char *out)
-{
-    char tmp[24];
-    size_t n = 0;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do {
-        tmp[n++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    size_t k = 0;
-    if (v < 0)
-        out[k++] = '-';
-    while (n)
-        out[k++] = tmp[--n];
-    out[k] = '\0';
-    return k;
-}
-
-/* ---- the table ---------------------------------------------------------------------- */
-
-keys_table *store_keys_create(void)
-{
-    keys_table *t = calloc(1, sizeof *t);
-    if (!t)
-        return NULL;
-    t->nb = 64;
-    t->lnb = 64;
-    t->b = calloc(t->nb, sizeof *t->b);
-    t->lb = calloc(t->lnb, sizeof *t->lb);
-    if (!t->b || !t->lb || pthread_mutex_init(&t->lock, NULL) != 0) {
-        free(t->b);
-        free(t->lb);
-        free(t);
-        return NULL;
-    }
-    heap_init(&t->deadlines, offsetof(klease, until), offsetof(klease, heap_at));
-    if (getrandom(&t->idkey, sizeof t->idkey, 0) != sizeof t->idkey)
-        t->idkey = (uint64_t)clock_wall_ms() * 0x9E3779B97F4A7C15ULL;
-    return t;
-}
-
-void store_keys_free(store *st)
-{
-    keys_table *t = st->keys;
-    if (!t)
-        return;
-    for (size_t i = 0; i < t->nb; i++)
-        for (key *k = t->b[i], *next; k; k = next) {
-            next = k->hnext;
-            for (klease *l = k->leases, *ln; l; l = ln) {
-                ln = l->next;
-                free(l);
-            }
-            free(k->value);
-            free(k);
-        }
-    heap_free(&t->deadlines);
-    free(t->b);
-    free(t->lb);
-    pthread_mutex_destroy(&t->lock);
-    free(t);
-    st->keys = NULL;
-}
-
-static key *find(keys_table *t, const char *name, size_t len)
-{
-    for (key *k = t->b[hash_fnv1a(name, len) & (t->nb - 1)]; k; k = k->hnext)
-        if (k->name_len == len && memcmp(k->name, name, len) == 0)
-            return k;
-    return NULL;
-}
-
-static void grow(keys_table *t)
-{
-    size_t nb = t->nb * 2;
-    key **b = calloc(nb, sizeof *b);
-    if (!b)
-        return;                   /* longer chains, still correct */
-    for (size_t i = 0; i < t->nb; i++)
-        for (key *k = t->b[i], *next; k; k = next) {
-            next = k->hnext;
-            size_t h = hash_fnv1a(k->name, k->name_len) & (nb - 1);
-            k->hnext = b[h];
-            b[h] = k;
-        }
-    free(t->b);
-    t->b = b;
-    t->nb = nb;
-}
-
-/* The entry of name, made (not existing: version 0) if absent; NULL on ENOMEM. */
-static key *find_or_make(keys_table *t, const char *name)
-{
-    size_t len = strlen(name);
-    key *k = find(t, name, len);
-    if (k)
-        return k;
-    if (!(k = calloc(1, sizeof *k + len + 1)))
-        return NULL;
-    memcpy(k->name, name, len);
-    k->name_len = len;
-    if (t->entries >= t->nb)
-        grow(t);
-    size_t h = hash_fnv1a(name, len) & (t->nb - 1);
-    k->hnext = t->b[h];
-    t->b[h] = k;
-    t->entries++;
-    return k;
-}
-
-/* Frees k if it neither exists nor has waiters. */
-static void maybe_drop(keys_table *t, key *k)
-{
-    if (k->version || k->incr_head || k->watch_head)
-        return;
-    key **pp = &t->b[hash_fnv1a(k->name, k->name_len) & (t->nb - 1)];
-    while (*pp != k)
-        pp = &(*pp)->hnext;
-    *pp = k->hnext;
-    t->entries--;
-    free(k->value);
-    free(k);
-}
-
-/* ---- counter leases ------------------------------------------------------------------ */
-
-static uint64_t mix(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static klease *lease_find(keys_table *t, uint64_t id)
-{
-    for (klease *l = t->lb[mix(id) & (t->lnb - 1)]; l; l = l->hnext)
-        if (l->id == id)
-            return l;
-    return NULL;
-}
-
-static uint64_t lease_new_id(keys_table *t)
-{
-    uint64_t id;
-    do
-        id = mix(++t->counter ^ t->idkey);
-    while (id == 0 || lease_find(t, id));
-    return id;
-}
-
-/* Links l (id, until, by set) to k. Returns 0, or -1 on ENOMEM (not linked). */
-static int lease_link(keys_table *t, key *k, klease *l)
-{
-    if (heap_push(&t->deadlines, l) != 0)
-        return -1;
-    if (t->leases >= t->lnb) {
-        size_t nb = t->lnb * 2;
-        klease **b = calloc(nb, sizeof *b);
-        if (b) {
-            for (size_t i = 0; i < t->lnb; i++)
-                for (klease *o = t->lb[i], *next; o; o = next) {
-                    next = o->hnext;
-                    o->hnext = b[mix(o->id) & (nb - 1)];
-                    b[mix(o->id) & (nb - 1)] = o;
-                }
-            free(t->lb);
-            t->lb = b;
-            t->lnb = nb;
-        }
-    }
-    size_t h = mix(l->id) & (t->lnb - 1);
-    l->hnext = t->lb[h];
-    t->lb[h] = l;
-    l->k = k;
-    l->prev = NULL;
-    l->next = k->leases;
-    if (k->leases)
-        k->leases->prev = l;
-    k->leases = l;
-    t->leases++;
-    return 0;
-}
-
-static void lease_unlink(keys_table *t, klease *l)
-{
-    klease **pp = &t->lb[mix(l->id) & (t->lnb - 1)];
-    while (*pp != l)
-        pp = &(*pp)->hnext;
-    *pp = l->hnext;
-    heap_remove(&t->deadlines, l);
-    if (l->prev)
-        l->prev->next = l->next;
-    else
-        l->k->leases = l->next;
-    if (l->next)
-        l->next->prev = l->prev;
-    t->leases--;
-}
-
-static void drop_leases(keys_table *t, key *k)
-{
-    while (k->leases) {
-        klease *l = k->leases;
-        lease_unlink(t, l);
-        free(l);
-    }
-}
 
 /* ---- changes ------------------------------------------------------------------------ */
 
@@ -343,7 +82,7 @@ static store_rc apply_incr(store *st, keys_table *t, key *k, const key_incr *q, 
     }
     store_key_rec r = {STORE_KEY_SET, k->name, 0, 0, 0, q->by, k->version + 1, num, len};
     if (l) {
-        l->id = lease_new_id(t);
+        l->id = keys_lease_new_id(t);
         l->until = clock_wall_ms() + q->lease_ms;
         l->by = q->by;
         l->heap_at = HEAP_NONE;
@@ -361,7 +100,7 @@ static store_rc apply_incr(store *st, keys_table *t, key *k, const key_incr *q, 
     put_value(t, st, k, v, len);
     o->lease = 0;
     if (l) {
-        if (lease_link(t, k, l) != 0) {
+        if (keys_lease_link(t, k, l) != 0) {
             free(l);          /* the record says lent; memory keeps it for good */
             if (st->rec)
                 st->rec->mark_broken(st->rec_ctx);
@@ -486,7 +225,7 @@ store_rc store_key_set(store *st, const char *name, const char *value, size_t le
     lsn = lsn ? lsn : &scratch;
     *lsn = 0;
     pthread_mutex_lock(&t->lock);
-    key *k = find_or_make(t, name);
+    key *k = keys_find_or_make(t, name);
     store_rc rc = STORE_OK;
     char *v = NULL;
     if (!k) {
@@ -504,7 +243,7 @@ store_rc store_key_set(store *st, const char *name, const char *value, size_t le
             unreserve(st, k, len);
             rc = STORE_JOURNAL;
         } else {
-            drop_leases(t, k);
+            keys_drop_leases(t, k);
             put_value(t, st, k, v, len);
             v = NULL;
             *version = k->version;
@@ -513,7 +252,7 @@ store_rc store_key_set(store *st, const char *name, const char *value, size_t le
     }
     free(v);
     if (k)
-        maybe_drop(t, k);
+        keys_maybe_drop(t, k);
     pthread_mutex_unlock(&t->lock);
     finish(done);
     return rc;
@@ -523,7 +262,7 @@ store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version)
 {
     keys_table *t = st->keys;
     pthread_mutex_lock(&t->lock);
-    key *k = find(t, name, strlen(name));
+    key *k = keys_find(t, name, strlen(name));
     store_rc rc = STORE_NO_KEY;
     *version = 0;
     if (k && k->version) {
@@ -544,7 +283,7 @@ store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t
     lsn = lsn ? lsn : &scratch;
     *lsn = 0;
     pthread_mutex_lock(&t->lock);
-    key *k = find(t, name, strlen(name));
+    key *k = keys_find(t, name, strlen(name));
     store_rc rc = STORE_OK;
     *version = k ? k->version : 0;
     if (!k || !k->version) {
@@ -556,7 +295,7 @@ store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t
         if (record(st, &r, lsn) != 0) {
             rc = STORE_JOURNAL;
         } else {
-            drop_leases(t, k);
+            keys_drop_leases(t, k);
             store_bytes_release(st, k->len + k->name_len);
             free(k->value);
             k->value = NULL;
@@ -567,7 +306,7 @@ store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t
         }
     }
     if (k)
-        maybe_drop(t, k);
+        keys_maybe_drop(t, k);
     pthread_mutex_unlock(&t->lock);
     finish(done);
     return rc;
@@ -627,10 +366,10 @@ store_rc store_key_incr(store *st, const char *name, const key_incr *q, key_out 
     key_waiter *done = NULL;
     memset(o, 0, sizeof *o);
     pthread_mutex_lock(&t->lock);
-    key *k = find_or_make(t, name);
+    key *k = keys_find_or_make(t, name);
     store_rc rc = k ? incr_locked(st, t, k, q, o, &done) : STORE_NOMEM;
     if (k)
-        maybe_drop(t, k);
+        keys_maybe_drop(t, k);
     pthread_mutex_unlock(&t->lock);
     finish(done);
     return rc;
@@ -644,7 +383,7 @@ store_rc store_key_wait(store *st, key_waiter *w)
     w->prev = w->next = NULL;
     w->where = NULL;
     pthread_mutex_lock(&t->lock);
-    key *k = find_or_make(t, w->name);
+    key *k = keys_find_or_make(t, w->name);
     store_rc rc;
     if (!k) {
         rc = STORE_NOMEM;
@@ -660,7 +399,7 @@ store_rc store_key_wait(store *st, key_waiter *w)
         rc = w->incr ? STORE_BOUND : watch_answer(k, w);
     }
     if (k)
-        maybe_drop(t, k);
+        keys_maybe_drop(t, k);
     pthread_mutex_unlock(&t->lock);
     finish(done);
     return rc;
@@ -673,7 +412,7 @@ void store_key_unwait(store *st, key_waiter *w)
     key *k = w->where;
     if (k) {
         dequeue(t, w);
-        maybe_drop(t, k);
+        keys_maybe_drop(t, k);
     }
     pthread_mutex_unlock(&t->lock);
 }
@@ -714,7 +453,7 @@ static store_rc settle_locked(store *st, keys_table *t, klease *l, int undo, key
         free(v);
         return STORE_JOURNAL;
     }
-    lease_unlink(t, l);
+    keys_lease_unlink(t, l);
     free(l);
     if (undo) {
         free(k->value);
@@ -737,12 +476,12 @@ store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, ke
     key_waiter *done = NULL;
     memset(o, 0, sizeof *o);
     pthread_mutex_lock(&t->lock);
-    klease *l = lease_find(t, id);
+    klease *l = keys_lease_find(t, id);
     store_rc rc = STORE_NO_LEASE;
     if (l && l->k->name_len == strlen(name) && memcmp(l->k->name, name, l->k->name_len) == 0) {
         key *k = l->k;
         rc = settle_locked(st, t, l, undo, o, &done);
-        maybe_drop(t, k);
+        keys_maybe_drop(t, k);
     }
     pthread_mutex_unlock(&t->lock);
     finish(done);
@@ -764,7 +503,7 @@ size_t store_key_lease_expire(store *st, int64_t now, int64_t *next)
             *next = now + 1000;          /* the journal refuses: again in a second */
             break;
         }
-        maybe_drop(t, k);
+        keys_maybe_drop(t, k);
         n++;
     }
     if (!*next && (l = heap_top(&t->deadlines)))
@@ -797,7 +536,7 @@ store_rc store_key_adopt(store *st, const char *name, const char *value, size_t 
 {
     keys_table *t = st->keys;
     pthread_mutex_lock(&t->lock);
-    key *k = find_or_make(t, name);
+    key *k = keys_find_or_make(t, name);
     char *v = k ? copy_bytes(value, len) : NULL;
     store_rc rc = STORE_NOMEM;
     if (v) {
@@ -807,7 +546,7 @@ store_rc store_key_adopt(store *st, const char *name, const char *value, size_t 
         k->version = version;
         rc = STORE_OK;
     } else if (k) {
-        maybe_drop(t, k);
+        keys_maybe_drop(t, k);
     }
     pthread_mutex_unlock(&t->lock);
     return rc;
@@ -819,8 +558,8 @@ store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t
     keys_table *t = st->keys;
     store_rc rc = STORE_NO_KEY;
     pthread_mutex_lock(&t->lock);
-    key *k = find(t, name, strlen(name));
-    if (k && k->version && !lease_find(t, id)) {
+    key *k = keys_find(t, name, strlen(name));
+    if (k && k->version && !keys_lease_find(t, id)) {
         klease *l = calloc(1, sizeof *l);
         rc = STORE_NOMEM;
         if (l) {
@@ -828,7 +567,7 @@ store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t
             l->until = until;
             l->by = by;
             l->heap_at = HEAP_NONE;
-            if (lease_link(t, k, l) == 0)
+            if (keys_lease_link(t, k, l) == 0)
                 rc = STORE_OK;
             else
                 free(l);

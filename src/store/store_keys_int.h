@@ -1,0 +1,52 @@
+/* store_keys_int.h - the types store_keys.c (the commands on keys) and store_keys_table.c
+ * (the table, its lease index) share. Types only. */
+#ifndef STSD_STORE_KEYS_INT_H
+#define STSD_STORE_KEYS_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/heap.h"
+#include "store/keys.h"
+#include "store_int.h"
+
+typedef struct key key;
+
+/* An increment on loan. */
+typedef struct klease {
+    uint64_t id;
+    int64_t until;               /* wall-clock ms */
+    int64_t by;
+    key *k;
+    struct klease *hnext;        /* in its id bucket */
+    struct klease *prev, *next;  /* in its key's leases */
+    uint32_t heap_at;
+} klease;
+
+/* A key; version 0: it does not exist, and the entry stays only for its waiters. */
+struct key {
+    key *hnext;
+    uint64_t version;
+    char *value;
+    size_t len;
+    key_waiter *incr_head, *incr_tail;     /* INCRs waiting to fit, in arrival order */
+    key_waiter *watch_head, *watch_tail;   /* GETs waiting for a change */
+    klease *leases;
+    size_t name_len;
+    char name[];
+};
+
+struct keys_table {
+    pthread_mutex_t lock;
+    key **b;
+    size_t nb, entries;          /* buckets; entries (ghosts included) */
+    size_t count;                /* keys that exist */
+    size_t waiters;
+    klease **lb;
+    size_t lnb, leases;
+    heap deadlines;
+    uint64_t counter, idkey;
+};
+
+#endif

@@ -1,0 +1,27 @@
+/* store_keys_table.h - what store_keys_table.c offers store_keys.c: finding and making
+ * keys, and the index of counter leases by id and deadline. Every call is made under the
+ * table's lock. Private to store/. */
+#ifndef STSD_STORE_KEYS_TABLE_H
+#define STSD_STORE_KEYS_TABLE_H
+
+#include "store_keys_int.h"
+
+/* The entry of name[0..len), or NULL. */
+key *keys_find(keys_table *t, const char *name, size_t len);
+/* The entry of name, made (not existing: version 0) if absent; NULL on ENOMEM. */
+key *keys_find_or_make(keys_table *t, const char *name);
+/* Frees k if it neither exists nor has waiters. */
+void keys_maybe_drop(keys_table *t, key *k);
+
+/* The counter lease id, or NULL. */
+klease *keys_lease_find(keys_table *t, uint64_t id);
+/* A new lease id, never 0 and not in use, hard to guess. */
+uint64_t keys_lease_new_id(keys_table *t);
+/* Links l (id, until, by set) to k. Returns 0, or -1 on ENOMEM (not linked). */
+int keys_lease_link(keys_table *t, key *k, klease *l);
+/* Unlinks l from its key, the id index and the deadlines (not freed). */
+void keys_lease_unlink(keys_table *t, klease *l);
+/* Unlinks and frees k's leases. */
+void keys_drop_leases(keys_table *t, key *k);
+
+#endif

@@ -36,6 +36,8 @@ typedef struct recover_state {
         int64_t until;       /* wall-clock ms */
         char *line;          /* owned */
         size_t len;
+        char *owner;         /* owned; NULL: lent to nobody in particular */
+        size_t owner_len;
     } *leases;
     /* The log to go on appending to; last_gen 0: none, start a new history. */
     uint32_t last_gen;

@@ -45,6 +45,12 @@ int cmd_timeout_param(const cmd_server *srv, const params *p, cmd_result *r, int
  * CMD_LEASE_MAX_LINES lines). */
 int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cmd_result *r,
                     int64_t *ms);
+/* OWNER= of READ, ACK, RELEASE into *owner and *len (*owner NULL when absent). Returns 0,
+ * or -1 with the KO set (empty, longer than STORE_OWNER_MAX bytes, or holding NUL). */
+int cmd_owner_param(const params *p, cmd_result *r, const char **owner, size_t *len);
+/* The KO of an OWNER= where it has no meaning (READMULTI, FIND). */
+#define MSG_OWNER_ONLY  "OWNER works with READ, ACK and RELEASE only !"
+
 /* FORMAT=JSON|HTML (any case) into r->json, which holds what Accept asked for. Returns 0,
  * or -1 with the KO set. */
 int cmd_format_param(const params *p, cmd_result *r);

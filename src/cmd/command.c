@@ -25,6 +25,8 @@
                      "contains, equals, or a pcre2 regex found anywhere / matching whole"}
 #define P_SETTLE_LINE  {"LINE", "text", 1, "settle the oldest lease of this exact line"}
 #define P_SETTLE_LEASE {"LEASE", "id", 1, "settle this lease (16 hex digits from X-STS-Lease)"}
+#define P_SETTLE_OWNER {"OWNER", "name", 1, "settle the line this owner holds (alone: no " \
+                        "LINE or LEASE)"}
 
 /* One row per command: a new command is a row here and a handler in its family's file
  * (cmd_lists, cmd_files, cmd_server, cmd_leases). The help page (GET /sts/), stsd(8),
@@ -37,7 +39,9 @@ static const cmd_def commands[] = {
     {"READ", cmd_read, CMD_WAITS, FIELD_LINE,
      "Take a line from the head, the tail or anywhere.",
      {P_FILENAME, {"READ_MODE", "FIRST|LAST|RANDOM", 1, "where the line is taken"}, P_KEEP,
-      P_TIMEOUT, P_LEASE}},
+      P_TIMEOUT, P_LEASE,
+      {"OWNER", "name", 1, "with KEEP=FALSE: 1 to 128 bytes; the first READ lends a line "
+       "to this owner, every later one answers that same line (LEASE= renews it)"}}},
     {"READMULTI", cmd_readmulti, CMD_WAITS, FIELD_MESSAGE,
      "Take NB_LINES lines at once, one per <br /> line.",
      {P_FILENAME, {"NB_LINES", "n", 0, "how many lines (1 or more)"},
@@ -89,12 +93,12 @@ static const cmd_def commands[] = {
      {P_FILENAME, {"FILE", "bytes", 0, "the file's content"}}},
     {"ACK", cmd_ack, CMD_CHANGES, FIELD_MESSAGE,
      "Settle a lease: the line taken with LEASE is done with and never comes back.",
-     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE}},
+     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_OWNER}},
     {"RELEASE", cmd_release, CMD_CHANGES, FIELD_MESSAGE,
      "Settle a lease by putting its line back at the head of its list now.",
-     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE}},
+     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_OWNER}},
     {"LEASES", cmd_leases, CMD_LOOKS, FIELD_LENGTH,
-     "The number of lines of the list on loan.",
+     "The number of lines of the list on loan (owned lines included).",
      {P_FILENAME}},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

@@ -141,7 +141,8 @@ void store_unwait(store *st, store_waiter *w);
  * and so does its deadline, by store_lease_expire. RESET and INITFILE drop the list's
  * leases. Ids are unique, nonzero and do not look sequential; an id settles only in its
  * own list. Deadlines are wall-clock milliseconds (clock_wall_ms, base/clock.h), so that
- * they keep their meaning across a restart. Each lease costs 56 bytes plus its line. */
+ * they keep their meaning across a restart. Each lease costs 64 bytes plus its line (an
+ * owner 48 more, with its bucket, plus its name). */
 
 /* READ/READMULTI with keep 0 and a lease of lease_ms each (lease_ms 0: store_read); the
  * ids are appended to ids (uint64_t each) in line order. *lsn as for store_read: the

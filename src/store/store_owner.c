@@ -2,16 +2,36 @@
  * doubling, so that READ OWNER= finds an owner's line at once among many. */
 #include "store_owner.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "base/hash.h"
+
+/* Owner names come from clients: a per-process seed keeps them from choosing names that
+ * all land in one bucket. */
+static uint64_t seed = HASH_FNV1A_INIT;
+static pthread_once_t seed_once = PTHREAD_ONCE_INIT;
+
+static void seed_init(void)
+{
+    uint64_t k;
+    if (getrandom(&k, sizeof k, 0) == sizeof k)
+        seed = hash_fnv1a_more(HASH_FNV1A_INIT, &k, sizeof k);
+}
+
+static uint64_t hash_of(const char *name, size_t len)
+{
+    pthread_once(&seed_once, seed_init);
+    return hash_fnv1a_more(seed, name, len);
+}
 
 owner *store_owner_find(const owner_table *t, const char *name, size_t len)
 {
     if (!t->b)
         return NULL;
-    uint64_t h = hash_fnv1a(name, len);
+    uint64_t h = hash_of(name, len);
     for (owner *o = t->b[h & t->mask]; o; o = o->hnext)
         if (o->hash == h && o->len == len && memcmp(o->name, name, len) == 0)
             return o;
@@ -48,7 +68,7 @@ owner *store_owner_add(owner_table *t, const char *name, size_t len, lease *l)
     if (!o)
         return NULL;
     o->l = l;
-    o->hash = hash_fnv1a(name, len);
+    o->hash = hash_of(name, len);
     o->lsn = 0;
     o->len = (uint32_t)len;
     memcpy(o->name, name, len);

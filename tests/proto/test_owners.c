@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -249,6 +250,23 @@ static void test_bad_owners(void **state)
     expect_get("/sts/READ?FILENAME=nolist&KEEP=FALSE&OWNER=a", 0, "nolist not loaded yet !");
 }
 
+/* --check-journal on d2's state: its report (in d2's dataset folder) must hold want. */
+static void check_journal(const daemon_proc *d2, const char *want)
+{
+    const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "%s --check-journal %s/state >%s/check.out 2>&1", bin, d2->dir,
+             d2->data);
+    int st = system(cmd);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    size_t len;
+    char *out = td_read_file(d2, "check.out", &len);
+    assert_non_null(out);
+    if (!strstr(out, want) || !strstr(out, "result: OK"))
+        fail_msg("want %s in: %s", want, out);
+    free(out);
+}
+
 /* After kill -9 with fsync=always an owner still gets its same line; a loan renewed with
  * LEASE keeps its new deadline; one settled stays settled. */
 static void test_owner_across_kill9(void **state)
@@ -269,6 +287,7 @@ static void test_owner_across_kill9(void **state)
     expect_get("/sts/ACK?FILENAME=k&OWNER=c", 1, "");
     expect_get("/sts/READ?FILENAME=k&KEEP=FALSE&OWNER=e&LEASE=1", 1, "line003");
     assert_int_equal(td_stop(&d2, 1), 128 + SIGKILL);
+    check_journal(&d2, " 4 own 1 renew");
     td_sleep_ms(1200);                          /* b's first deadline and e's pass */
     assert_int_equal(td_start(&d2, args), 0);
     d.port = d2.port;

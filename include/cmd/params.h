@@ -12,6 +12,7 @@ typedef enum param_id {
     PARAM_ADD_MODE, PARAM_UNIQUE, PARAM_FIND_MODE, PARAM_ADD_TIMESTAMP,
     PARAM_FORMAT, PARAM_OFFSET, PARAM_LIMIT, PARAM_MATCH,     /* JSON answers, PEEK */
     PARAM_TIMEOUT, PARAM_LEASE,
+    PARAM_OWNER,      /* READ, ACK, RELEASE: lines that stick to their owner */
     PARAM_TOKEN,      /* stsd.token's alternative to an Authorization header */
     PARAM_FILE,                                               /* LOAD's file */
     PARAM_NAME, PARAM_VALUE, PARAM_VERSION, PARAM_IF_VERSION,  /* keys */

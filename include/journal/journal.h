@@ -55,10 +55,14 @@ int journal_start(journal *j, store *st);
  * the log (until there is). */
 int journal_log_push(journal *j, const char *name, int at_tail, const char *line,
                      size_t len, uint64_t *lsn);
-/* A lease of a line of name (its take logged just before), and its ACK (release 0) or
- * RELEASE/expiry (1). Return 0 with *lsn set, or -1 (changes refused). */
+/* A lease of a line of name (its take logged just before; to owner[0..olen), NULL: to
+ * nobody), its renewal to a new deadline, and its ACK (release 0) or RELEASE/expiry (1).
+ * Return 0 with *lsn set, or -1 (changes refused). */
 int journal_log_lease(journal *j, const char *name, uint64_t id, int64_t until,
-                      const char *line, size_t len, uint64_t *lsn);
+                      const char *owner, size_t olen, const char *line, size_t len,
+                      uint64_t *lsn);
+int journal_log_renew(journal *j, const char *name, uint64_t id, int64_t until,
+                      uint64_t *lsn);
 int journal_log_settle(journal *j, const char *name, uint64_t id, int release,
                        const char *line, size_t len, uint64_t *lsn);
 /* A change of a key (store/keys.h): its state after the change. Returns as above. */

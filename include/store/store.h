@@ -147,7 +147,8 @@ void store_unwait(store *st, store_waiter *w);
  * and so does its deadline, by store_lease_expire. RESET and INITFILE drop the list's
  * leases. Ids are unique, nonzero and do not look sequential; an id settles only in its
  * own list. Deadlines are wall-clock milliseconds (clock_wall_ms, base/clock.h), so that
- * they keep their meaning across a restart. Each lease costs 56 bytes plus its line. */
+ * they keep their meaning across a restart. Each lease costs 64 bytes plus its line (an
+ * owner 48 more, with its bucket, plus its name). */
 
 /* READ/READMULTI with keep 0 and a lease of lease_ms each (lease_ms 0: store_read); the
  * ids are appended to ids (uint64_t each) in line order. *lsn as for store_read: the
@@ -166,6 +167,27 @@ store_rc store_find_leased(store *st, const char *name, const store_matcher *m,
 store_rc store_settle(store *st, const char *name, int release, uint64_t id, const char *line,
                       size_t len, uint64_t *lsn);
 
+/* Owners. READ KEEP=FALSE OWNER=o lends one line to owner o (any bytes but NUL, 1 to
+ * STORE_OWNER_MAX of them): a lease as above, which every later READ of o answers again
+ * without taking anything. Settling it (by owner, id, line or deadline), RESET and
+ * INITFILE end the ownership with the lease. A loan with no LEASE= has no deadline. */
+#define STORE_OWNER_MAX 128
+#define STORE_LOAN_FOREVER INT64_MAX
+
+/* READ for owner[0..olen): the line o holds, appended to out as by store_read (with
+ * lease_ms > 0 its deadline moves to now + lease_ms, recorded); or, if o holds none, one
+ * line taken from end and lent to o (until now + lease_ms, or for good with lease_ms 0).
+ * Sets *id to the lease's id and *taken to 1 if a line was taken now. *lsn: the record
+ * the answer waits for (the renewal's, the loan's, or the last one of this loan). */
+store_rc store_read_owned(store *st, const char *name, store_end end, const char *owner,
+                          size_t olen, int64_t lease_ms, buf *out, uint64_t *id, int *taken,
+                          uint64_t *lsn);
+
+/* ACK (release 0) or RELEASE (1) of the line owner[0..olen) holds in list name, as
+ * store_settle. STORE_NO_LEASE when o holds none there. */
+store_rc store_settle_owner(store *st, const char *name, int release, const char *owner,
+                            size_t olen, uint64_t *lsn);
+
 /* LEASES: the number of open leases of list name, in *n. */
 store_rc store_leases(store *st, const char *name, size_t *n);
 
@@ -173,17 +195,18 @@ store_rc store_leases(store *st, const char *name, size_t *n);
  * many; sets *next to the next deadline (0: none). */
 size_t store_lease_expire(store *st, int64_t now, int64_t *next);
 
-/* Recovery: an open lease of list name (created if absent), without recording; an id
- * known already is ignored. */
+/* Recovery: an open lease of list name (created if absent), lent to owner[0..olen) (NULL:
+ * nobody; an owner holding a line already keeps that one), without recording; an id known
+ * already is ignored. */
 store_rc store_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
-                           const char *line, size_t len);
+                           const char *owner, size_t olen, const char *line, size_t len);
 
 /* Compaction, from inside a store_each_locked callback for list name (its lock held):
- * calls fn for each open lease of the list, oldest first; stops at fn's first nonzero
+ * calls fn for each open lease of the list, oldest first, with its owner (NULL: none); stops at fn's first nonzero
  * value and returns it. */
 int store_each_lease_locked(store *st, const char *name,
-                            int (*fn)(uint64_t id, int64_t until, const char *line, size_t len,
-                                      void *ctx),
+                            int (*fn)(uint64_t id, int64_t until, const char *owner,
+                                      size_t olen, const char *line, size_t len, void *ctx),
                             void *ctx);
 
 /* The next line of a READ/FIND result, from offset *off (start at 0), which it advances.
@@ -287,14 +310,16 @@ typedef struct store_recorder {
     /* A recorded change could not be applied in memory: memory and record disagree. */
     void (*mark_broken)(void *ctx);
     /* A line of name taken (its take recorded just before) is on loan as lease id until
-     * the wall-clock ms until. */
-    int (*lease)(void *ctx, const char *name, uint64_t id, int64_t until, const char *line,
-                 size_t len, uint64_t *lsn);
+     * the wall-clock ms until, to owner[0..olen) (NULL: to nobody in particular). */
+    int (*lease)(void *ctx, const char *name, uint64_t id, int64_t until, const char *owner,
+                 size_t olen, const char *line, size_t len, uint64_t *lsn);
     /* Lease id of name is settled: acked (release 0), or its line back at the head. */
     int (*settle)(void *ctx, const char *name, uint64_t id, int release, const char *line,
                   size_t len, uint64_t *lsn);
     /* A change of a key, under the keys' lock. */
     int (*key)(void *ctx, const store_key_rec *r, uint64_t *lsn);
+    /* Lease id of name now lasts until the wall-clock ms until (READ OWNER= LEASE=). */
+    int (*renew)(void *ctx, const char *name, uint64_t id, int64_t until, uint64_t *lsn);
 } store_recorder;
 
 /* From now on, every change is first given to r (with ctx). r must outlive the store's

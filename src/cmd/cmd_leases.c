@@ -11,19 +11,43 @@
 
 #define MSG_SETTLE_ARGS "LINE or LEASE parameter was missing !"
 #define MSG_NO_LEASE    "No such lease (settled already, expired, or of another list) !"
+#define MSG_NO_OWNER    "This OWNER holds no line of this list (settled already, expired, " \
+                        "or never read) !"
+#define MSG_OWNER_ALONE "OWNER settles alone: no LINE or LEASE with it !"
 
-/* ACK and RELEASE: the lease named by LEASE=id, or the oldest of LINE; with NAME=, the
- * lease of a counter. */
+/* ACK and RELEASE by OWNER=: the line that owner holds. */
+static void settle_owner(const cmd_server *srv, const char *name, size_t nlen,
+                         const char *who, size_t wlen, cmd_result *r, int release)
+{
+    store_rc rc = strlen(name) == nlen
+        ? store_settle_owner(srv->st, name, release, who, wlen, &r->lsn)
+        : STORE_NOT_LOADED;
+    if (rc == STORE_NO_LEASE)
+        return cmd_ko(r, 404, MSG_NO_OWNER);
+    if (rc != STORE_OK)
+        return cmd_ko_store(r, rc, name, nlen);
+    r->kind = REPLY_OK;
+}
+
+/* ACK and RELEASE: the lease named by LEASE=id, or the oldest of LINE, or OWNER's; with
+ * NAME=, the lease of a counter. */
 static void settle(const cmd_server *srv, const params *p, cmd_result *r, int release)
 {
     if (params_get(p, PARAM_NAME, NULL))
         return cmd_key_settle(srv, p, r, release);      /* a counter's lease */
-    size_t nlen, llen = 0, ilen = 0;
+    size_t nlen, llen = 0, ilen = 0, wlen;
     const char *name = cmd_list_name(p, r, &nlen);
     if (!name)
         return;
     const char *line = params_get(p, PARAM_LINE, &llen);
     const char *idv = params_get(p, PARAM_LEASE, &ilen);
+    const char *who;
+    if (cmd_owner_param(p, r, &who, &wlen) != 0)
+        return;
+    if (who && (line || idv))
+        return cmd_ko(r, 400, MSG_OWNER_ALONE);
+    if (who)
+        return settle_owner(srv, name, nlen, who, wlen, r, release);
     if (!line && !idv)
         return cmd_ko(r, 400, MSG_SETTLE_ARGS);
     store_rc rc = STORE_NOT_LOADED;

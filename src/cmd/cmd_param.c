@@ -12,6 +12,7 @@
 #define MSG_LEASE_VALUE "LEASE value has to be a number of seconds above 0 up to %d !"
 #define MSG_LEASE_KEEP  "LEASE needs KEEP=FALSE !"
 #define MSG_LEASE_LINES "LEASE takes at most %d lines at once !"
+#define MSG_OWNER_VALUE "OWNER value has to be 1 to %d bytes, without NUL !"
 
 const char *const cmd_read_modes[] = {"FIRST", "LAST", "RANDOM", NULL};
 const char *const cmd_add_modes[] = {"FIRST", "LAST", NULL};
@@ -139,6 +140,16 @@ uint64_t cmd_lease_id(const char *v, size_t len)
         id = id << 4 | (uint64_t)d;
     }
     return id;
+}
+
+int cmd_owner_param(const params *p, cmd_result *r, const char **owner, size_t *len)
+{
+    *owner = params_get(p, PARAM_OWNER, len);
+    if (!*owner || (*len >= 1 && *len <= STORE_OWNER_MAX && !memchr(*owner, '\0', *len)))
+        return 0;
+    cmd_ko_format(r, MSG_OWNER_VALUE, STORE_OWNER_MAX);
+    *owner = NULL;
+    return -1;
 }
 
 int cmd_format_param(const params *p, cmd_result *r)

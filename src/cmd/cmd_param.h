@@ -47,6 +47,12 @@ int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cm
                     int64_t *ms);
 /* A lease id as X-STS-Lease gave it: 16 hex digits. 0 when it cannot be one. */
 uint64_t cmd_lease_id(const char *v, size_t len);
+/* OWNER= of READ, ACK, RELEASE into *owner and *len (*owner NULL when absent). Returns 0,
+ * or -1 with the KO set (empty, longer than STORE_OWNER_MAX bytes, or holding NUL). */
+int cmd_owner_param(const params *p, cmd_result *r, const char **owner, size_t *len);
+/* The KO of an OWNER= where it has no meaning (READMULTI, FIND). */
+#define MSG_OWNER_ONLY  "OWNER works with READ, ACK and RELEASE only !"
+
 /* FORMAT=JSON|HTML (any case) into r->json, which holds what Accept asked for. Returns 0,
  * or -1 with the KO set. */
 int cmd_format_param(const params *p, cmd_result *r);

@@ -31,6 +31,8 @@
 #define P_NAME     {"NAME", "key", 0, "the key (the rules of FILENAME)"}
 #define P_IF_VERSION {"IF_VERSION", "n", 1, "only if the key's version is n (0: only if " \
                       "it does not exist); else a KO saying its version (409)"}
+#define P_SETTLE_OWNER {"OWNER", "name", 1, "settle the line this owner holds (alone: no " \
+                        "LINE or LEASE)"}
 
 /* One row per command: a new command is a row here and a handler in its family's file
  * (cmd_lists, cmd_files, cmd_server, cmd_leases). The help page (GET /sts/), stsd(8),
@@ -43,7 +45,9 @@ static const cmd_def commands[] = {
     {"READ", cmd_read, CMD_WAITS, FIELD_LINE,
      "Take a line from the head, the tail or anywhere.",
      {P_FILENAME, {"READ_MODE", "FIRST|LAST|RANDOM", 1, "where the line is taken"}, P_KEEP,
-      P_TIMEOUT, P_LEASE}},
+      P_TIMEOUT, P_LEASE,
+      {"OWNER", "name", 1, "with KEEP=FALSE: 1 to 128 bytes; the first READ lends a line "
+       "to this owner, every later one answers that same line (LEASE= renews it)"}}},
     {"READMULTI", cmd_readmulti, CMD_WAITS, FIELD_MESSAGE,
      "Take NB_LINES lines at once, one per <br /> line.",
      {P_FILENAME, {"NB_LINES", "n", 0, "how many lines (1 or more)"},
@@ -96,13 +100,13 @@ static const cmd_def commands[] = {
     {"ACK", cmd_ack, CMD_CHANGES, FIELD_MESSAGE,
      "Settle a lease: the line taken with LEASE is done with and never comes back (with "
      "NAME: the counter's increment is kept for good).",
-     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_NAME}},
+     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_OWNER, P_SETTLE_NAME}},
     {"RELEASE", cmd_release, CMD_CHANGES, FIELD_MESSAGE,
      "Settle a lease by putting its line back at the head of its list now (with NAME: "
      "by undoing the counter's increment, waking its waiters).",
-     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_NAME}},
+     {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_OWNER, P_SETTLE_NAME}},
     {"LEASES", cmd_leases, CMD_LOOKS, FIELD_LENGTH,
-     "The number of lines of the list on loan.",
+     "The number of lines of the list on loan (owned lines included).",
      {P_FILENAME}},
     {"SET", cmd_set, CMD_CHANGES | CMD_JSON | CMD_FORM, FIELD_MESSAGE,
      "Set a key's value; answers its new version (1 for a new key, then 1 more at each "

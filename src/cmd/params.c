@@ -13,7 +13,7 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_FORMAT] = "FORMAT", [PARAM_OFFSET] = "OFFSET", [PARAM_LIMIT] = "LIMIT",
     [PARAM_MATCH] = "MATCH",
     [PARAM_TIMEOUT] = "TIMEOUT",     [PARAM_LEASE] = "LEASE",
-    [PARAM_TOKEN] = "TOKEN",
+    [PARAM_TOKEN] = "TOKEN",         [PARAM_OWNER] = "OWNER",
     [PARAM_FILE] = "FILE",
     [PARAM_NAME] = "NAME",           [PARAM_VALUE] = "VALUE",
     [PARAM_VERSION] = "VERSION",     [PARAM_IF_VERSION] = "IF_VERSION",

@@ -32,11 +32,27 @@ int journal_log_push(journal *j, const char *name, int at_tail, const char *line
 }
 
 int journal_log_lease(journal *j, const char *name, uint64_t id, int64_t until,
-                      const char *line, size_t len, uint64_t *lsn)
+                      const char *owner, size_t olen, const char *line, size_t len,
+                      uint64_t *lsn)
 {
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_lease(&j->pend, name, id, until, line, len);
+    /* A plain lease keeps its old record, which journals written before owners hold. */
+    if (owner)
+        wal_enc_own(&j->pend, name, id, until, owner, olen, line, len);
+    else
+        wal_enc_lease(&j->pend, name, id, until, line, len);
+    int rc = journal_append_locked(j, 0, lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+int journal_log_renew(journal *j, const char *name, uint64_t id, int64_t until,
+                      uint64_t *lsn)
+{
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_renew(&j->pend, name, id, until);
     int rc = journal_append_locked(j, 0, lsn);
     pthread_mutex_unlock(&j->mu);
     return rc;
@@ -232,10 +248,15 @@ static void rec_mark_broken(void *j)
     journal_mark_broken(j);
 }
 
-static int rec_lease(void *j, const char *name, uint64_t id, int64_t until, const char *line,
-                     size_t len, uint64_t *lsn)
+static int rec_lease(void *j, const char *name, uint64_t id, int64_t until, const char *owner,
+                     size_t olen, const char *line, size_t len, uint64_t *lsn)
 {
-    return journal_log_lease(j, name, id, until, line, len, lsn);
+    return journal_log_lease(j, name, id, until, owner, olen, line, len, lsn);
+}
+
+static int rec_renew(void *j, const char *name, uint64_t id, int64_t until, uint64_t *lsn)
+{
+    return journal_log_renew(j, name, id, until, lsn);
 }
 
 static int rec_settle(void *j, const char *name, uint64_t id, int release, const char *line,
@@ -251,7 +272,7 @@ static int rec_key(void *j, const store_key_rec *k, uint64_t *lsn)
 
 static const store_recorder journal_recorder = {
     rec_push, rec_take, rec_reset, rec_write_snapshot, rec_replace, rec_wait,
-    rec_mark_broken, rec_lease, rec_settle, rec_key,
+    rec_mark_broken, rec_lease, rec_settle, rec_key, rec_renew,
 };
 
 void journal_attach(journal *j, store *st)

@@ -74,14 +74,18 @@ static int stopping(journal *j)
 }
 
 /* Under the lock of a list, after its SNAPSHOT record: one of its open leases. */
-static int lease_one(uint64_t id, int64_t until, const char *line, size_t len, void *ctx)
+static int lease_one(uint64_t id, int64_t until, const char *owner, size_t olen,
+                     const char *line, size_t len, void *ctx)
 {
     compaction *c = ctx;
     journal *j = c->j;
     uint64_t lsn;
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_lease(&j->pend, c->name, id, until, line, len);
+    if (owner)
+        wal_enc_own(&j->pend, c->name, id, until, owner, olen, line, len);
+    else
+        wal_enc_lease(&j->pend, c->name, id, until, line, len);
     c->bytes += j->pend.len - j->rec_off;
     int rc = journal_append_locked(j, 1, &lsn);
     pthread_mutex_unlock(&j->mu);

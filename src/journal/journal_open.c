@@ -152,8 +152,8 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
         log_info("journal: ... and %zu more lists", rs->nlists - LOG_LISTS_MAX);
     for (size_t i = 0; i < rs->nleases; i++) {
         const struct recover_lease *l = &rs->leases[i];
-        if (store_lease_adopt(st, rs->names[l->list], l->id, l->until, l->line, l->len) !=
-            STORE_OK) {
+        if (store_lease_adopt(st, rs->names[l->list], l->id, l->until, l->owner,
+                              l->owner_len, l->line, l->len) != STORE_OK) {
             buf_printf(err, "cannot restore a lease of list %s: out of memory",
                        rs->names[l->list]);
             return -1;

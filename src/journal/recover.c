@@ -182,7 +182,7 @@ static int each_record(replay *x, record_fn fn)
         size_t pos = WAL_HEADER_SIZE, off;
         wal_rec r;
         while (log_next(g, &pos, &off, &r)) {
-            if (r.type == WAL_COMPACT_DONE || r.type >= WAL_KEY_SET)
+            if (r.type == WAL_COMPACT_DONE || (r.type >= WAL_KEY_SET && r.type <= WAL_KEY_SETTLE))
                 continue;
             rent *e = recover_map_get(&x->map, r.name, r.name_len);
             if (!e)
@@ -274,21 +274,30 @@ static int apply_take(replay *x, const rlog *g, size_t off, const wal_rec *r, li
     return p == end ? 0 : fail(x, g->name, off, "malformed positions", g->gen, off);
 }
 
-/* Applies a LEASE (a line on loan: its TAKE came before) or a SETTLE (ACK forgets the
+/* Applies a LEASE or an OWN (a line on loan, to an owner for OWN: its TAKE came before),
+ * a RENEW (a new deadline; a lease unknown has been settled) or a SETTLE (ACK forgets the
  * lease; RELEASE also puts its line back at the head, even if the lease is unknown). */
 static int apply_lease(replay *x, const rlog *g, size_t off, const wal_rec *r, rent *e)
 {
     rlease *known = recover_lease_find(&x->map, e, r->id);
-    if (r->type == WAL_LEASE) {
+    if (r->type == WAL_RENEW) {
+        if (known)
+            known->until = (int64_t)r->n;
+        return 0;
+    }
+    if (r->type == WAL_LEASE || r->type == WAL_OWN) {
         if (known)
             return 0;               /* carried again by a compaction */
-        rlease *l = malloc(sizeof *l + (r->data_len ? r->data_len : 1));
+        rlease *l = malloc(sizeof *l + r->data_len + r->owner_len + 1);
         if (!l)
             return fail(x, g->name, off, "out of memory", 0, 0);
         l->id = r->id;
         l->until = (int64_t)r->n;
         l->len = r->data_len;
+        l->who_len = r->owner_len;
         memcpy(l->line, r->data, r->data_len);
+        if (r->owner_len)
+            memcpy(l->line + r->data_len, r->owner, r->owner_len);
         if (recover_lease_add(&x->map, e, l) != 0) {
             free(l);
             return fail(x, g->name, off, "out of memory", 0, 0);
@@ -328,7 +337,8 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
         if (r->type != WAL_PUSH)
             recover_drop_leases(&x->map, e);
     }
-    if (r->type == WAL_LEASE || r->type == WAL_SETTLE)
+    if (r->type == WAL_LEASE || r->type == WAL_SETTLE || r->type == WAL_OWN ||
+        r->type == WAL_RENEW)
         return apply_lease(x, g, off, r, e);
     if (r->type == WAL_PUSH) {
         const char *s = (const char *)r->data;
@@ -397,6 +407,11 @@ static int hand_over(replay *x)
             if (!(o->line = malloc(l->len ? l->len : 1)))
                 return -1;
             memcpy(o->line, l->line, l->len);
+            if (l->who_len && !(o->owner = malloc(l->who_len)))
+                return -1;
+            if (l->who_len)
+                memcpy(o->owner, l->line + l->len, l->who_len);
+            o->owner_len = l->who_len;
             o->list = j;
             o->id = l->id;
             o->until = l->until;
@@ -413,7 +428,7 @@ static void report_logs(const replay *x, size_t first_kept)
 {
     static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done",
                                   "lease", "settle", "key set", "key del", "key lease",
-                                  "key settle"};
+                                  "key settle", "own", "renew"};
     for (size_t i = 0; i < first_kept; i++) {
         char name[32];
         wal_log_name(name, sizeof name, x->gens[i]);
@@ -425,7 +440,8 @@ static void report_logs(const replay *x, size_t first_kept)
         fprintf(x->report, "%s: %zu bytes, compaction %s;", g->name, g->len,
                 g->complete ? "complete" : "not complete");
         for (int t = WAL_PUSH; t <= WAL_TYPE_MAX; t++)
-            fprintf(x->report, " %zu %s", g->count[t], types[t]);
+            if (*types[t])
+                fprintf(x->report, " %zu %s", g->count[t], types[t]);
         fputc('\n', x->report);
         if (g->torn_why == wal_why_reserved)
             fprintf(x->report, "  %zu bytes reserved after the last record (offset %zu): "
@@ -567,8 +583,10 @@ void recover_free(recover_state *rs)
         free(rs->names[i]);
         list_free(rs->lists[i]);
     }
-    for (size_t i = 0; i < rs->nleases; i++)
+    for (size_t i = 0; i < rs->nleases; i++) {
         free(rs->leases[i].line);
+        free(rs->leases[i].owner);
+    }
     free(rs->leases);
     for (size_t i = 0; i < rs->nkeys; i++) {
         free(rs->keys[i].name);

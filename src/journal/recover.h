@@ -36,6 +36,8 @@ typedef struct recover_state {
         int64_t until;       /* wall-clock ms */
         char *line;          /* owned */
         size_t len;
+        char *owner;         /* owned; NULL: lent to nobody in particular */
+        size_t owner_len;
     } *leases;
     /* The keys that exist, sorted by name, and their open counter leases. */
     size_t nkeys;

@@ -17,6 +17,7 @@ typedef struct rlease {
     uint64_t id;
     int64_t until;
     size_t len;
+    size_t who_len;        /* OWN: its owner's bytes, after the line's; 0: no owner */
     char line[];
 } rlease;
 

@@ -499,6 +499,20 @@ int wal_enc_lease(buf *out, const char *name, uint64_t id, int64_t until, const 
                ? 0 : -1;
 }
 
+int wal_enc_own(buf *out, const char *name, uint64_t id, int64_t until, const char *owner,
+                size_t olen, const char *line, size_t len)
+{
+    return put_name(out, WAL_OWN, name) == 0 && wal_put_varint(out, id) == 0 &&
+           wal_put_varint(out, (uint64_t)until) == 0 && wal_put_varint(out, olen) == 0 &&
+           buf_append(out, owner, olen) == 0 && buf_append(out, line, len) == 0 ? 0 : -1;
+}
+
+int wal_enc_renew(buf *out, const char *name, uint64_t id, int64_t until)
+{
+    return put_name(out, WAL_RENEW, name) == 0 && wal_put_varint(out, id) == 0 &&
+           wal_put_varint(out, (uint64_t)until) == 0 ? 0 : -1;
+}
+
 int wal_enc_settle(buf *out, const char *name, uint64_t id, int release, const char *line,
                    size_t len)
 {
@@ -567,6 +581,20 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     case WAL_LEASE:
         if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0 ||
             wal_get_varint(&p, end, &r->n) != 0)
+            return -1;
+        break;
+    case WAL_OWN:
+        if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0 ||
+            wal_get_varint(&p, end, &r->n) != 0 || wal_get_varint(&p, end, &v) != 0 ||
+            v == 0 || v > (uint64_t)(end - p) || memchr(p, '\0', (size_t)v))
+            return -1;
+        r->owner = (const char *)p;
+        r->owner_len = (size_t)v;
+        p += v;
+        break;
+    case WAL_RENEW:
+        if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0 ||
+            wal_get_varint(&p, end, &r->n) != 0 || p != end)
             return -1;
         break;
     case WAL_SETTLE:

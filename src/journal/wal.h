@@ -143,8 +143,10 @@ enum {
                            * value (the rest)                               INCR LEASE= */
     WAL_KEY_SETTLE = 12,  /* name, undo:u8, lease id, version, value (the rest): RELEASE or
                            * expiry (undo 1), ACK (0) of a counter lease */
-    /* 13 and 14 are kept for the owners of lines */
-#define WAL_TYPE_MAX WAL_KEY_SETTLE
+    WAL_OWN = 13,         /* name, lease id, deadline, owner (varint length + bytes), line
+                           * (the rest): a LEASE lent to an owner (READ OWNER=) */
+    WAL_RENEW = 14,       /* name, lease id, deadline: an owner's READ with LEASE= */
+#define WAL_TYPE_MAX WAL_RENEW
     /* snapshot file records */
     WAL_LINES = 16,       /* lines, each varint length + bytes, to the end of the body */
     WAL_END_LINES = 17,   /* line count, total bytes */
@@ -161,11 +163,13 @@ typedef struct wal_rec {
                                * id 0: lines */
     size_t data_len;
     uint64_t n;               /* TAKE: positions; SNAPSHOT id 0: lines; COMPACT_DONE: lists;
-                               * LEASE: the deadline */
+                               * LEASE, OWN, RENEW: the deadline */
     uint64_t id;              /* REPLACE/SNAPSHOT: snapshot id; COMPACT_DONE: generation;
-                               * LEASE/SETTLE: the lease id; KEY_LEASE/KEY_SETTLE too */
+                               * LEASE/SETTLE/OWN/RENEW: the lease id; KEY_LEASE/KEY_SETTLE too */
     uint64_t version;         /* KEY_SET, KEY_LEASE, KEY_SETTLE: the key's version after */
     int64_t by;               /* KEY_LEASE: the increment lent */
+    const char *owner;        /* OWN: the owner (owner_len bytes, no NUL) */
+    size_t owner_len;
 } wal_rec;
 
 /* Decodes a log record body. Returns 0, or -1 with the reason in *why. Checks structure
@@ -180,6 +184,9 @@ int wal_enc_ref(buf *out, int type, const char *name, uint64_t id);  /* REPLACE,
 int wal_enc_done(buf *out, uint64_t gen, uint64_t lists);
 int wal_enc_lease(buf *out, const char *name, uint64_t id, int64_t until, const char *line,
                   size_t len);
+int wal_enc_own(buf *out, const char *name, uint64_t id, int64_t until, const char *owner,
+                size_t olen, const char *line, size_t len);
+int wal_enc_renew(buf *out, const char *name, uint64_t id, int64_t until);
 int wal_enc_settle(buf *out, const char *name, uint64_t id, int release, const char *line,
                    size_t len);
 

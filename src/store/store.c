@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "store_keys.h"
 #include "store_lease.h"
 #include "store_names.h"
+#include "store_owner.h"
 #include "store_take.h"
 #include "store_wait.h"
 
@@ -161,6 +163,39 @@ store_rc store_read_leased(store *st, const char *name, store_end end, size_t n,
                            uint64_t *lsn)
 {
     return read_any(st, name, end, 0, n, lease_ms, ids, out, count, lsn);
+}
+
+store_rc store_read_owned(store *st, const char *name, store_end end, const char *who,
+                          size_t wlen, int64_t lease_ms, buf *out, uint64_t *id, int *taken,
+                          uint64_t *lsn)
+{
+    uint64_t scratch;
+    lsn = lsn_out(lsn, &scratch);
+    *taken = 0;
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    int64_t until = lease_ms > 0 ? clock_wall_ms() + lease_ms : STORE_LOAN_FOREVER;
+    store_rc rc = STORE_OK;
+    pthread_mutex_lock(&e->lock);
+    owner *o = store_owner_find(&e->owners, who, wlen);
+    if (!o) {
+        rc = store_read_owned_locked(st, e, end, until, who, wlen, out, id, lsn);
+        *taken = rc == STORE_OK;
+    } else if (lease_ms > 0 && store_lease_renew_locked(st, e, o->l, until, lsn) != 0) {
+        rc = STORE_JOURNAL;
+    } else {
+        /* Answered again: only once the record that made it so is durable. */
+        if (lease_ms > 0)
+            o->lsn = *lsn;
+        else
+            *lsn = o->lsn;
+        *id = o->l->id;
+        if (store_out_line(out, o->l->line, o->l->len) != 0)
+            rc = STORE_NOMEM;
+    }
+    pthread_mutex_unlock(&e->lock);
+    return rc;
 }
 
 store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
@@ -339,6 +374,24 @@ store_rc store_settle(store *st, const char *name, int release, uint64_t id, con
     store_waiter *served = NULL;
     pthread_mutex_lock(&e->lock);
     store_rc rc = settle_locked(st, e, release, id, line, len, &served, lsn);
+    pthread_mutex_unlock(&e->lock);
+    store_wait_finish(st, served, *lsn);
+    return rc;
+}
+
+store_rc store_settle_owner(store *st, const char *name, int release, const char *who,
+                            size_t wlen, uint64_t *lsn)
+{
+    uint64_t scratch;
+    lsn = lsn_out(lsn, &scratch);
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    store_waiter *served = NULL;
+    pthread_mutex_lock(&e->lock);
+    owner *o = store_owner_find(&e->owners, who, wlen);
+    store_rc rc = o ? settle_locked(st, e, release, o->l->id, NULL, 0, &served, lsn)
+                    : STORE_NO_LEASE;
     pthread_mutex_unlock(&e->lock);
     store_wait_finish(st, served, *lsn);
     return rc;

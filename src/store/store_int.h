@@ -16,18 +16,38 @@
 
 typedef struct entry entry;
 typedef struct keys_table keys_table;      /* the keys (store_keys.c) */
+typedef struct owner owner;
 
-/* A line on loan: 56 bytes beside its bytes. */
+/* A line on loan: 64 bytes beside its bytes. */
 typedef struct lease {
     uint64_t id;
-    int64_t until;               /* wall-clock ms */
+    int64_t until;               /* wall-clock ms; STORE_LOAN_FOREVER: no deadline */
     entry *e;
+    owner *own;                  /* the owner it is on loan to (READ OWNER=), or NULL */
     struct lease *hnext;         /* in its hash bucket */
     struct lease *prev, *next;   /* in its entry's leases, oldest first */
     uint32_t heap_at;
     uint32_t len;
     char line[];
 } lease;
+
+/* An owner's loan (store_owner.c): the one lease of a list that READ OWNER=name answers
+ * again and again. Freed with its lease. */
+struct owner {
+    owner *hnext;                /* in its entry's owner table */
+    lease *l;
+    uint64_t hash;
+    uint64_t lsn;                /* the last record of this loan (its lease, a renewal) */
+    uint32_t len;
+    char name[];                 /* len bytes, no NUL inside */
+};
+
+/* An entry's owners by name: chained buckets, empty (no memory) until the first. */
+typedef struct owner_table {
+    owner **b;
+    size_t mask;                 /* buckets - 1 when b */
+    size_t n;
+} owner_table;
 
 /* Every open lease: by id, by deadline. Its lock comes after any list's lock. */
 typedef struct lease_table {
@@ -55,6 +75,7 @@ struct entry {
     size_t waiters;
     lease *lease_head, *lease_tail;  /* its open leases (store_lease.c), under lock */
     size_t leased;
+    owner_table owners;          /* the owners of some of them (store_owner.c), under lock */
     char name[];
 };
 

@@ -10,6 +10,7 @@
 
 #include "base/clock.h"
 #include "store_names.h"
+#include "store_owner.h"
 
 int store_lease_init(lease_table *t)
 {
@@ -116,6 +117,8 @@ static void unlink_lease(lease_table *t, lease *l)
     else
         e->lease_tail = l->prev;
     e->leased--;
+    if (l->own)
+        store_owner_remove(&e->owners, l->own);
 }
 
 /* ---- for the store's files ---- */
@@ -229,8 +232,22 @@ store_rc store_leases(store *st, const char *name, size_t *n)
     return STORE_OK;
 }
 
+int store_lease_renew_locked(store *st, entry *e, lease *l, int64_t until, uint64_t *lsn)
+{
+    if (st->rec && st->rec->renew(st->rec_ctx, e->name, l->id, until, lsn) != 0)
+        return -1;
+    lease_table *t = &st->leases;
+    pthread_mutex_lock(&t->lock);
+    heap_remove(&t->deadlines, l);
+    l->until = until;
+    /* The heap only shrank by one: putting it back needs no memory. */
+    heap_push(&t->deadlines, l);
+    pthread_mutex_unlock(&t->lock);
+    return 0;
+}
+
 store_rc store_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
-                           const char *line, size_t len)
+                           const char *owner_name, size_t olen, const char *line, size_t len)
 {
     store_rc rc = STORE_OK;
     entry *e = store_lookup_or_create(st, name, &rc);
@@ -241,15 +258,21 @@ store_rc store_lease_adopt(store *st, const char *name, uint64_t id, int64_t unt
         return STORE_NOMEM;
     pthread_mutex_lock(&e->lock);
     int r = store_lease_link_locked(st, e, l, id, until);
-    pthread_mutex_unlock(&e->lock);
-    if (r != 0)
+    if (r != 0) {
         free(l);
+    } else if (owner_name && !store_owner_find(&e->owners, owner_name, olen) &&
+               !store_owner_add(&e->owners, owner_name, olen, l)) {
+        /* (An owner holds one line: a second loan to it stays a plain lease.) */
+        store_lease_forget_locked(st, l);
+        r = -1;
+    }
+    pthread_mutex_unlock(&e->lock);
     return r < 0 ? STORE_NOMEM : STORE_OK;
 }
 
 int store_each_lease_locked(store *st, const char *name,
-                            int (*fn)(uint64_t id, int64_t until, const char *line, size_t len,
-                                      void *ctx),
+                            int (*fn)(uint64_t id, int64_t until, const char *owner,
+                                      size_t olen, const char *line, size_t len, void *ctx),
                             void *ctx)
 {
     entry *e = store_lookup(st, name);
@@ -259,7 +282,8 @@ int store_each_lease_locked(store *st, const char *name,
     int rc = 0;
     pthread_mutex_lock(&t->lock);
     for (lease *l = e->lease_head; l && rc == 0; l = l->next)
-        rc = fn(l->id, l->until, l->line, l->len, ctx);
+        rc = l->own ? fn(l->id, l->until, l->own->name, l->own->len, l->line, l->len, ctx)
+                    : fn(l->id, l->until, NULL, 0, l->line, l->len, ctx);
     pthread_mutex_unlock(&t->lock);
     return rc;
 }

@@ -30,6 +30,10 @@ void store_lease_drop_locked(store *st, entry *e);
 lease *store_lease_unlink_settled(store *st, entry *e, int release, uint64_t id,
                                  const char *line, size_t len, uint64_t *lsn, store_rc *rc);
 
+/* Renews l (a lease of e) until the new deadline: recorded first. Returns 0, or -1 when
+ * the recorder refuses (nothing changed). Call with e->lock held. */
+int store_lease_renew_locked(store *st, entry *e, lease *l, int64_t until, uint64_t *lsn);
+
 /* The earliest lease, if its deadline is at or before now: returns 1 with its entry and
  * id (still open: settle it under the entry's lock, which may find it gone). Otherwise 0
  * with *next the earliest deadline (0: no lease). Takes no entry lock. */

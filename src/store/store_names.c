@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "store_owner.h"
 
 /* A list's critical sections are short: spin a little before sleeping in the kernel, so
  * that two workers taking turns on one hot list don't pay a futex call each time. */
@@ -59,6 +60,7 @@ void store_names_free(store *st)
         entry *e = atomic_load(&t->slots[i]);
         if (e) {
             list_free(e->l);
+            store_owner_table_free(&e->owners);
             pthread_mutex_destroy(&e->lock);
             free(e);
         }
@@ -235,6 +237,7 @@ entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
     e->waiters = 0;
     e->lease_head = e->lease_tail = NULL;
     e->leased = 0;
+    memset(&e->owners, 0, sizeof e->owners);
     memcpy(e->name, name, nlen + 1);
     adopt_orphans(st, e);
     table_put(t, e);

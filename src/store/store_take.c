@@ -13,6 +13,7 @@
 #include "base/clock.h"
 
 #include "store_lease.h"
+#include "store_owner.h"
 
 int store_bytes_reserve(store *st, size_t n)
 {
@@ -46,7 +47,7 @@ static size_t random_below(size_t n)
 }
 
 /* Appends a line to a READ/FIND result: its length, then its bytes (lines may hold NUL). */
-static int out_line(buf *out, const char *s, size_t len)
+int store_out_line(buf *out, const char *s, size_t len)
 {
     return buf_append(out, &len, sizeof len) == 0 && buf_append(out, s, len) == 0 ? 0 : -1;
 }
@@ -74,9 +75,10 @@ static size_t pick(store_end end, size_t unread)
     return end == STORE_FIRST ? 0 : end == STORE_LAST ? unread - 1 : random_below(unread);
 }
 
-/* Lends line s of e (just taken) for lease_ms: linked, recorded, id appended to ids. */
-static store_rc lend(store *st, entry *e, const char *s, size_t len, int64_t until, buf *ids,
-                     uint64_t *lsn)
+/* Lends line s of e (just taken) until the deadline, to who[0..wlen) if who: linked,
+ * recorded, id appended to ids. */
+static store_rc lend(store *st, entry *e, const char *s, size_t len, int64_t until,
+                     const char *who, size_t wlen, buf *ids, uint64_t *lsn)
 {
     lease *ls = store_lease_new(s, len);
     if (!ls)
@@ -86,10 +88,15 @@ static store_rc lend(store *st, entry *e, const char *s, size_t len, int64_t unt
         return STORE_NOMEM;
     }
     store_rc rc = STORE_OK;
-    if (buf_append(ids, &ls->id, sizeof ls->id) != 0)
+    owner *o = NULL;
+    if (buf_append(ids, &ls->id, sizeof ls->id) != 0 ||
+        (who && !(o = store_owner_add(&e->owners, who, wlen, ls))))
         rc = STORE_NOMEM;
-    else if (st->rec && st->rec->lease(st->rec_ctx, e->name, ls->id, until, s, len, lsn) != 0)
+    else if (st->rec && st->rec->lease(st->rec_ctx, e->name, ls->id, until, who, wlen, s,
+                                       len, lsn) != 0)
         rc = STORE_JOURNAL;
+    else if (o)
+        o->lsn = *lsn;
     if (rc != STORE_OK)
         store_lease_forget_locked(st, ls);      /* the line stays in the list */
     return rc;
@@ -108,12 +115,13 @@ store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int
     for (size_t i = 0; i < n; i++) {
         size_t llen;
         const char *s = list_get(l, pos[i], &llen);
-        if (out_line(out, s, llen) != 0) {
+        if (store_out_line(out, s, llen) != 0) {
             rc = STORE_NOMEM;
         } else if (keep) {
             if (list_move_to_back(l, pos[i]) != 0)
                 rc = STORE_NOMEM;
-        } else if (until && (rc = lend(st, e, s, llen, until, ids, lsn)) != STORE_OK) {
+        } else if (until &&
+                   (rc = lend(st, e, s, llen, until, NULL, 0, ids, lsn)) != STORE_OK) {
             /* not taken: the journal holds the take, memory does not */
         } else {
             list_remove(l, pos[i]);
@@ -156,6 +164,33 @@ store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t 
     store_rc rc = store_take_locked(st, e, pos, n, keep, lease_ms, ids, out, count, lsn);
     if (pos != &one)
         free(pos);
+    return rc;
+}
+
+store_rc store_read_owned_locked(store *st, entry *e, store_end end, int64_t until,
+                                 const char *who, size_t wlen, buf *out, uint64_t *id,
+                                 uint64_t *lsn)
+{
+    list *l = e->l;
+    size_t len = list_length(l), pos, llen;
+    if (len == 0)
+        return STORE_EMPTY;
+    pos = pick(end, len);
+    if (st->rec && st->rec->take(st->rec_ctx, e->name, 0, &pos, 1, lsn) != 0)
+        return STORE_JOURNAL;
+    const char *s = list_get(l, pos, &llen);
+    buf ids = BUF_INIT;
+    store_rc rc = store_out_line(out, s, llen) != 0 ? STORE_NOMEM
+                : lend(st, e, s, llen, until, who, wlen, &ids, lsn);
+    if (rc == STORE_OK) {
+        memcpy(id, ids.data, sizeof *id);
+        list_remove(l, pos);
+        store_bytes_release(st, llen);
+        store_count_traffic(e, 0, 1);
+    } else if (st->rec) {
+        st->rec->mark_broken(st->rec_ctx);  /* the journal holds the take, memory not */
+    }
+    buf_free(&ids);
     return rc;
 }
 

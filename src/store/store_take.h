@@ -11,6 +11,9 @@ int store_bytes_reserve(store *st, size_t n);
 /* Gives back n stored bytes. */
 void store_bytes_release(store *st, size_t n);
 
+/* Appends a line to a READ/FIND result (store_next_line's format): 0, or -1 on ENOMEM. */
+int store_out_line(buf *out, const char *s, size_t len);
+
 /* Counts lines added to / taken from e's list. Call with e->lock held. */
 void store_count_traffic(entry *e, uint64_t added, uint64_t removed);
 
@@ -26,6 +29,13 @@ store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int
 store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t n,
                            int64_t lease_ms, buf *ids, buf *out, size_t *count,
                            uint64_t *lsn);
+
+/* READ OWNER= for an owner holding no line of e: one line taken from end, recorded first,
+ * appended to out and lent to who[0..wlen) until the deadline (wall-clock ms,
+ * STORE_LOAN_FOREVER: none); its id in *id. Call with e->lock held; sets *lsn. */
+store_rc store_read_owned_locked(store *st, entry *e, store_end end, int64_t until,
+                                 const char *who, size_t wlen, buf *out, uint64_t *id,
+                                 uint64_t *lsn);
 
 /* FIND's position in e's list: STORE_OK with *pos, or the store error (STORE_EMPTY,
  * STORE_NO_MATCH, STORE_NOMEM, STORE_MATCH_LIMIT). Call with e->lock held. */

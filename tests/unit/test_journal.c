@@ -350,6 +350,22 @@ static const char *key_of(store *st, const char *name)
     return out;
 }
 
+/* READ OWNER=who on list q: its line, as a C string in out. */
+static const char *own_read(store *st, const char *who, int64_t ms, char *out)
+{
+    buf b = BUF_INIT;
+    uint64_t id;
+    int taken;
+    size_t off = 0, len;
+    assert_int_equal(store_read_owned(st, "q", STORE_FIRST, who, strlen(who), ms, &b, &id,
+                                      &taken, NULL), STORE_OK);
+    const char *s = store_next_line(&b, &off, &len);
+    memcpy(out, s, len);
+    out[len] = 0;
+    buf_free(&b);
+    return out;
+}
+
 /* Keys, versions and counter leases: replayed, carried over by a compaction, and a
  * lease whose deadline passed while stopped undone at start. */
 static void test_keys_replay_and_compaction(void **s)
@@ -394,6 +410,56 @@ static void test_keys_replay_and_compaction(void **s)
     assert_int_equal(store_key_settle(st, "n", 1, o3.lease, &o2), STORE_NO_LEASE);
     jclose(j, st);
     assert_int_equal(journal_check(state, 0), 0);
+}
+
+/* Owners replay (OWN, RENEW, SETTLE by owner); compaction carries them; RESET drops
+ * them. */
+static void test_owners_replay_and_compaction(void **s)
+{
+    store *st;
+    char got[32];
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    add(st, "q", "a", 1);
+    add(st, "q", "b", 1);
+    add(st, "q", "c", 1);
+    add(st, "q", "d", 1);
+    assert_string_equal(own_read(st, "alice", 0, got), "a");
+    assert_string_equal(own_read(st, "bob", 1, got), "b");
+    assert_string_equal(own_read(st, "bob", 3600000, got), "b");      /* renewed */
+    assert_string_equal(own_read(st, "carol", 0, got), "c");
+    assert_int_equal(store_settle_owner(st, "q", 1, "carol", 5, NULL), STORE_OK);
+    jclose(j, st);
+
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_int_equal(leases_of(st, "q"), 2);
+    int64_t next;
+    struct timespec pause = {0, 5 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    assert_int_equal(store_lease_expire(st, clock_wall_ms(), &next), 0);  /* bob renewed */
+    assert_string_equal(own_read(st, "alice", 0, got), "a");
+    assert_string_equal(own_read(st, "bob", 0, got), "b");
+    assert_int_equal(journal_compact(j, st), 0);
+    add(st, "q", "e", 1);
+    jclose(j, st);
+
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_int_equal(leases_of(st, "q"), 2);
+    assert_string_equal(own_read(st, "alice", 0, got), "a");
+    assert_string_equal(own_read(st, "bob", 0, got), "b");
+    buf all = dump(st);
+    assert_string_equal(all.data, "q (3)\n  1:c\n  1:d\n  1:e\n");
+    buf_free(&all);
+    assert_int_equal(store_settle_owner(st, "q", 0, "alice", 5, NULL), STORE_OK);
+    jclose(j, st);
+
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_int_equal(leases_of(st, "q"), 1);
+    assert_string_equal(own_read(st, "alice", 0, got), "c");
+    assert_int_equal(store_reset(st, "q", NULL), STORE_OK);
+    jclose(j, st);
+    j = jopen(CONF_FSYNC_NO, 0, &st);
+    assert_int_equal(leases_of(st, "q"), 0);
+    jclose(j, st);
 }
 
 /* Offset of the first record of type t in a log, and the one after it. */
@@ -519,6 +585,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases_replay_and_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_keys_replay_and_compaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owners_replay_and_compaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_crash_points, setup, teardown),
         cmocka_unit_test_setup_teardown(test_compaction_by_threshold, setup, teardown),
     };

@@ -938,7 +938,7 @@ static void test_each(void **state)
         {"stsd.journal", "on"},
         {"stsd.journal.fsync", "everysec"},
         {"stsd.stateDirectory", ""},
-        {"stsd.maxWait", "60"},
+        {"stsd.maxWait", "600"},
         {"stsd.maxLease", "3600"},
         {"stsd.metrics.maxLists", "10000"},
         {"stsd.log.format", "text"},

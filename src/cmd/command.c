@@ -143,7 +143,7 @@ static int is_help_path(const char *path, size_t len)
 static void result_reset(cmd_result *r)
 {
     buf_clear(&r->text);
-    buf_clear(&r->lease);
+    buf_clear(&r->headers);
     r->stop = 0;
     r->park = NULL;
     r->lsn = 0;

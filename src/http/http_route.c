@@ -14,10 +14,11 @@
 #include "http/reply.h"
 #include "http/ui.h"
 
-/* Queues page with our headers; lease, when not NULL, is the X-STS-Lease value. */
-static enum MHD_Result send_page_lease(struct MHD_Connection *c, unsigned status,
-                                       const char *page, size_t len, const char *ctype,
-                                       const char *lease)
+/* Queues page with our headers, and the command's own when extra is not NULL (a
+ * result's headers: "Name\0value\0" each). */
+static enum MHD_Result send_page_with(struct MHD_Connection *c, unsigned status,
+                                      const char *page, size_t len, const char *ctype,
+                                      const buf *extra)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
@@ -28,8 +29,12 @@ static enum MHD_Result send_page_lease(struct MHD_Connection *c, unsigned status
                             "no-cache, no-store, must-revalidate");
     MHD_add_response_header(r, MHD_HTTP_HEADER_PRAGMA, "no-cache");
     MHD_add_response_header(r, MHD_HTTP_HEADER_EXPIRES, "0");
-    if (lease)
-        MHD_add_response_header(r, "X-STS-Lease", lease);
+    for (size_t off = 0; extra && !extra->oom && off < extra->len;) {
+        const char *name = extra->data + off;
+        const char *value = name + strlen(name) + 1;
+        MHD_add_response_header(r, name, value);
+        off = (size_t)(value - extra->data) + strlen(value) + 1;
+    }
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -38,7 +43,7 @@ static enum MHD_Result send_page_lease(struct MHD_Connection *c, unsigned status
 static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
                                  size_t len, const char *ctype)
 {
-    return send_page_lease(c, status, page, len, ctype, NULL);
+    return send_page_with(c, status, page, len, ctype, NULL);
 }
 
 enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const char *text)
@@ -72,9 +77,9 @@ enum MHD_Result http_send_result(struct MHD_Connection *c, request *q)
     stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
     if (rc != 0)
         return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    return send_page_lease(c, status, q->page.data, q->page.len,
-                           q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
-                           q->result.lease.len ? q->result.lease.data : NULL);
+    return send_page_with(c, status, q->page.data, q->page.len,
+                          q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
+                          &q->result.headers);
 }
 
 /* Suspends c until q's slot ends (park.h); the slot may end before or during this. */

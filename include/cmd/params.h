@@ -14,6 +14,7 @@ typedef enum param_id {
     PARAM_TIMEOUT, PARAM_LEASE,
     PARAM_TOKEN,      /* stsd.token's alternative to an Authorization header */
     PARAM_FILE,                                               /* LOAD's file */
+    PARAM_NAME, PARAM_PARTIES, PARAM_ON_TIMEOUT,              /* BARRIER, OPEN */
     PARAM_COUNT
 } param_id;
 

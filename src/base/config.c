@@ -74,6 +74,8 @@ const conf_key conf_keys[] = {
      "where the journal lives; empty = <datasetDirectory>/.stsd"},
     {"stsd.maxWait", "stsd.maxWait", CT_INT, F(max_wait), 0, 86400, "600",
      "longest TIMEOUT (seconds) a READ, READMULTI, FIND or BARRIER may wait"},
+    {"stsd.maxParties", "stsd.maxParties", CT_INT, F(max_parties), 1, 10000000, "100000",
+     "largest PARTIES a BARRIER may ask (arrivals that wait for each other)"},
     {"stsd.maxLease", "stsd.maxLease", CT_INT, F(max_lease), 1, 31 * 86400, "3600",
      "longest LEASE (seconds) a line taken with KEEP=FALSE may stay on loan"},
     {"stsd.metrics.maxLists", "stsd.metrics.maxLists", CT_COUNT, F(metrics_max_lists), 0,

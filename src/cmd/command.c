@@ -8,6 +8,7 @@
 #include "cmd_files.h"
 #include "cmd_leases.h"
 #include "cmd_lists.h"
+#include "cmd_meet.h"
 #include "cmd_param.h"
 #include "cmd_server.h"
 #include "guard/csrf.h"
@@ -25,9 +26,10 @@
                      "contains, equals, or a pcre2 regex found anywhere / matching whole"}
 #define P_SETTLE_LINE  {"LINE", "text", 1, "settle the oldest lease of this exact line"}
 #define P_SETTLE_LEASE {"LEASE", "id", 1, "settle this lease (16 hex digits from X-STS-Lease)"}
+#define P_NAME     {"NAME", "b", 0, "the barrier (1 to 1024 bytes), created at its first arrival"}
 
 /* One row per command: a new command is a row here and a handler in its family's file
- * (cmd_lists, cmd_files, cmd_server, cmd_leases). The help page (GET /sts/), stsd(8),
+ * (cmd_lists, cmd_files, cmd_server, cmd_leases, cmd_meet). The help page (GET /sts/), stsd(8),
  * the access checks and the metrics labels all come from these rows. */
 static const cmd_def commands[] = {
     {"INITFILE", cmd_initfile, CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
@@ -96,6 +98,23 @@ static const cmd_def commands[] = {
     {"LEASES", cmd_leases, CMD_LOOKS, FIELD_LENGTH,
      "The number of lines of the list on loan.",
      {P_FILENAME}},
+    {"BARRIER", cmd_barrier, CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
+     "Wait at a cyclic barrier until PARTIES arrivals of this generation are there, then "
+     "all are answered at once: the generation (0, 1, ...), and X-STS-Arrival: the place "
+     "in arrival order (1 to PARTIES). Clients that have gone do not count.",
+     {P_NAME, {"PARTIES", "n", 0, "arrivals that open the barrier (1 to stsd.maxParties); "
+      "every arrival of a generation must say the same"},
+      {"TIMEOUT", "seconds", 1, "wait up to this long (0 to stsd.maxWait, its value by "
+       "default); 0: open now or time out now"},
+      {"ON_TIMEOUT", "KO|RELEASE", 1, "at the timeout, KO: this arrival leaves with a KO "
+       "(408); RELEASE: the generation opens for everyone waiting"}}},
+    {"OPEN", cmd_open, CMD_ADMIN, FIELD_MESSAGE,
+     "Open a barrier now for everyone waiting at it (\"released\":\"hand\"). Answers how "
+     "many were released.",
+     {P_NAME}},
+    {"BARRIERS", cmd_barriers, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+     "Every barrier, sorted by name: its parties, arrivals waiting now and generation.",
+     {{0}}},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -15,6 +15,7 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_TIMEOUT] = "TIMEOUT",     [PARAM_LEASE] = "LEASE",
     [PARAM_TOKEN] = "TOKEN",
     [PARAM_FILE] = "FILE",
+    [PARAM_NAME] = "NAME", [PARAM_PARTIES] = "PARTIES", [PARAM_ON_TIMEOUT] = "ON_TIMEOUT",
 };
 
 void params_reset(params *p)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/heap.h"
+#include "store/barrier.h"
 #include "store/store.h"
 #include "rate.h"
 
@@ -80,6 +81,7 @@ struct store {
     store_waiter *orphans;       /* under add_lock: waiters on names not created yet
                                   * (store_names.c) */
     lease_table leases;
+    barrier_table *barriers;     /* BARRIER (store_barrier.c): no list of theirs */
 };
 
 #endif

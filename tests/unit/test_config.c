@@ -939,6 +939,7 @@ static void test_each(void **state)
         {"stsd.journal.fsync", "everysec"},
         {"stsd.stateDirectory", ""},
         {"stsd.maxWait", "600"},
+        {"stsd.maxParties", "100000"},
         {"stsd.maxLease", "3600"},
         {"stsd.metrics.maxLists", "10000"},
         {"stsd.log.format", "text"},

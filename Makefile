@@ -150,12 +150,16 @@ test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
 		test-unit test-proto
 
-bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/fsync-floor \
+bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/bench-barrier $(BUILD)/fsync-floor \
 		$(BUILD)/tests/libfailsync.so
 	scripts/bench.sh
 
 # Waiting and leases (scripts/bench.sh runs it last): its own stsd, on testlib.
 $(BUILD)/bench-queues: scripts/bench-queues.c $(TESTLIB) | $(BUILD)/obj
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Barriers: release skew of 1,000 parties from 4 processes, 10,000 parked arrivals.
+$(BUILD)/bench-barrier: scripts/bench-barrier.c $(TESTLIB) | $(BUILD)/obj
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench-store: deps

@@ -85,7 +85,7 @@ const conf_key conf_keys[] = {
     {"stsd.token", "stsd.token", CT_STRING, F(token), 0, 0, "",
      "comma-separated tokens clients must send (Authorization: Bearer, or TOKEN=)"},
     {"stsd.adminToken", "stsd.adminToken", CT_STRING, F(admin_token), 0, 0, "",
-     "tokens for INITFILE, LOAD, SAVE, RESET, STOP, CONFIG (and all else)"},
+     "tokens for INITFILE, LOAD, SAVE, RESET, STOP, CONFIG, OPEN (and all else)"},
     {"stsd.tokenFile", "stsd.tokenFile", CT_STRING, F(token_file), 0, 0, "",
      "file holding more stsd.token values (e.g. a systemd credential)"},
     {"stsd.adminTokenFile", "stsd.adminTokenFile", CT_STRING, F(admin_token_file), 0, 0, "",

@@ -214,8 +214,9 @@ void cmd_barrier(const cmd_server *srv, const params *p, cmd_result *r)
     barrier_rc rc = barrier_arrive(store_barriers(srv->st), name, nlen, (uint32_t)parties,
                                    &m->ba, wait_ms > 0, &arrived, &gen_parties, &batch);
     switch (rc) {
-    case BARRIER_WAITING:
-        return;                                /* m belongs to the table and its slot */
+    case BARRIER_WAITING:                      /* m belongs to the table and its slot */
+        answer_batch(batch);                   /* the gone ones it dropped, if any */
+        return;
     case BARRIER_OK:
         answer_outcome(r, m);
         break;

@@ -382,20 +382,32 @@ static void stop_with_arrivals(int by_signal)
     assert_int_equal(td_start(&d2, NULL), 0);
     int port = d.port;
     d.port = d2.port;
-    http_conn c[N];
+    http_conn c[N + 2], gone;
     for (int i = 0; i < N; i++)
         arrive(&c[i], i % 2 ? "/sts/BARRIER?NAME=s&PARTIES=100&TIMEOUT=30"
                             : "/sts/BARRIER?NAME=s2&PARTIES=100&ON_TIMEOUT=RELEASE");
+    /* A gone arrival dropped while its barrier waits on is answered (to nobody) then:
+     * it is not among the requests still parked at the stop. */
+    arrive(&gone, "/sts/BARRIER?NAME=s3&PARTIES=3&TIMEOUT=30");
+    td_sleep_ms(50);
+    http_conn_close(&gone);
+    td_sleep_ms(50);
+    for (int i = N; i < N + 2; i++) {
+        arrive(&c[i], "/sts/BARRIER?NAME=s3&PARTIES=3&TIMEOUT=30");
+        td_sleep_ms(50);
+    }
     td_sleep_ms(200);
     int64_t t0 = now_ms();
     if (by_signal)
         kill(d2.pid, SIGTERM);
     else
         expect_get("/sts/STOP", 1, "");
-    for (int i = 0; i < N; i++)
-        expect_ko_answer(&c[i], 1000, i % 2 ? "Server is stopping: barrier s did not open !"
-                                            : "Server is stopping: barrier s2 did not open !");
+    for (int i = 0; i < N + 2; i++)
+        expect_ko_answer(&c[i], 1000, i >= N ? "Server is stopping: barrier s3 did not open !"
+                                      : i % 2 ? "Server is stopping: barrier s did not open !"
+                                              : "Server is stopping: barrier s2 did not open !");
     assert_int_equal(td_wait(&d2, 1000), 0);
+    assert_non_null(strstr(td_log(&d2), "answering 22 waiting requests"));
     assert_true(now_ms() - t0 < 1000);
     d.port = port;
     td_cleanup(&d2);

@@ -75,7 +75,8 @@ void barrier_table_free(barrier_table *t);
  * BARRIER_WAITING. Without wait (TIMEOUT=0): with a->release_on_timeout the generation
  * opens as if a had timed out (BARRIER_OK, BARRIER_RELEASED_TIMEOUT), else
  * BARRIER_TIMED_OUT with *arrived the number waiting counting a (a not queued).
- * BARRIER_MISMATCH sets *parties to the generation's. *batch is NULL when nothing else
+ * BARRIER_MISMATCH (PARTIES differs from that of the arrivals waiting, once the gone are
+ * dropped) sets *gen_parties to theirs. *batch is NULL when nothing else
  * was handed back. Other errors change nothing. */
 barrier_rc barrier_arrive(barrier_table *t, const char *name, size_t len, uint32_t parties,
                           barrier_arrival *a, int wait, uint32_t *arrived, uint32_t *gen_parties,

@@ -184,9 +184,12 @@ barrier_rc barrier_arrive(barrier_table *t, const char *name, size_t len, uint32
     if (!b)
         goto out;
     if (b->arrived > 0 && b->parties != parties) {
-        *gen_parties = b->parties;
-        rc = BARRIER_MISMATCH;
-        goto out;
+        drop_gone(b, &head, &tail);       /* only those still there set PARTIES */
+        if (b->arrived > 0) {
+            *gen_parties = b->parties;
+            rc = BARRIER_MISMATCH;
+            goto out;
+        }
     }
     /* A full generation drops the gone first: fewer than PARTIES left, it waits on. */
     if (b->arrived + 1 >= parties)

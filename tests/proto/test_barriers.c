@@ -286,6 +286,12 @@ static void test_gone_clients_not_counted(void **state)
     td_sleep_ms(100);
     expect_get("/sts/OPEN?NAME=g", 1, "1");
     assert_int_equal(expect_released(&a, 1000, 1), 1);
+    /* Only the arrivals still there set PARTIES: a gone one's does not refuse another. */
+    arrive(&gone, "/sts/BARRIER?NAME=g&PARTIES=3&TIMEOUT=10");
+    td_sleep_ms(40);
+    http_conn_close(&gone);
+    td_sleep_ms(100);
+    expect_get("/sts/BARRIER?NAME=g&PARTIES=1&TIMEOUT=10", 1, "2");
 }
 
 static void test_open_by_hand(void **state)

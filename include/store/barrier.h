@@ -56,7 +56,7 @@ struct barrier_arrival {
 
 /* A barrier as BARRIERS and /metrics show it. */
 typedef struct barrier_info {
-    const char *name;          /* valid during the callback only */
+    const char *name;          /* NUL-terminated; valid during the callback only */
     size_t name_len;
     uint32_t parties;          /* the gathering generation's (or the last one's) */
     uint32_t arrived;          /* waiting now in the gathering generation */

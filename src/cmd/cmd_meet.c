@@ -279,8 +279,7 @@ static void barrier_one(const barrier_info *b, void *ctx)
 {
     json *j = ctx;
     json_obj_begin(j);
-    json_key(j, "name");
-    json_str(j, b->name, b->name_len);
+    cmd_json_name(j, b->name);          /* names hold no NUL: a C string */
     json_key(j, "parties");
     json_uint(j, b->parties);
     json_key(j, "arrived");

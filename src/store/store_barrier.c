@@ -74,11 +74,14 @@ static size_t find(const barrier_table *t, const char *name, size_t len, int *fo
     return lo;
 }
 
-/* The barrier of name, created if absent; NULL with *rc set when it cannot be. */
-static barrier *get(barrier_table *t, const char *name, size_t len, barrier_rc *rc)
+/* The barrier of name, created if absent (*created 1); NULL with *rc set when it cannot
+ * be. */
+static barrier *get(barrier_table *t, const char *name, size_t len, barrier_rc *rc,
+                    int *created)
 {
     int found;
     size_t at = find(t, name, len, &found);
+    *created = !found;
     if (found)
         return t->v[at];
     if (t->max && t->n >= t->max) {
@@ -106,6 +109,16 @@ static barrier *get(barrier_table *t, const char *name, size_t len, barrier_rc *
     t->v[at] = b;
     t->n++;
     return b;
+}
+
+/* Takes b, just created and never waited at, out of the table again. */
+static void forget(barrier_table *t, barrier *b)
+{
+    int found;
+    size_t at = find(t, b->name, b->len, &found);
+    memmove(t->v + at, t->v + at + 1, (t->n - at - 1) * sizeof *t->v);
+    t->n--;
+    free(b);
 }
 
 static void unlink_arrival(barrier *b, barrier_arrival *a)
@@ -178,11 +191,13 @@ barrier_rc barrier_arrive(barrier_table *t, const char *name, size_t len, uint32
 {
     barrier_arrival *head = NULL, *tail = NULL;
     barrier_rc rc = BARRIER_OK;
+    int created = 0;
     *batch = NULL;
     pthread_mutex_lock(&t->lock);
-    barrier *b = get(t, name, len, &rc);
+    barrier *b = get(t, name, len, &rc, &created);
     if (!b)
         goto out;
+    uint32_t old_parties = b->parties;
     if (b->arrived > 0 && b->parties != parties) {
         drop_gone(b, &head, &tail);       /* only those still there set PARTIES */
         if (b->arrived > 0) {
@@ -211,6 +226,12 @@ barrier_rc barrier_arrive(barrier_table *t, const char *name, size_t len, uint32
         a->where = b;
         b->arrived++;
         rc = BARRIER_WAITING;
+    }
+    /* An arrival that neither waits nor opens leaves the barrier as it found it. */
+    if (rc != BARRIER_OK && rc != BARRIER_WAITING) {
+        b->parties = old_parties;
+        if (created)
+            forget(t, b);
     }
 out:
     pthread_mutex_unlock(&t->lock);

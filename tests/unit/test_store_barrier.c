@@ -86,6 +86,13 @@ static void test_opens_at_parties_in_order(void **state)
     barrier_table_free(t);
 }
 
+static uint32_t last_parties;
+
+static void count(const barrier_info *b, void *ctx)
+{
+    last_parties = b->parties;
+}
+
 static void test_mismatch_and_no_wait(void **state)
 {
     barrier_table *t = barrier_table_create(0);
@@ -109,10 +116,16 @@ static void test_mismatch_and_no_wait(void **state)
     assert_int_equal(c.ba.arrival, 2);
     assert_int_equal(batch_len(batch), 1);
     assert_int_equal(a.ba.outcome, BARRIER_RELEASED_TIMEOUT);
-    /* An arm that refuses changes nothing. */
+    /* An arm that refuses changes nothing, nor does a KO on a new name: no barrier. */
     init(&a, 0);
     a.refuse = 1;
     assert_int_equal(arrive(t, "m", 3, &a, 1, &batch), BARRIER_NOMEM);
+    assert_int_equal(arrive(t, "new", 3, &a, 1, &batch), BARRIER_NOMEM);
+    init(&a, 0);
+    assert_int_equal(arrive(t, "new2", 3, &a, 0, &batch), BARRIER_TIMED_OUT);
+    assert_int_equal(arrive(t, "m", 7, &a, 0, &batch), BARRIER_TIMED_OUT);
+    assert_int_equal(barrier_each(t, count, NULL), 1);
+    assert_int_equal(last_parties, 3);                  /* m's, not the KO's 7 */
     barrier_table_free(t);
 }
 

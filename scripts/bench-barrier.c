@@ -132,6 +132,7 @@ static void skew(int parties, int procs, int gens, int hold_last)
     s.answered = share(n * sizeof(double));
     s.place = share(n * sizeof(int));
     pid_t *kids = calloc((size_t)procs, sizeof *kids);
+    fflush(stdout);                    /* the children must not print it again */
     for (int k = 0, first = 0; k < procs; k++) {
         int conns = parties / procs + (k < parties % procs);
         kids[k] = fork();

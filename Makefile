@@ -180,7 +180,7 @@ test-tsan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SANITIZER=thread CFLAGS="-O1 -g" build/tsan/stsd
 	@tests/soak/run.sh tsan build/tsan/stsd
 
-bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/bench-keys $(BUILD)/fsync-floor \
+bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/bench-keys $(BUILD)/bench-barrier $(BUILD)/fsync-floor \
 		$(BUILD)/tests/libfailsync.so
 	scripts/bench.sh
 
@@ -190,6 +190,10 @@ $(BUILD)/bench-keys: scripts/bench-keys.c $(TESTLIB) | $(BUILD)/obj
 
 # Waiting and leases (scripts/bench.sh runs it last): its own stsd, on testlib.
 $(BUILD)/bench-queues: scripts/bench-queues.c $(TESTLIB) | $(BUILD)/obj
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Barriers: release skew of 1,000 parties from 4 processes, 10,000 parked arrivals.
+$(BUILD)/bench-barrier: scripts/bench-barrier.c $(TESTLIB) | $(BUILD)/obj
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 bench-store: deps

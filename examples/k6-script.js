@@ -1,12 +1,14 @@
 // k6-script.js - stsd as k6's shared test data: unique logins (READ KEEP=TRUE), producers
 // that ADD jobs, consumers that wait for one (TIMEOUT) and lease it until their ACK
-// (LEASE), and a SAVE of what is left in teardown. Every answer is checked; the
+// (LEASE), a rendezvous of 4 VUs before a step (BARRIER), and a SAVE of what is left in
+// teardown. Every answer is checked; the
 // thresholds fail the run if one check fails.
 //
 // Run it against `make run` (https://k6.io):
 //     k6 run examples/k6-script.js
 //     k6 run -e STS=http://HOST:9191 examples/k6-script.js      another server
-// The consumers need an stsd with TIMEOUT and LEASE (stsd.maxWait, stsd.maxLease).
+// The consumers need an stsd with TIMEOUT and LEASE (stsd.maxWait, stsd.maxLease), the
+// rendezvous an stsd with BARRIER.
 import http from 'k6/http';
 import { check } from 'k6';
 
@@ -19,6 +21,8 @@ export const options = {
                      timeUnit: '1s', duration: '20s', preAllocatedVUs: 2 },
         consumers: { executor: 'constant-vus', exec: 'consume', vus: 4, duration: '20s',
                      gracefulStop: '10s' },
+        rendezvous: { executor: 'constant-vus', exec: 'rendezvous', vus: 4, duration: '20s',
+                      gracefulStop: '15s' },
     },
     thresholds: { checks: ['rate==1.0'] },
 };
@@ -49,6 +53,17 @@ export function produce() {
     const r = sts('ADD', { FILENAME: 'jobs.csv', LINE: `job-${__VU}-${__ITER}-${Date.now()}`,
                            ADD_MODE: 'LAST' }, 'ADD jobs.csv');
     check(r, { 'ADD jobs.csv: OK': ok });
+}
+
+// The 4 VUs (and those of every other injector that says PARTIES=4) meet at the barrier,
+// then all do the step at once. The request's timeout is above TIMEOUT; with
+// ON_TIMEOUT=RELEASE a barrier that does not fill lets the VUs that came go on.
+export function rendezvous() {
+    const r = http.get(`${STS}/BARRIER?NAME=k6&PARTIES=4&TIMEOUT=10&ON_TIMEOUT=RELEASE`,
+                       { timeout: '15s', tags: { name: 'BARRIER k6' } });
+    check(r, { 'BARRIER k6: opened, with a place': (x) => ok(x) && /^\d+$/.test(body(x)) &&
+                                                         /^\d+$/.test(x.headers['X-Sts-Arrival'] || '') });
+    // The step all of them do at once goes here.
 }
 
 // TIMEOUT=2 waits for a producer instead of polling; LEASE=30 lends the job: a consumer

@@ -15,9 +15,13 @@ The user classes (name some after the options to run only those):
   Consumer       READ queue.csv KEEP=FALSE TIMEOUT=1, then records the job in done.csv
   LeaseConsumer  READ queue.csv KEEP=FALSE LEASE=30, records it, then ACK (needs an stsd
                  with leases, `stsd.maxLease`)
+  Rendezvous     BARRIER NAME=locust PARTIES=$RENDEZVOUS_PARTIES (default 4): the users of
+                 this class (in every injector) meet, then all do the step at once (needs
+                 an stsd with BARRIER; run as many of them as PARTIES says, or more)
 A job is recorded with ADD done.csv UNIQUE=TRUE, so a job consumed twice fails a request;
 any answer a plan does not expect fails too, and `locust` then exits with status 1.
 """
+import os
 import re
 import urllib.request
 import uuid
@@ -102,6 +106,28 @@ class LeaseConsumer(HttpUser):
             return
         sts(self, "ADD", "ADD done.csv UNIQUE", FILENAME=DONE, LINE=job, UNIQUE="TRUE")
         sts(self, "ACK", "ACK queue.csv", FILENAME=QUEUE, LEASE=lease)
+
+
+class Rendezvous(HttpUser):
+    """A rendezvous: each iteration waits at the barrier until PARTIES users (of every
+    injector) are there, then all do the step at once. The request's own timeout (40 s)
+    is above TIMEOUT (30 s): a barrier that does not fill answers before Locust gives
+    up, and with ON_TIMEOUT=RELEASE it lets the users that came go on anyway."""
+    wait_time = constant(0)
+    parties = int(os.environ.get("RENDEZVOUS_PARTIES", "4"))
+
+    @task
+    def meet(self):
+        with self.client.get("/sts/BARRIER", name="BARRIER locust", timeout=40,
+                             catch_response=True,
+                             params={"NAME": "locust", "PARTIES": self.parties,
+                                     "TIMEOUT": 30, "ON_TIMEOUT": "RELEASE"}) as r:
+            if r.status_code != 200 or "<title>OK</title>" not in r.text:
+                r.failure("BARRIER: %s" % (r.text or "")[:80])
+                return
+            r.success()
+        # The step all of them do at once goes here; X-STS-Arrival is this user's place.
+        sts(self, "READ", "READ logins.csv", FILENAME="logins.csv", KEEP="TRUE")
 
 
 @events.test_stop.add_listener

@@ -325,6 +325,14 @@ if [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" queues "* ]]; then
     STSD=build/stsd build/bench-queues "$secs" "$rounds"
 fi
 
+# Barriers: release skew of 1,000 parties from 4 processes over 20 generations, and the
+# CPU of 10,000 parked arrivals (build/bench-barrier starts its own stsd).
+if [ -z "${BENCH_ONLY:-}" ] || [[ " $BENCH_ONLY " == *" barrier "* ]]; then
+    make --no-print-directory -s build/bench-barrier >/dev/null
+    echo
+    STSD=build/stsd build/bench-barrier
+fi
+
 # ---- durability: fsync policies against each other and against Redis ----------------------
 
 # One stsd per policy ("off": no journal; "nodisk": fsync=always with every fdatasync

@@ -46,8 +46,8 @@ typedef struct cmd_result {
     int cmd;        /* the command run (command_name), -1 for none */
     reply_refusal refused;  /* nonzero: refused before any command ran */
     int verdict;    /* REFUSED_AUTH: the auth_verdict */
-    buf lease;      /* owned: the X-STS-Lease header's value (lease ids); empty: none */
-    uint64_t version;    /* nonzero: the X-STS-Version header's value (keys) */
+    buf headers;    /* owned: extra headers of the answer (X-STS-Lease, X-STS-Arrival), each
+                     * "Name\0value\0" (cmd_header); empty: none */
     uint64_t lsn;   /* nonzero: the answer reports a change whose journal record must be
                      * durable first (journal_when_durable; if that fails, send what
                      * command_not_durable makes of the result instead) */

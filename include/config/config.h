@@ -29,7 +29,8 @@ typedef struct config {
     int connection_timeout;          /* stsd.connectionTimeout: seconds idle, 60 */
     size_t max_body;                 /* stsd.maxBodySize: bytes, 16 MiB */
     size_t max_line;                 /* stsd.maxLineSize: bytes, 1 MiB */
-    int max_wait;                    /* stsd.maxWait: seconds a TIMEOUT may ask, 60 */
+    int max_wait;                    /* stsd.maxWait: seconds a TIMEOUT may ask, 600 */
+    int max_parties;                 /* stsd.maxParties: largest BARRIER PARTIES, 100000 */
     int max_lease;                   /* stsd.maxLease: seconds a LEASE may ask, 3600 */
     size_t max_lists;                /* stsd.maxLists: 100000 */
     size_t max_keys;                 /* stsd.maxKeys: 100000 */

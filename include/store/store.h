@@ -101,6 +101,8 @@ typedef struct store store;
 store *store_create(const store_limits *limits);
 /* Frees the store and every list. */
 void store_free(store *st);
+/* The store's barriers (store/barrier.h; at most limits.max_lists of them). */
+struct barrier_table *store_barriers(store *st);
 
 /* Durability. Every call below that changes a list records the change with the recorder
  * (if any) first, and sets *lsn to that record's place in the log (0: nothing recorded).

@@ -135,14 +135,25 @@ void cmd_count_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen,
     buf_printf(&r->text, "%zu", n);
 }
 
+void cmd_header(cmd_result *r, const char *name, const char *value)
+{
+    buf_append(&r->headers, name, strlen(name) + 1);
+    buf_append(&r->headers, value, strlen(value) + 1);
+}
+
 void cmd_lease_ids(cmd_result *r, const buf *ids)
 {
-    buf_clear(&r->lease);
+    buf v = BUF_INIT;
     for (size_t off = 0; off + sizeof(uint64_t) <= ids->len; off += sizeof(uint64_t)) {
         uint64_t id;
         memcpy(&id, ids->data + off, sizeof id);
-        buf_printf(&r->lease, "%s%016llx", off ? "," : "", (unsigned long long)id);
+        buf_printf(&v, "%s%016llx", off ? "," : "", (unsigned long long)id);
     }
+    if (v.oom)
+        r->headers.oom = 1;
+    else if (v.len)
+        cmd_header(r, "X-STS-Lease", v.data);
+    buf_free(&v);
 }
 
 void cmd_entry(buf *b, const char *a, size_t alen, const char *sep, const char *v,

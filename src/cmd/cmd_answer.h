@@ -54,7 +54,9 @@ void cmd_read_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, 
 void cmd_find_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen);
 /* A count's answer (LENGTH, LEASES): n, or the KO for the store's rc. */
 void cmd_count_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, size_t n);
-/* Writes the lease ids in ids (uint64_t each) as r's X-STS-Lease value. */
+/* Adds header name: value (C strings) to r's answer; out of memory sets r->headers.oom. */
+void cmd_header(cmd_result *r, const char *name, const char *value);
+/* Adds the lease ids in ids (uint64_t each) as r's X-STS-Lease header. */
 void cmd_lease_ids(cmd_result *r, const buf *ids);
 
 /* Appends one entry of a page listing (store_next_line format): "<a><sep><v>". */

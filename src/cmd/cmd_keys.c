@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "base/clock.h"
@@ -107,13 +108,21 @@ static void ko_key(cmd_result *r, store_rc rc, const char *name, uint64_t versio
     }
 }
 
+/* The X-STS-Version header of an answer about a key at version. */
+static void version_header(cmd_result *r, uint64_t version)
+{
+    char v[24];
+    snprintf(v, sizeof v, "%llu", (unsigned long long)version);
+    cmd_header(r, "X-STS-Version", v);
+}
+
 /* A key's value (GET, and watchers): the value, or its JSON document. */
 static void value_answer(cmd_result *r, store_rc rc, const char *name, const buf *value,
                          uint64_t version)
 {
     if (rc != STORE_OK)
         return ko_key(r, rc, name, version);
-    r->version = version;
+    version_header(r, version);
     if (r->json) {
         json j;
         cmd_json_start(r, &j);
@@ -134,7 +143,7 @@ static void value_answer(cmd_result *r, store_rc rc, const char *name, const buf
 static void number_answer(cmd_result *r, const char *name, const char *field, long long n,
                           uint64_t version)
 {
-    r->version = version;
+    version_header(r, version);
     if (r->json) {
         json j;
         cmd_json_start(r, &j);
@@ -160,9 +169,11 @@ static void incr_answer(cmd_result *r, store_rc rc, const char *name, const key_
         return ko_key(r, rc, name, o->version);
     r->lsn = o->lsn;
     number_answer(r, name, "value", (long long)o->value, o->version);
-    buf_clear(&r->lease);
-    if (o->lease)
-        buf_printf(&r->lease, "%016llx", (unsigned long long)o->lease);
+    if (o->lease) {
+        char id[24];
+        snprintf(id, sizeof id, "%016llx", (unsigned long long)o->lease);
+        cmd_header(r, "X-STS-Lease", id);
+    }
 }
 
 /* ---- waiting: watchers and INCRs that wait to fit -------------------------------------- */

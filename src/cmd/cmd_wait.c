@@ -49,10 +49,10 @@ static void answer(cmd_waiter *w, store_rc rc, buf *out, size_t count, cmd_resul
         cmd_find_answer(r, rc, w->fq.name, w->fq.nlen);
     else
         cmd_read_answer(r, rc, w->rq.name, w->rq.nlen, w->rq.n, count, w->rq.multi);
-    buf_clear(&r->lease);
+    buf_clear(&r->headers);
     if (rc == STORE_OK && w->sw.lease_ms)
         cmd_lease_ids(r, &w->sw.ids);
-    if (r->text.oom || r->lease.oom)
+    if (r->text.oom || r->headers.oom)
         cmd_ko_store(r, STORE_NOMEM, w->name, 0);
 }
 

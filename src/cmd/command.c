@@ -9,6 +9,7 @@
 #include "cmd_keys.h"
 #include "cmd_leases.h"
 #include "cmd_lists.h"
+#include "cmd_meet.h"
 #include "cmd_param.h"
 #include "cmd_server.h"
 #include "guard/csrf.h"
@@ -33,9 +34,10 @@
                       "it does not exist); else a KO saying its version (409)"}
 #define P_SETTLE_OWNER {"OWNER", "name", 1, "settle the line this owner holds (alone: no " \
                         "LINE or LEASE)"}
+#define P_BARRIER  {"NAME", "b", 0, "the barrier (1 to 1024 bytes), created at its first arrival"}
 
 /* One row per command: a new command is a row here and a handler in its family's file
- * (cmd_lists, cmd_files, cmd_server, cmd_leases). The help page (GET /sts/), stsd(8),
+ * (cmd_lists, cmd_files, cmd_server, cmd_leases, cmd_meet). The help page (GET /sts/), stsd(8),
  * the access checks and the metrics labels all come from these rows. */
 static const cmd_def commands[] = {
     {"INITFILE", cmd_initfile, CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
@@ -135,6 +137,23 @@ static const cmd_def commands[] = {
        "fit, first come first served; then a KO (408)"},
       {"LEASE", "seconds", 1, "lend the increment: undone at the deadline unless ACKed "
        "(its id in X-STS-Lease; RELEASE undoes it now)"}}},
+    {"BARRIER", cmd_barrier, CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
+     "Wait at a cyclic barrier until PARTIES arrivals of this generation are there, then "
+     "all are answered at once: the generation (0, 1, ...), and X-STS-Arrival: the place "
+     "in arrival order (1 to PARTIES). Clients that have gone do not count.",
+     {P_BARRIER, {"PARTIES", "n", 0, "arrivals that open the barrier (1 to stsd.maxParties); "
+      "every arrival of a generation must say the same"},
+      {"TIMEOUT", "seconds", 1, "wait up to this long (0 to stsd.maxWait, its value by "
+       "default); 0: open now or time out now"},
+      {"ON_TIMEOUT", "KO|RELEASE", 1, "at the timeout, KO: this arrival leaves with a KO "
+       "(408); RELEASE: the generation opens for everyone waiting"}}},
+    {"OPEN", cmd_open, CMD_ADMIN, FIELD_MESSAGE,
+     "Open a barrier now for everyone waiting at it (\"released\":\"hand\"). Answers how "
+     "many were released.",
+     {P_BARRIER}},
+    {"BARRIERS", cmd_barriers, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+     "Every barrier, sorted by name: its parties, arrivals waiting now and generation.",
+     {{0}}},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -182,11 +201,10 @@ static int is_help_path(const char *path, size_t len)
 static void result_reset(cmd_result *r)
 {
     buf_clear(&r->text);
-    buf_clear(&r->lease);
+    buf_clear(&r->headers);
     r->stop = 0;
     r->park = NULL;
     r->lsn = 0;
-    r->version = 0;
     r->kind = REPLY_OK;
     r->status = 0;
     r->field = FIELD_MESSAGE;

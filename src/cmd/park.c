@@ -54,7 +54,7 @@ void park_unref(park_slot *s)
     if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
     buf_free(&s->result.text);
-    buf_free(&s->result.lease);
+    buf_free(&s->result.headers);
     free(s);
 }
 
@@ -123,7 +123,7 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     int earliest = s->heap_at == 0;
     pthread_mutex_unlock(&lot->lock);
     r->text = (buf)BUF_INIT;
-    r->lease = (buf)BUF_INIT;
+    r->headers = (buf)BUF_INIT;
     if (earliest)
         pthread_cond_signal(&lot->wake);
     return s;

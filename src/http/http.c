@@ -52,7 +52,7 @@ static void request_destroy(request *q)
     buf_free(&q->page);
     params_free(&q->prm);
     buf_free(&q->result.text);
-    buf_free(&q->result.lease);
+    buf_free(&q->result.headers);
     free(q);
 }
 

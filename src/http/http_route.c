@@ -15,11 +15,11 @@
 #include "http/reply.h"
 #include "http/ui.h"
 
-/* Queues page with our headers; lease, when not NULL, is the X-STS-Lease value, and
- * version, when nonzero, the X-STS-Version value. */
-static enum MHD_Result send_page_headers(struct MHD_Connection *c, unsigned status,
-                                         const char *page, size_t len, const char *ctype,
-                                         const char *lease, uint64_t version)
+/* Queues page with our headers, and the command's own when extra is not NULL (a
+ * result's headers: "Name\0value\0" each). */
+static enum MHD_Result send_page_with(struct MHD_Connection *c, unsigned status,
+                                      const char *page, size_t len, const char *ctype,
+                                      const buf *extra)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
@@ -30,12 +30,11 @@ static enum MHD_Result send_page_headers(struct MHD_Connection *c, unsigned stat
                             "no-cache, no-store, must-revalidate");
     MHD_add_response_header(r, MHD_HTTP_HEADER_PRAGMA, "no-cache");
     MHD_add_response_header(r, MHD_HTTP_HEADER_EXPIRES, "0");
-    if (lease)
-        MHD_add_response_header(r, "X-STS-Lease", lease);
-    if (version) {
-        char v[24];
-        snprintf(v, sizeof v, "%llu", (unsigned long long)version);
-        MHD_add_response_header(r, "X-STS-Version", v);
+    for (size_t off = 0; extra && !extra->oom && off < extra->len;) {
+        const char *name = extra->data + off;
+        const char *value = name + strlen(name) + 1;
+        MHD_add_response_header(r, name, value);
+        off = (size_t)(value - extra->data) + strlen(value) + 1;
     }
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
@@ -45,7 +44,7 @@ static enum MHD_Result send_page_headers(struct MHD_Connection *c, unsigned stat
 static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
                                  size_t len, const char *ctype)
 {
-    return send_page_headers(c, status, page, len, ctype, NULL, 0);
+    return send_page_with(c, status, page, len, ctype, NULL);
 }
 
 enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const char *text)
@@ -93,10 +92,9 @@ enum MHD_Result http_send_result(struct MHD_Connection *c, request *q)
     stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
     if (rc != 0)
         return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    return send_page_headers(c, status, q->page.data, q->page.len,
-                             q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
-                             q->result.lease.len ? q->result.lease.data : NULL,
-                             q->result.kind == REPLY_KO ? 0 : q->result.version);
+    return send_page_with(c, status, q->page.data, q->page.len,
+                          q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
+                          q->result.kind == REPLY_KO ? NULL : &q->result.headers);
 }
 
 /* Suspends c until q's slot ends (park.h); the slot may end before or during this. */

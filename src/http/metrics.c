@@ -19,6 +19,7 @@
 #include "base/stats.h"
 #include "base/utf8.h"
 #include "store/keys.h"
+#include "store/barrier.h"
 #include "store/store.h"
 
 /* Appends v in decimal: the scrape writes ~30,000 numbers for 10,000 lists, too many
@@ -220,6 +221,41 @@ static int lists(const cmd_server *srv, buf *b)
     return failed ? -1 : 0;
 }
 
+typedef struct barriers_walk {
+    buf *arrived, *parties;
+} barriers_walk;
+
+static void barrier_series(const barrier_info *bi, void *ctx)
+{
+    barriers_walk *w = ctx;
+    buf_puts(w->arrived, "stsd_barrier_arrived{barrier=\"");
+    label_value(w->arrived, bi->name, bi->name_len);
+    buf_puts(w->arrived, "\"} ");
+    put_u64(w->arrived, bi->arrived);
+    buf_puts(w->arrived, "\n");
+    buf_puts(w->parties, "stsd_barrier_parties{barrier=\"");
+    label_value(w->parties, bi->name, bi->name_len);
+    buf_puts(w->parties, "\"} ");
+    put_u64(w->parties, bi->parties);
+    buf_puts(w->parties, "\n");
+}
+
+/* The barriers' families, each a block: the arrivals waiting at each, and its PARTIES. */
+static int barrier_metrics(const cmd_server *srv, buf *b)
+{
+    buf parties = BUF_INIT;
+    family(b, "stsd_barrier_arrived", "gauge",
+           "Arrivals waiting at each barrier in its gathering generation (BARRIER).");
+    barriers_walk w = {b, &parties};
+    barrier_each(store_barriers(srv->st), barrier_series, &w);
+    family(b, "stsd_barrier_parties", "gauge",
+           "PARTIES of each barrier's gathering generation: it opens when that many arrived.");
+    buf_append(b, parties.data ? parties.data : "", parties.len);
+    int failed = parties.oom;
+    buf_free(&parties);
+    return failed ? -1 : 0;
+}
+
 static void journal_metrics(const cmd_server *srv, buf *b)
 {
     journal_stats js = {.writable = 1, .last_fsync_seconds = -1};
@@ -315,6 +351,8 @@ int metrics_render(const cmd_server *srv, buf *out)
            "Requests refused with 401 (no token, or a wrong one), from every address.");
     buf_printf(out, "stsd_auth_failures_total %llu\n", auth_failures_total());
     int rc = lists(srv, out);
+    if (barrier_metrics(srv, out) != 0)
+        rc = -1;
     journal_metrics(srv, out);
     process_metrics(out);
     return rc != 0 || out->oom ? -1 : 0;

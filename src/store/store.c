@@ -38,6 +38,12 @@ store *store_create(const store_limits *limits)
     }
     if (limits)
         st->limits = *limits;
+    if (!(st->barriers = barrier_table_create(st->limits.max_lists))) {
+        store_lease_destroy(&st->leases);
+        store_names_free(st);
+        free(st);
+        return NULL;
+    }
     atomic_init(&st->bytes, 0);
     return st;
 }
@@ -47,9 +53,15 @@ void store_free(store *st)
     if (!st)
         return;
     store_keys_free(st);
+    barrier_table_free(st->barriers);
     store_lease_destroy(&st->leases);
     store_names_free(st);
     free(st);
+}
+
+barrier_table *store_barriers(store *st)
+{
+    return st->barriers;
 }
 
 /* Where a change's lsn goes (0 until something is recorded): the caller's, or scratch

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/heap.h"
+#include "store/barrier.h"
 #include "store/store.h"
 #include "rate.h"
 
@@ -103,6 +104,7 @@ struct store {
                                   * (store_names.c) */
     lease_table leases;
     keys_table *keys;
+    barrier_table *barriers;     /* BARRIER (store_barrier.c): no list of theirs */
 };
 
 #endif

@@ -186,6 +186,34 @@ static void test_waiters(void **state)
     free(m);
 }
 
+/* stsd_barrier_arrived and stsd_barrier_parties: arrivals waiting now, by barrier (the
+ * name escaped as a label value); an opened generation leaves 0. */
+static void test_barriers(void **state)
+{
+    http_conn c[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(http_conn_open(&c[i], d.port), 0);
+        assert_int_equal(http_conn_send(&c[i], "/sts/BARRIER?NAME=m%22x%0A&PARTIES=3&TIMEOUT=10"), 0);
+    }
+    td_sleep_ms(200);
+    char *m = scrape();
+    assert_non_null(strstr(m, "# TYPE stsd_barrier_arrived gauge\n"));
+    assert_int_equal(sample(m, "stsd_barrier_arrived{barrier=\"m\\\"x\\n\"}"), 2);
+    assert_int_equal(sample(m, "stsd_barrier_parties{barrier=\"m\\\"x\\n\"}"), 3);
+    free(m);
+    get("/sts/BARRIER?NAME=m%22x%0A&PARTIES=3&TIMEOUT=10");
+    for (int i = 0; i < 2; i++) {
+        assert_true(http_conn_ready(&c[i], 2000));
+        http_reply r;
+        assert_int_equal(http_conn_recv(&c[i], &r), 0);
+        http_reply_free(&r);
+        http_conn_close(&c[i]);
+    }
+    m = scrape();
+    assert_int_equal(sample(m, "stsd_barrier_arrived{barrier=\"m\\\"x\\n\"}"), 0);
+    free(m);
+}
+
 static const char *promtool(void)
 {
     static const char *paths[] = {"/usr/bin/promtool", "/usr/local/bin/promtool", NULL};
@@ -204,7 +232,12 @@ static void test_promtool(void **state)
         skip();
     }
     get("/sts/ADD?FILENAME=%0Aq&LINE=1");       /* a newline in a label value, first by name */
+    http_conn bc;                               /* a barrier's series too */
+    assert_int_equal(http_conn_open(&bc, d.port), 0);
+    assert_int_equal(http_conn_send(&bc, "/sts/BARRIER?NAME=p%5C%FF&PARTIES=2&TIMEOUT=10"), 0);
+    td_sleep_ms(200);
     char *m = scrape();
+    http_conn_close(&bc);
     assert_non_null(strstr(m, "\nstsd_list_lines{list=\"\\nq\"} 1\n"));
     char path[512], cmd[1200];
     snprintf(path, sizeof path, "%s/scrape.txt", d.dir);
@@ -385,6 +418,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_waiters),
+        cmocka_unit_test(test_barriers),
         cmocka_unit_test(test_promtool),
         cmocka_unit_test(test_dashboard),
     };

@@ -225,19 +225,19 @@ static void test_initfile_feeds_waiters(void **state)
 
 static void test_bad_timeouts(void **state)
 {
-    const char *bad[] = {"abc", "-1", "61", "NaN", "1e3", "", "1.2.3", "+1", "60.5", " 1"};
+    const char *bad[] = {"abc", "-1", "601", "NaN", "1e3", "", "1.2.3", "+1", "600.5", " 1"};
     char target[128];
     expect_get("/sts/ADD?FILENAME=w8&LINE=only", 1, "");
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char enc[64];
         url_encode(bad[i], strlen(bad[i]), enc, sizeof enc);
         snprintf(target, sizeof target, "/sts/READ?FILENAME=w8&KEEP=FALSE&TIMEOUT=%s", enc);
-        expect_get(target, 0, "TIMEOUT value has to be a number of seconds from 0 to 60 !");
+        expect_get(target, 0, "TIMEOUT value has to be a number of seconds from 0 to 600 !");
         snprintf(target, sizeof target, "/sts/FIND?FILENAME=w8&LINE=o&TIMEOUT=%s", enc);
-        expect_get(target, 0, "TIMEOUT value has to be a number of seconds from 0 to 60 !");
+        expect_get(target, 0, "TIMEOUT value has to be a number of seconds from 0 to 600 !");
     }
     expect_get("/sts/LENGTH?FILENAME=w8", 1, "1");
-    expect_get("/sts/READ?FILENAME=w8&KEEP=FALSE&TIMEOUT=60.0", 1, "only");
+    expect_get("/sts/READ?FILENAME=w8&KEEP=FALSE&TIMEOUT=600.0", 1, "only");
 }
 
 /* STOP (and SIGTERM) answer every waiter at once, and the server exits promptly. */

@@ -6,7 +6,8 @@ chromium through chromedriver (python3-selenium), and checks what issue 13 asks:
 and counts appear, a change made outside shows within a second, browsing, search, ADD,
 RESET with its confirmation, LOAD and INITFILE, a hostile line shown as text, no console
 error, no request off-site, first load under 100 KB, no horizontal scroll at 390 px, and a
-foreign page cannot write; with fsync=always, the changes each fdatasync carried. Screenshots
+foreign page cannot write; with fsync=always, the changes each fdatasync carried;
+the Barriers view filling up live, and OPEN by hand. Screenshots
 of each view go to build/ui-screens/.
 """
 import http.client
@@ -676,6 +677,79 @@ class TenThousandLists(BrowserCase):
         print(f'\n  10,000 lists: STATUS {status / 1024:.0f} KB a poll; tasks over 50 ms: '
               f'{len(tasks)}, longest {max(tasks, default=0):.0f} ms', end=' ')
         self.assertLess(max(tasks, default=0), 250)
+
+
+class BarriersView(BrowserCase):
+    """The Barriers view: arrivals filling up toward PARTIES live, the generation moving on
+    when a barrier opens, a hostile name shown as text, and OPEN by hand with its
+    confirmation releasing the waiting arrivals."""
+
+    def arrive(self, name, parties, answers):
+        """A BARRIER arrival on its own connection, in a thread; its answer (status, body,
+        X-STS-Arrival) is appended to answers."""
+        def run():
+            c = http.client.HTTPConnection('127.0.0.1', self.srv.port, timeout=30)
+            q = urllib.parse.urlencode({'NAME': name, 'PARTIES': parties, 'TIMEOUT': 25,
+                                        'FORMAT': 'JSON'})
+            c.request('GET', f'/sts/BARRIER?{q}')
+            r = c.getresponse()
+            answers.append((r.status, json.loads(r.read()), r.getheader('X-STS-Arrival')))
+            c.close()
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        return t
+
+    def row(self, name):
+        """The row of barrier name: (arrived text, progress value, max, generation)."""
+        for tr in self.d.find_elements(By.CSS_SELECTOR, '#barriers-table tbody tr'):
+            if tr.find_element(By.CSS_SELECTOR, 'th').text == name:
+                p = tr.find_element(By.CSS_SELECTOR, 'progress')
+                return (tr.find_element(By.CSS_SELECTOR, '.count').text, p.get_attribute('value'),
+                        p.get_attribute('max'), tr.find_elements(By.CSS_SELECTOR, 'td')[1].text)
+        return None
+
+    def test_barriers_fill_up_live(self):
+        os.makedirs(SCREENS, exist_ok=True)
+        self.d.get(f'{self.srv.base}/ui/#/barriers')
+        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
+        self.assertEqual(self.d.find_element(By.ID, 'barriers-summary').text, '0 barriers, 0 waiting')
+        answers, threads = [], []
+        for i in range(2):
+            threads.append(self.arrive('rendezvous', 3, answers))
+            self.wait(lambda d: self.row('rendezvous') == (f'{i + 1} / 3', str(i + 1), '3', '0'), 3)
+        self.shot('barriers')
+        # The third arrival opens it: all three answered at once, the view shows generation 1.
+        threads.append(self.arrive('rendezvous', 3, answers))
+        for t in threads:
+            t.join(5)
+        self.assertEqual(sorted(a[2] for a in answers), ['1', '2', '3'])
+        for status, body, at in answers:
+            self.assertEqual(status, 200)
+            self.assertEqual(body, {'ok': True, 'generation': 0, 'arrival': int(at), 'parties': 3,
+                                    'released': 'full'})
+        self.wait(lambda d: self.row('rendezvous') == ('0 / 3', '0', '3', '1'), 3)
+        # A hostile name is text; OPEN by hand (after its confirmation) lets its arrival go.
+        hand = []
+        t = self.arrive(XSS, 5, hand)
+        self.wait(lambda d: self.row(XSS) == ('1 / 5', '1', '5', '0'), 3)
+        self.assertEqual(self.d.find_elements(By.CSS_SELECTOR, '#barriers-table img'), [])
+        self.assertEqual(self.d.find_element(By.ID, 'barriers-summary').text, '2 barriers, 1 waiting')
+        rows = self.d.find_elements(By.CSS_SELECTOR, '#barriers-table tbody tr')
+        button = [tr for tr in rows if tr.find_element(By.CSS_SELECTOR, 'th').text == XSS][0] \
+            .find_element(By.CSS_SELECTOR, 'button.open')
+        button.click()
+        dialog = self.wait(EC.visibility_of_element_located((By.ID, 'confirm')))
+        self.assertIn(XSS, dialog.text)
+        dialog.find_element(By.ID, 'confirm-ok').click()
+        t.join(5)
+        self.assertEqual(hand, [(200, {'ok': True, 'generation': 0, 'arrival': 1, 'parties': 5,
+                                       'released': 'hand'}, '1')])
+        self.wait(lambda d: self.row(XSS) == ('0 / 5', '0', '5', '1'), 3)
+        errors = [e for e in self.d.get_log('browser') if e['level'] == 'SEVERE']
+        self.assertEqual(errors, [])
+
+    def shot(self, name):
+        self.d.save_screenshot(os.path.join(SCREENS, f'{name}.png'))
 
 
 if __name__ == '__main__':

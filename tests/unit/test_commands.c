@@ -78,7 +78,7 @@ static void test_dispatch(void **state)
     assert_int_equal(r.kind, REPLY_HELP);
     params_free(&prm);
     buf_free(&r.text);
-    buf_free(&r.lease);
+    buf_free(&r.headers);
     config_free(&conf);
 }
 

@@ -1,6 +1,6 @@
-// app.js - the dashboard's shell: routes (#/, #/list/NAME, #/load, #/server), one poll
-// per second while the page is visible (STATUS, or INFO on the server view), the live
-// indicator.
+// app.js - the dashboard's shell: routes (#/, #/list/NAME, #/load, #/barriers,
+// #/server), one poll per second while the page is visible (STATUS, or the view's own:
+// BARRIERS, INFO), the live indicator.
 import {get, allowTokenPrompt} from './api.js';
 import {state, ingest, notify} from './state.js';
 import {h, fill} from './util.js';
@@ -8,6 +8,7 @@ import {listsView} from './lists.js';
 import {listView} from './list.js';
 import {loadView} from './load.js';
 import {serverView} from './server.js';
+import {barriersView} from './barriers.js';
 
 const POLL_MS = 1000;
 const HIDDEN_POLL_MS = 10000;
@@ -27,6 +28,7 @@ function route() {
   }
   if (hash === '#/load') return {id: 'load', make: loadView};
   if (hash === '#/server') return {id: 'server', make: serverView};
+  if (hash === '#/barriers') return {id: 'barriers', make: barriersView};
   return {id: 'lists', make: listsView};
 }
 

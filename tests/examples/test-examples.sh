@@ -97,6 +97,30 @@ for script in examples/tour.sh examples/stop-flag.sh examples/queue-wait.sh; do
     stop
 done
 
+# 2b. The shared-state JMeter plan, replayed without JMeter (tests/examples/jmx-replay.py:
+# each HTTP sampler once, its assertions and regex extractors), with the abort flag set
+# first so the watcher answers at once and its If Controller sees "stop". Its sticky-login
+# samplers (READ/RELEASE ... OWNER=) run when the server's help page lists OWNER;
+# STSD_EXAMPLES_OWNER=yes forces them (and =no leaves them out), as for Locust below.
+start
+owner=${STSD_EXAMPLES_OWNER:-auto}
+if [ "$owner" = auto ]; then
+    owner=no
+    curl -fsS "$STS/" | grep -q 'OWNER' && owner=yes
+fi
+curl -fsS "$STS/SET?NAME=abort&VALUE=stop" >/dev/null
+skipowner=
+[ "$owner" = yes ] || skipowner="--skip OWNER"
+if python3 tests/examples/jmx-replay.py examples/shared-state.jmx "${STS%/sts}" $skipowner \
+    >"$tmp/replay" 2>&1 && grep -q 'if ${__jexl3("stop" == "stop")}' "$tmp/replay"; then
+    ok "examples/shared-state.jmx replayed: $(tail -n 1 "$tmp/replay" | sed 's/^replay: //')"
+else
+    fail "examples/shared-state.jmx replay:"; sed 's/^/        /' "$tmp/replay"
+fi
+[ "$owner" = yes ] ||
+    skip "examples/shared-state.jmx sticky logins (OWNER): this stsd has no READ ... OWNER= yet (issue 24 section 3)"
+stop
+
 # 3. Locust, headless, for a few seconds.
 if ! command -v locust >/dev/null 2>&1; then
     skip "Locust example: locust is not installed (Debian: python3-locust)"
@@ -182,17 +206,11 @@ fi
 
 # 5. Sticky logins (READ ... KEEP=FALSE OWNER=, issue 24 section 3): 8 users, each must get
 # the same login at every READ, no two the same, all back in the list at the end. It runs
-# when the server's help page lists OWNER; STSD_EXAMPLES_OWNER=yes forces it (and =no
-# skips it) whatever the help page says.
-owner=${STSD_EXAMPLES_OWNER:-auto}
+# when $owner is yes (section 2b: the help page lists OWNER, or STSD_EXAMPLES_OWNER=yes).
 if ! command -v locust >/dev/null 2>&1; then
     skip "Locust sticky logins: locust is not installed (Debian: python3-locust)"
 else
     start
-    if [ "$owner" = auto ]; then
-        owner=no
-        curl -fsS "$STS/" | grep -q 'OWNER' && owner=yes
-    fi
     if [ "$owner" != yes ]; then
         skip "Locust sticky logins (OWNER): this stsd has no READ ... OWNER= yet (issue 24 section 3)"
     else

@@ -157,7 +157,8 @@ test-stop: $(BUILD)/stsd $(BUILD)/tests/test_stop $(BUILD)/tests/libfailsync.so
 test-pkg: all
 	@tests/pkg/test-install.sh
 
-# examples/ against a real stsd: the curl scripts, and Locust headless for a few seconds.
+# examples/ against a real stsd: the curl scripts, Locust headless for a few seconds (the
+# shared-state example too), the shared-state JMeter plan replayed without JMeter.
 test-examples: $(BUILD)/stsd
 	@STSD=$(BUILD)/stsd tests/examples/test-examples.sh
 

@@ -37,12 +37,21 @@ store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version)
 store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t *version,
                        uint64_t *lsn);
 
-/* KEYS: fn for every key whose name starts with prefix, sorted by name. Returns the
- * number of keys, or -1 on ENOMEM. */
+/* One key as KEYS sees it, valid only during the callback. */
+typedef struct key_info {
+    const char *name;
+    const char *value;
+    size_t len;
+    uint64_t version;
+    size_t watchers;        /* GETs waiting for a change of it */
+    size_t waiters;         /* INCRs waiting until they fit */
+} key_info;
+
+/* KEYS: fn for every key whose name starts with prefix, sorted by name (under the keys'
+ * lock: fn must not call back into the store). Returns the number of keys, or -1 on
+ * ENOMEM. */
 long store_keys_list(store *st, const char *prefix,
-                     void (*fn)(const char *name, const char *value, size_t len,
-                                uint64_t version, void *ctx),
-                     void *ctx);
+                     void (*fn)(const key_info *k, void *ctx), void *ctx);
 
 /* What an INCR asks. */
 typedef struct key_incr {

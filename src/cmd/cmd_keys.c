@@ -353,22 +353,25 @@ void cmd_del(const cmd_server *srv, const params *p, cmd_result *r)
     r->kind = REPLY_OK;
 }
 
-static void keys_entry(const char *name, const char *value, size_t len, uint64_t version,
-                       void *ctx)
+static void keys_entry(const key_info *k, void *ctx)
 {
-    (void)version;
-    cmd_entry(ctx, name, strlen(name), " = ", value, len);
+    cmd_entry(ctx, k->name, strlen(k->name), " = ", k->value, k->len);
 }
 
-static void keys_one(const char *name, const char *value, size_t len, uint64_t version,
-                     void *ctx)
+/* JSON: the watchers (GETs waiting for a change) and waiters (INCRs waiting to fit) are
+ * the dashboard's; the text listing stays STATUS's `name = value`. */
+static void keys_one(const key_info *k, void *ctx)
 {
     json *j = ctx;
     json_obj_begin(j);
-    cmd_json_name(j, name);
-    json_line(j, "value", value, len);
+    cmd_json_name(j, k->name);
+    json_line(j, "value", k->value, k->len);
     json_key(j, "version");
-    json_uint(j, version);
+    json_uint(j, k->version);
+    json_key(j, "watchers");
+    json_uint(j, k->watchers);
+    json_key(j, "waiters");
+    json_uint(j, k->waiters);
     json_obj_end(j);
 }
 

@@ -320,10 +320,16 @@ static int cmp_key(const void *a, const void *b)
     return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
 }
 
+static size_t count_waiters(const key_waiter *w)
+{
+    size_t n = 0;
+    for (; w; w = w->next)
+        n++;
+    return n;
+}
+
 long store_keys_list(store *st, const char *prefix,
-                     void (*fn)(const char *name, const char *value, size_t len,
-                                uint64_t version, void *ctx),
-                     void *ctx)
+                     void (*fn)(const key_info *k, void *ctx), void *ctx)
 {
     keys_table *t = st->keys;
     size_t plen = prefix ? strlen(prefix) : 0, n = 0;
@@ -338,8 +344,11 @@ long store_keys_list(store *st, const char *prefix,
             if (k->version && k->name_len >= plen && memcmp(k->name, prefix, plen) == 0)
                 v[n++] = k;
     qsort(v, n, sizeof *v, cmp_key);
-    for (size_t i = 0; i < n; i++)
-        fn(v[i]->name, v[i]->value ? v[i]->value : "", v[i]->len, v[i]->version, ctx);
+    for (size_t i = 0; i < n; i++) {
+        key_info ki = {v[i]->name, v[i]->value ? v[i]->value : "", v[i]->len, v[i]->version,
+                       count_waiters(v[i]->watch_head), count_waiters(v[i]->incr_head)};
+        fn(&ki, ctx);
+    }
     pthread_mutex_unlock(&t->lock);
     free(v);
     return (long)n;

@@ -3,7 +3,9 @@
 # (conf/run.properties, a fresh copy of datasets/, a free port): the curl scripts, and the
 # Locust example headless for a few seconds, checking that no request failed and that
 # the lists end as they must (no account lost, every job consumed once or still queued,
-# the leftovers saved). The parts that need leases and TIMEOUT (issue 10) run once the
+# the leftovers saved); the shared-state Locust example (issue 24: unique order ids, a
+# semaphore, an abort flag that stops the run; sticky logins once the server has READ
+# ... OWNER=). The parts that need leases and TIMEOUT (issue 10) run once the
 # command table has LEASES. Every example must say in a header what it shows and how to
 # run it; the JMeter plan must be well-formed. A check whose tool is missing is a skip,
 # counted and named (tests/tally.sh; under CI=true a skip fails the run).
@@ -34,6 +36,8 @@ stop() {
 }
 # The body of an answer (OK or KO).
 body() { curl -fsS "$STS/$1" | tr -d '\n' | sed 's|.*<body>\(.*\)</body>.*|\1|'; }
+# Column $2 of the row named $1 of Locust's statistics CSV ($stats).
+col() { awk -F, -v name="\"$1\"" -v c="$2" '$2 == name || $2 == substr(name, 2, length(name) - 2) { print $c }' "$stats"; }
 
 queues=no
 grep -q '{"LEASES"' src/cmd/*.c && queues=yes
@@ -62,12 +66,18 @@ PY
 then ok "examples: headers; the JMeter plan is well-formed"; else fail "the JMeter plan"; fi
 # k6 and Artillery are not in Debian: their files are only parsed (node: nodejs;
 # python3-yaml), which scripts/deps.sh test installs.
-if command -v node >/dev/null 2>&1; then
-    node --input-type=module --check <examples/k6-script.js && ok "examples/k6-script.js parses" ||
-        fail "examples/k6-script.js does not parse"
-else
-    skip "examples/k6-script.js syntax: node is not installed (Debian: nodejs)"
-fi
+for f in examples/k6-*.js; do
+    if command -v node >/dev/null 2>&1; then
+        node --input-type=module --check <"$f" && ok "$f parses" || fail "$f does not parse"
+    else
+        skip "$f syntax: node is not installed (Debian: nodejs)"
+    fi
+done
+# The Locust files compile (the run below needs locust; this needs only python3).
+for f in examples/*.py; do
+    python3 -c 'import sys; compile(open(sys.argv[1]).read(), sys.argv[1], "exec")' "$f" &&
+        ok "$f compiles" || fail "$f does not compile"
+done
 if python3 -c 'import yaml' 2>/dev/null; then
     python3 -c 'import sys, yaml; yaml.safe_load(open(sys.argv[1]))' examples/artillery.yml &&
         ok "examples/artillery.yml parses" || fail "examples/artillery.yml is not YAML"
@@ -87,6 +97,30 @@ for script in examples/tour.sh examples/stop-flag.sh examples/queue-wait.sh; do
     stop
 done
 
+# 2b. The shared-state JMeter plan, replayed without JMeter (tests/examples/jmx-replay.py:
+# each HTTP sampler once, its assertions and regex extractors), with the abort flag set
+# first so the watcher answers at once and its If Controller sees "stop". Its sticky-login
+# samplers (READ/RELEASE ... OWNER=) run when the server's help page lists OWNER;
+# STSD_EXAMPLES_OWNER=yes forces them (and =no leaves them out), as for Locust below.
+start
+owner=${STSD_EXAMPLES_OWNER:-auto}
+if [ "$owner" = auto ]; then
+    owner=no
+    curl -fsS "$STS/" | grep -q 'OWNER' && owner=yes
+fi
+curl -fsS "$STS/SET?NAME=abort&VALUE=stop" >/dev/null
+skipowner=
+[ "$owner" = yes ] || skipowner="--skip OWNER"
+if python3 tests/examples/jmx-replay.py examples/shared-state.jmx "${STS%/sts}" $skipowner \
+    >"$tmp/replay" 2>&1 && grep -q 'if ${__jexl3("stop" == "stop")}' "$tmp/replay"; then
+    ok "examples/shared-state.jmx replayed: $(tail -n 1 "$tmp/replay" | sed 's/^replay: //')"
+else
+    fail "examples/shared-state.jmx replay:"; sed 's/^/        /' "$tmp/replay"
+fi
+[ "$owner" = yes ] ||
+    skip "examples/shared-state.jmx sticky logins (OWNER): this stsd has no READ ... OWNER= yet (issue 24 section 3)"
+stop
+
 # 3. Locust, headless, for a few seconds.
 if ! command -v locust >/dev/null 2>&1; then
     skip "Locust example: locust is not installed (Debian: python3-locust)"
@@ -104,7 +138,6 @@ else
         fail "locust exited with status $? (log below)"; tail -n 25 "$tmp/locust.log" | sed 's/^/        /'
     fi
     stats="$tmp/locust_stats.csv"
-    col() { awk -F, -v name="\"$1\"" -v c="$2" '$2 == name || $2 == substr(name, 2, length(name) - 2) { print $c }' "$stats"; }
     failures=$(col Aggregated 4); requests=$(col Aggregated 3)
     logins=$(col "READ logins.csv" 3)
     # The CSV may miss the requests of users finishing their task after -t: the count
@@ -126,6 +159,84 @@ else
     saved=$(ls "$tmp/data" | grep -c '^[0-9]*T[0-9]*h[0-9]*m[0-9]*s\.queue\.csv$')
     [ "$saved" = 1 ] && [ "$(cat "$tmp/data/"*T*s.queue.csv | wc -l)" -eq "$left" ] &&
         ok "the leftovers were saved at the end ($left lines)" || fail "no SAVE of $left lines at the end"
+    stop
+fi
+
+# 4. Shared state (keys and counters), Locust headless: a global order id, a semaphore of 3
+# seats, and an abort flag that stops the run (set with curl after 3 s of a 30 s run).
+# Sticky logins (READ ... OWNER=) are a check of their own below.
+if ! command -v locust >/dev/null 2>&1; then
+    skip "Locust shared-state example: locust is not installed (Debian: python3-locust)"
+else
+    start
+    host=${STS%/sts}
+    (sleep 3; curl -fsS "$STS/SET?NAME=abort&VALUE=stop" >/dev/null) &
+    setter=$!
+    t0=$(date +%s)
+    if locust -f examples/locust-shared-state.py --host "$host" --headless -u 9 -r 9 -t 30s \
+        --stop-timeout 5 --csv "$tmp/shared" --only-summary --loglevel WARNING \
+        OrderUser SeatUser AbortWatcher >"$tmp/shared.log" 2>&1; then
+        ok "locust shared state: OrderUser SeatUser AbortWatcher, exit status 0"
+    else
+        fail "locust (shared state) exited with status $? (log below)"
+        tail -n 25 "$tmp/shared.log" | sed 's/^/        /'
+    fi
+    took=$(( $(date +%s) - t0 ))
+    wait "$setter"
+    grep -q '^abort flag seen' "$tmp/shared.log" && [ "$took" -lt 15 ] &&
+        ok "the abort flag (GET VERSION TIMEOUT) stopped the 30 s run after $took s" ||
+        fail "the abort flag did not stop the run (took $took s)"
+    stats="$tmp/shared_stats.csv"
+    failures=$(col Aggregated 4); requests=$(col Aggregated 3)
+    [ "${failures:-x}" = 0 ] && [ "${requests:-0}" -gt 20 ] &&
+        ok "locust shared state: $requests requests, none failed" ||
+        fail "locust shared-state statistics: ${requests:-?} requests, ${failures:-?} failed (want 0)"
+    ids=$(sed -n 's/^order ids: \([0-9]*\) taken, \([0-9]*\) distinct$/\1 \2/p' "$tmp/shared.log")
+    taken=${ids% *}; distinct=${ids#* }; last=$(body 'GET?NAME=orderId')
+    [ -n "$ids" ] && [ "$taken" -gt 0 ] && [ "$taken" = "$distinct" ] && [ "$last" -ge "$taken" ] &&
+        ok "order ids: $taken taken, all distinct (orderId = $last)" ||
+        fail "order ids: '${ids:-none}' (taken distinct), orderId = $last"
+    most=$(sed -n 's/^seats: at most \([0-9]*\) users.*/\1/p' "$tmp/shared.log")
+    seats=$(body 'GET?NAME=seats')
+    [ "${most:-0}" -ge 1 ] && [ "${most:-9}" -le 3 ] && [ "$seats" = 0 ] &&
+        ok "semaphore: at most $most of 3 users in the step; every seat given back" ||
+        fail "semaphore: at most ${most:-?} users in the step (want 1 to 3), seats = $seats (want 0)"
+    stop
+fi
+
+# 5. Sticky logins (READ ... KEEP=FALSE OWNER=, issue 24 section 3): 8 users, each must get
+# the same login at every READ, no two the same, all back in the list at the end. It runs
+# when $owner is yes (section 2b: the help page lists OWNER, or STSD_EXAMPLES_OWNER=yes).
+if ! command -v locust >/dev/null 2>&1; then
+    skip "Locust sticky logins: locust is not installed (Debian: python3-locust)"
+else
+    start
+    if [ "$owner" != yes ]; then
+        skip "Locust sticky logins (OWNER): this stsd has no READ ... OWNER= yet (issue 24 section 3)"
+    else
+        host=${STS%/sts}
+        if locust -f examples/locust-shared-state.py --host "$host" --headless -u 8 -r 8 -t 4s \
+            --stop-timeout 5 --csv "$tmp/sticky" --only-summary --loglevel WARNING \
+            StickyLoginUser >"$tmp/sticky.log" 2>&1; then
+            ok "locust sticky logins: StickyLoginUser for 4 s, exit status 0"
+        else
+            fail "locust (sticky logins) exited with status $? (log below)"
+            tail -n 25 "$tmp/sticky.log" | sed 's/^/        /'
+        fi
+        stats="$tmp/sticky_stats.csv"
+        failures=$(col Aggregated 4); requests=$(col Aggregated 3)
+        line=$(sed -n 's/^sticky logins: //p' "$tmp/sticky.log")
+        reads=$(echo "$line" | sed -n 's/.* \([0-9]*\) reads.*/\1/p')
+        [ "${failures:-x}" = 0 ] && case "$line" in
+            "8 owners, 8 distinct logins, "*" reads, 0 changed") [ "${reads:-0}" -ge 16 ] ;;
+            *) false ;; esac &&
+            ok "sticky logins: $line; none failed" ||
+            fail "sticky logins: '${line:-none}' (want 8 owners, 8 distinct, 0 changed), ${failures:-?} failed"
+        accounts=$(body 'LENGTH?FILENAME=logins.csv'); loaned=$(body 'LEASES?FILENAME=logins.csv')
+        [ "$accounts" = 20 ] && [ "$loaned" = 0 ] &&
+            ok "sticky logins: RELEASE by OWNER put all 20 back" ||
+            fail "logins.csv: $accounts lines, $loaned on loan after RELEASE by OWNER (want 20, 0)"
+    fi
     stop
 fi
 

@@ -207,8 +207,10 @@ static void test_keys_listing(void **state)
                         "run.abort = no<br />\nrun.phase = ramp<br />\n</body></html>");
     http_reply_free(&r);
     expect_json("/sts/KEYS?PREFIX=run.&FORMAT=JSON", 200,
-                "{\"ok\":true,\"keys\":[{\"name\":\"run.abort\",\"value\":\"no\",\"version\":1},"
-                "{\"name\":\"run.phase\",\"value\":\"ramp\",\"version\":1}]}");
+                "{\"ok\":true,\"keys\":[{\"name\":\"run.abort\",\"value\":\"no\",\"version\":1,"
+                "\"watchers\":0,\"waiters\":0},"
+                "{\"name\":\"run.phase\",\"value\":\"ramp\",\"version\":1,"
+                "\"watchers\":0,\"waiters\":0}]}");
     assert_int_equal(http_get(port, "/sts/INFO", &r), 0);
     assert_non_null(strstr(r.body, "keys=3<br />"));
     http_reply_free(&r);
@@ -307,6 +309,37 @@ static void test_gone_watchers_dropped(void **state)
     assert_non_null(strstr(r.body, "\nstsd_key_watchers 0\n"));
     http_reply_free(&r);
     expect_get("/sts/DEL?NAME=gone", 1, "");
+}
+
+/* KEYS in JSON counts each key's watchers (GETs waiting) and waiters (INCRs waiting to
+ * fit), for the dashboard; the text listing stays `name = value`. */
+static void test_keys_counts_watchers(void **state)
+{
+    http_conn w[3], i[2];
+    http_reply r;
+    expect_get("/sts/SET?NAME=seen&VALUE=1", 1, "1");
+    watch(w, 3, "/sts/GET?NAME=seen&VERSION=1&TIMEOUT=10");
+    watch(i, 2, "/sts/INCR?NAME=seen&MAX=1&TIMEOUT=10");
+    expect_json("/sts/KEYS?PREFIX=seen&FORMAT=JSON", 200,
+                "{\"ok\":true,\"keys\":[{\"name\":\"seen\",\"value\":\"1\",\"version\":1,"
+                "\"watchers\":3,\"waiters\":2}]}");
+    assert_int_equal(http_get(port, "/sts/KEYS?PREFIX=seen", &r), 0);
+    assert_string_equal(r.body, "<html><title>OK</title>\n<body>\nseen = 1<br />\n</body></html>");
+    http_reply_free(&r);
+    /* SET 0 lets the first INCR fit (to 1), then wakes the watchers, who see it: 0
+     * watchers and 1 waiter left. */
+    expect_get("/sts/SET?NAME=seen&VALUE=0", 1, "2");
+    woken(w, 3, 1, "1");
+    assert_int_equal(http_conn_ready(&i[0], 1000), 1);
+    assert_int_equal(http_conn_recv(&i[0], &r), 0);
+    expect_page(&r, 1, "1");
+    http_reply_free(&r);
+    http_conn_close(&i[0]);
+    expect_json("/sts/KEYS?PREFIX=seen&FORMAT=JSON", 200,
+                "{\"ok\":true,\"keys\":[{\"name\":\"seen\",\"value\":\"1\",\"version\":3,"
+                "\"watchers\":0,\"waiters\":1}]}");
+    http_conn_close(&i[1]);
+    expect_get("/sts/DEL?NAME=seen", 1, "");
 }
 
 static void test_incr_rules(void **state)
@@ -655,6 +688,7 @@ int main(void)
         cmocka_unit_test(test_watchers_woken_by_set_and_del),
         cmocka_unit_test(test_watch_timeout_answers_current_state),
         cmocka_unit_test(test_gone_watchers_dropped),
+        cmocka_unit_test(test_keys_counts_watchers),
         cmocka_unit_test(test_incr_rules),
         cmocka_unit_test(test_incr_waits_until_it_fits),
         cmocka_unit_test(test_counter_leases),

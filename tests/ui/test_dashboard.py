@@ -6,8 +6,10 @@ chromium through chromedriver (python3-selenium), and checks what issue 13 asks:
 and counts appear, a change made outside shows within a second, browsing, search, ADD,
 RESET with its confirmation, LOAD and INITFILE, a hostile line shown as text, no console
 error, no request off-site, first load under 100 KB, no horizontal scroll at 390 px, and a
-foreign page cannot write; with fsync=always, the changes each fdatasync carried;
-the Barriers view filling up live, and OPEN by hand. Screenshots
+foreign page cannot write; the Keys view: a key set by curl shows within a poll
+with its version and watchers, SET from a form, DEL after a confirmation, a hostile value
+as text; with fsync=always, the changes each fdatasync carried; the Barriers view filling
+up live, and OPEN by hand. Screenshots
 of each view go to build/ui-screens/.
 """
 import http.client
@@ -154,6 +156,21 @@ class BrowserCase(unittest.TestCase):
                              ignored_exceptions=(StaleElementReferenceException,
                                                  NoSuchElementException)).until(cond)
 
+    def text_is(self, css, want, timeout=5):
+        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, css).text == want, timeout)
+
+    def open(self, frag=''):
+        self.d.get('about:blank')      # a fresh page even when only the fragment differs
+        self.d.get(f'{self.srv.base}/ui/{frag}')
+        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
+
+    def shot(self, name):
+        os.makedirs(SCREENS, exist_ok=True)
+        self.d.save_screenshot(os.path.join(SCREENS, f'{name}.png'))
+
+    def confirm_dialog(self):
+        return self.wait(EC.visibility_of_element_located((By.ID, 'confirm')))
+
 
 class Dashboard(BrowserCase):
     @classmethod
@@ -182,26 +199,12 @@ class Dashboard(BrowserCase):
         self.console.extend(self.d.get_log('browser'))
         return transferred
 
-    def text_is(self, css, want, timeout=5):
-        self.wait(lambda d: d.find_element(By.CSS_SELECTOR, css).text == want, timeout)
-
-    def open(self, frag=''):
-        self.d.get('about:blank')      # a fresh page even when only the fragment differs
-        self.d.get(f'{self.srv.base}/ui/{frag}')
-        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
-
     def row(self, name):
         """The lists view's cells for list name, as texts."""
         for tr in self.d.find_elements(By.CSS_SELECTOR, '#lists-table tbody tr'):
             if tr.find_element(By.CSS_SELECTOR, 'th').text == name:
                 return [td.text for td in tr.find_elements(By.CSS_SELECTOR, 'td')]
         return None
-
-    def shot(self, name):
-        self.d.save_screenshot(os.path.join(SCREENS, f'{name}.png'))
-
-    def confirm_dialog(self):
-        return self.wait(EC.visibility_of_element_located((By.ID, 'confirm')))
 
     # ---- the tests, in order (they share one server and browser) ----
 
@@ -545,6 +548,226 @@ class Dashboard(BrowserCase):
             site.server_close()
         # This page's refusals are not the dashboard's console errors.
         self.d.get_log('browser')
+
+class KeysView(BrowserCase):
+    """The Keys view (issue 24): a key set with curl shows within a poll, with its version
+    and its watchers; SET from the form (with the dashboard's header: the same POST
+    without it is refused); DEL asks first; a hostile value is text; 390 px, keyboard,
+    dark mode, no console error."""
+
+    def key_row(self, name):
+        """The Keys view's cells for key name (value, version, watchers, waiters), or None."""
+        for tr in self.d.find_elements(By.CSS_SELECTOR, '#keys-body tr'):
+            if tr.find_element(By.CSS_SELECTOR, 'th').text == name:
+                return [td.text for td in tr.find_elements(By.CSS_SELECTOR, 'td')][:4]
+        return None
+
+    def delete_button(self, name):
+        return self.d.find_element(By.CSS_SELECTOR, f'#keys-body button[aria-label="Delete {name}"]')
+
+    def watchers(self, n, target):
+        """n raw connections waiting on target: [(thread, {'body': answer})]."""
+        out = []
+        for _ in range(n):
+            res = {}
+
+            def run(res=res):
+                conn = http.client.HTTPConnection('127.0.0.1', self.srv.port, timeout=20)
+                conn.request('GET', target)
+                res['body'] = conn.getresponse().read().decode()
+                conn.close()
+            t = threading.Thread(target=run, daemon=True)
+            t.start()
+            out.append((t, res))
+        return out
+
+    def test_1_key_set_by_curl_shows_within_a_poll(self):
+        self.open('#/keys')
+        self.text_is('#keys-summary', '0 keys')
+        self.assertIn('No keys yet', self.d.find_element(By.CSS_SELECTOR, '.empty').text)
+        status, r = self.srv.call('SET', NAME='run.phase', VALUE='ramp-up')
+        self.assertEqual((status, r['version']), (200, 1))
+        t0 = time.time()
+        self.wait(lambda d: self.key_row('run.phase') == ['ramp-up', '1', '0', '0'], 2.5)
+        shown = time.time() - t0
+        self.text_is('#keys-summary', '1 key')
+        # Two injectors watch it, one INCR waits to fit: the view counts them.
+        self.srv.call('SET', NAME='seats', VALUE='1')
+        w = self.watchers(2, '/sts/GET?NAME=run.phase&VERSION=1&TIMEOUT=15')
+        w += self.watchers(1, '/sts/INCR?NAME=seats&MAX=1&TIMEOUT=15')
+        self.wait(lambda d: self.key_row('run.phase') == ['ramp-up', '1', '2', '0'], 3)
+        self.wait(lambda d: self.key_row('seats') == ['1', '1', '0', '1'], 3)
+        self.shot('keys')
+        # A change wakes them; the view shows the new version and nobody waiting.
+        self.srv.call('SET', NAME='run.phase', VALUE='steady')
+        self.srv.call('SET', NAME='seats', VALUE='0')
+        for t, _ in w:
+            t.join(5)
+        bodies = [res.get('body', '') for _, res in w]
+        self.assertIn('<body>steady</body>', bodies[0])
+        self.assertIn('<body>steady</body>', bodies[1])
+        self.assertIn('<body>1</body>', bodies[2])
+        self.wait(lambda d: self.key_row('run.phase') == ['steady', '2', '0', '0'], 3)
+        self.wait(lambda d: self.key_row('seats') == ['1', '3', '0', '0'], 3)
+        print(f'\n  key shown {shown:.3f} s after SET', end=' ')
+
+    def test_2_set_from_the_form(self):
+        self.open('#/keys')
+        self.d.find_element(By.ID, 'set-name').send_keys('orderId')
+        self.d.find_element(By.ID, 'set-value').send_keys('1000')
+        self.d.find_element(By.ID, 'set-submit').click()
+        self.wait(lambda d: 'orderId is set (version 1)' in d.find_element(By.ID, 'toast').text)
+        self.assertEqual(self.srv.call('GET', NAME='orderId')[1]['value'], '1000')
+        self.wait(lambda d: self.key_row('orderId') == ['1000', '1', '0', '0'], 3)
+        self.assertEqual(self.d.find_element(By.ID, 'set-value').get_attribute('value'), '')
+        # Edit fills the form with the key; Enter in the value sets it.
+        self.srv.call('INCR', NAME='orderId', BY='5')
+        self.wait(lambda d: self.key_row('orderId') == ['1005', '2', '0', '0'], 3)
+        self.wait(lambda d: d.find_element(
+            By.CSS_SELECTOR, '#keys-body button[aria-label="Edit orderId"]').click() is None)
+        value = self.d.find_element(By.ID, 'set-value')
+        self.assertEqual(value.get_attribute('value'), '1005')
+        self.assertEqual(self.d.switch_to.active_element.get_attribute('id'), 'set-value')
+        value.send_keys(Keys.BACKSPACE * 4, '2000', Keys.ENTER)
+        self.wait(lambda d: 'orderId is set (version 3)' in d.find_element(By.ID, 'toast').text)
+        self.assertEqual(self.srv.call('GET', NAME='orderId')[1],
+                         {'ok': True, 'name': 'orderId', 'value': '2000', 'version': 3})
+        # The form's POST carried the dashboard's header: without it, the page's own POST
+        # is refused (CSRF) and changes nothing.
+        status = self.d.execute_async_script(
+            'const done = arguments[0];'
+            'fetch("/sts/SET?FORMAT=JSON", {method: "POST",'
+            '  body: new URLSearchParams({NAME: "nohdr", VALUE: "x"})})'
+            '.then(r => done(r.status), e => done(String(e)));')
+        self.assertEqual(status, 403)
+        self.assertEqual(self.srv.call('GET', NAME='nohdr')[0], 404)
+        # A refused SET says why (a name FILENAME's rules refuse).
+        name = self.d.find_element(By.ID, 'set-name')
+        name.clear()
+        name.send_keys('../up')
+        self.d.find_element(By.ID, 'set-submit').click()
+        self.wait(lambda d: 'error' in d.find_element(By.ID, 'toast').get_attribute('class'))
+        self.assertEqual(self.srv.call('GET', NAME='../up')[0], 400)
+
+    def test_3_del_asks_then_removes(self):
+        self.srv.call('SET', NAME='doomed', VALUE='bye')
+        self.open('#/keys')
+        self.wait(lambda d: self.key_row('doomed') == ['bye', '1', '0', '0'])
+        self.wait(lambda d: self.delete_button('doomed').click() is None)
+        dialog = self.confirm_dialog()
+        self.assertIn('doomed', dialog.text)
+        self.assertIn('version 1', dialog.text)
+        self.shot('keys-del-confirm')
+        dialog.find_element(By.ID, 'confirm-cancel').click()
+        self.wait(EC.invisibility_of_element_located((By.ID, 'confirm')))
+        time.sleep(0.3)
+        self.assertEqual(self.srv.call('GET', NAME='doomed')[0], 200)
+        # Escape cancels as well.
+        self.wait(lambda d: self.delete_button('doomed').click() is None)
+        self.confirm_dialog()
+        self.d.switch_to.active_element.send_keys(Keys.ESCAPE)
+        self.wait(EC.invisibility_of_element_located((By.ID, 'confirm')))
+        self.assertEqual(self.srv.call('GET', NAME='doomed')[0], 200)
+        self.assertIsNotNone(self.key_row('doomed'))
+        # Confirmed: gone from the server and from the view; its watcher woke.
+        w = self.watchers(1, '/sts/GET?NAME=doomed&VERSION=1&TIMEOUT=15')
+        self.wait(lambda d: self.key_row('doomed') == ['bye', '1', '1', '0'], 3)
+        self.wait(lambda d: self.delete_button('doomed').click() is None)
+        dialog = self.confirm_dialog()
+        self.assertIn('1 waiting request wakes', dialog.text)
+        dialog.find_element(By.ID, 'confirm-ok').click()
+        self.wait(lambda d: 'doomed is deleted' in d.find_element(By.ID, 'toast').text)
+        self.assertEqual(self.srv.call('GET', NAME='doomed')[0], 404)
+        self.wait(lambda d: self.key_row('doomed') is None, 3)
+        w[0][0].join(5)
+        self.assertIn('Key doomed not found', w[0][1].get('body', ''))
+
+    def test_4_hostile_value_is_text(self):
+        self.srv.call('SET', NAME='hostile', VALUE=XSS)
+        self.open('#/keys')
+        self.wait(lambda d: self.key_row('hostile') is not None)
+        self.assertEqual(self.key_row('hostile')[0], XSS)
+        # From the form too: the value goes to the server as typed.
+        self.d.find_element(By.ID, 'set-name').send_keys('hostile2')
+        self.d.find_element(By.ID, 'set-value').send_keys('<b>bold</b> & "quotes"')
+        self.d.find_element(By.ID, 'set-submit').click()
+        self.wait(lambda d: self.key_row('hostile2') is not None, 3)
+        self.assertEqual(self.key_row('hostile2')[0], '<b>bold</b> & "quotes"')
+        self.assertEqual(self.srv.call('GET', NAME='hostile2')[1]['value'], '<b>bold</b> & "quotes"')
+        self.assertEqual(self.d.find_elements(By.CSS_SELECTOR, '#keys-body img, #keys-body b'), [])
+        with self.assertRaises(NoAlertPresentException):
+            self.d.switch_to.alert.text
+        # The delete question holds the value's key name as text, nothing else.
+        self.wait(lambda d: self.delete_button('hostile').click() is None)
+        self.confirm_dialog().find_element(By.ID, 'confirm-cancel').click()
+        self.assertEqual(self.d.find_elements(By.CSS_SELECTOR, '#confirm img, #confirm b'), [])
+
+    def test_5_filter_keyboard_phone_dark(self):
+        self.srv.call('SET', NAME='long', VALUE='x' * 400)
+        self.open('#/keys')
+        self.wait(lambda d: self.key_row('long') is not None)
+        f = self.d.find_element(By.ID, 'keys-filter')
+        f.send_keys('host')
+        self.wait(lambda d: [e.text for e in d.find_elements(By.CSS_SELECTOR, '#keys-body th')]
+                  == ['hostile', 'hostile2'])
+        f.send_keys(Keys.BACKSPACE * 4)
+        self.wait(lambda d: self.key_row('long') is not None)
+        # Tab alone reaches the filter, every row's buttons and the form.
+        want = {'keys-filter', 'set-name', 'set-value', 'set-submit', 'Delete long', 'Edit long'}
+        seen = set()
+        chain = ActionChains(self.d)
+        for _ in range(80):
+            chain.send_keys(Keys.TAB).perform()
+            seen.add(self.d.execute_script(
+                'const e = document.activeElement; return e.id || e.getAttribute("aria-label")'))
+            if want <= seen:
+                break
+        self.assertEqual(want - seen, set())
+        unlabelled = self.d.execute_script(
+            'return [...document.querySelectorAll("input, select")].filter(e =>'
+            ' !(e.labels && e.labels.length) && !e.getAttribute("aria-label")).map(e => e.id)')
+        self.assertEqual(unlabelled, [])
+        # 390 px: no horizontal scroll, the 400-character value included.
+        self.d.set_window_size(390, 844)
+        try:
+            inner = self.d.execute_script('return window.innerWidth')
+            self.d.set_window_size(390 + (390 - inner), 844)
+            self.assertEqual(self.d.execute_script('return window.innerWidth'), 390)
+            self.open('#/keys')
+            self.wait(lambda d: self.key_row('long') is not None)
+            sw, cw = self.d.execute_script(
+                'return [document.documentElement.scrollWidth, document.documentElement.clientWidth]')
+            self.assertLessEqual(sw, cw, 'horizontal scroll at 390 px on #/keys')
+            self.shot('phone-keys')
+        finally:
+            self.d.set_window_size(1280, 900)
+        self.d.execute_cdp_cmd('Emulation.setEmulatedMedia',
+                               {'features': [{'name': 'prefers-color-scheme', 'value': 'dark'}]})
+        try:
+            self.open('#/keys')
+            self.wait(lambda d: self.key_row('long') is not None)
+            bg = self.d.execute_script('return getComputedStyle(document.body).backgroundColor')
+            self.assertEqual(bg, 'rgb(13, 17, 23)')
+            fg = self.d.execute_script(
+                'return getComputedStyle(document.querySelector("#keys-body td.value")).color')
+            self.assertEqual(fg, 'rgb(230, 237, 243)')
+            self.shot('keys-dark')
+        finally:
+            self.d.execute_cdp_cmd('Emulation.setEmulatedMedia', {'features': []})
+
+    def test_6_polls_keys_no_console_error(self):
+        self.d.get_log('performance')
+        self.open('#/keys')
+        time.sleep(2.2)
+        urls = [json.loads(e['message'])['message'].get('params', {}).get('request', {}).get('url', '')
+                for e in self.d.get_log('performance')]
+        self.assertGreaterEqual(sum('/sts/KEYS' in u for u in urls), 2)
+        self.assertFalse(any('/sts/STATUS' in u for u in urls))
+        # Expected refusals: test_2's POST without the header (403) and its bad name (400).
+        errors = [e for e in self.d.get_log('browser') if e['level'] == 'SEVERE'
+                  and not ('/sts/SET' in e['message'] and ('403' in e['message'] or '400' in e['message']))]
+        self.assertEqual(errors, [])
+
 
 class TokenPrompt(BrowserCase):
     """With stsd.token and stsd.adminToken set, the dashboard asks for a token on 401,

@@ -89,11 +89,13 @@ static void test_set_get_del(void **s)
     store_free(st);
 }
 
-static void collect(const char *name, const char *value, size_t len, uint64_t version,
-                    void *ctx)
+static void collect(const key_info *k, void *ctx)
 {
     buf *b = ctx;
-    buf_printf(b, "%s=%.*s/%llu;", name, (int)len, value, (unsigned long long)version);
+    buf_printf(b, "%s=%.*s/%llu;", k->name, (int)k->len, k->value,
+               (unsigned long long)k->version);
+    if (k->watchers || k->waiters)
+        buf_printf(b, "w%zu/%zu;", k->watchers, k->waiters);
 }
 
 static void test_list_sorted(void **s)

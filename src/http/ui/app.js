@@ -1,11 +1,12 @@
-// app.js - the dashboard's shell: routes (#/, #/list/NAME, #/load, #/barriers,
+// app.js - the dashboard's shell: routes (#/, #/list/NAME, #/keys, #/load, #/barriers,
 // #/server), one poll per second while the page is visible (STATUS, or the view's own:
-// BARRIERS, INFO), the live indicator.
+// KEYS, BARRIERS, INFO), the live indicator.
 import {get, allowTokenPrompt} from './api.js';
 import {state, ingest, notify} from './state.js';
 import {h, fill} from './util.js';
 import {listsView} from './lists.js';
 import {listView} from './list.js';
+import {keysView} from './keys.js';
 import {loadView} from './load.js';
 import {serverView} from './server.js';
 import {barriersView} from './barriers.js';
@@ -26,6 +27,7 @@ function route() {
     try { name = decodeURIComponent(m[1]); } catch { name = m[1]; }
     return {id: 'lists', make: () => listView(name)};
   }
+  if (hash === '#/keys') return {id: 'keys', make: keysView};
   if (hash === '#/load') return {id: 'load', make: loadView};
   if (hash === '#/server') return {id: 'server', make: serverView};
   if (hash === '#/barriers') return {id: 'barriers', make: barriersView};

@@ -1,0 +1,138 @@
+#!/usr/bin/python3
+"""jmx-replay.py - runs the HTTP samplers of a JMeter plan once each, in document order,
+against a real stsd, without JMeter (which is not in Debian): ${var} and the functions the
+examples use (__P, __machineName, __threadNum, __jexl3 left alone) are substituted, each
+thread group starts from the plan's variables, Response Assertions (substring, regex
+contains) are checked and Regex Extractors (body or headers) set variables. Controllers
+run their children once; If Controllers and Flow Control Actions are only reported.
+
+Usage: tests/examples/jmx-replay.py PLAN BASE_URL [--skip PARAM]...
+  --skip PARAM: leave out the samplers that send PARAM (a parameter the server lacks yet)
+Prints one line per sampler; exits 1 if any sampler fails.
+"""
+import re
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+import xml.etree.ElementTree as ET
+
+FUNCS = [
+    (re.compile(r"\$\{__P\(([^,)]*),([^)]*)\)\}"), lambda m: m.group(2)),
+    (re.compile(r"\$\{__machineName\}"), lambda m: "replay"),
+    (re.compile(r"\$\{__threadNum\}"), lambda m: "1"),
+]
+
+
+def subst(text, env):
+    text = text or ""
+    for rx, fn in FUNCS:
+        text = rx.sub(fn, text)
+    return re.sub(r"\$\{(\w+)\}", lambda m: env.get(m.group(1), m.group(0)), text)
+
+
+def props(el):
+    return {p.get("name"): (p.text or "") for p in el if p.tag in ("stringProp", "intProp", "boolProp")}
+
+
+def plan_vars(root):
+    env = {}
+    for ep in root.iter("elementProp"):
+        if ep.get("name") == "TestPlan.user_defined_variables":
+            for a in ep.iter("elementProp"):
+                p = props(a)
+                if "Argument.name" in p:
+                    env[p["Argument.name"]] = subst(p.get("Argument.value", ""), env)
+    return env
+
+
+def pairs(tree):
+    kids = list(tree)
+    return list(zip(kids[::2], kids[1::2]))
+
+
+def run(base, sampler, children, env, skip, out):
+    p = props(sampler)
+    args = []
+    for a in sampler.iter("elementProp"):
+        ap = props(a)
+        if "Argument.name" in ap:
+            args.append((ap["Argument.name"], subst(ap.get("Argument.value", ""), env)))
+    name = subst(sampler.get("testname"), env)
+    if any(k in skip for k, _ in args):
+        out.append(("skip", name))
+        print(f"  skip  {name} (sends {', '.join(k for k, _ in args if k in skip)})")
+        return
+    url = base.rstrip("/") + subst(p["HTTPSampler.path"], env) + "?" + urllib.parse.urlencode(args)
+    try:
+        with urllib.request.urlopen(url, timeout=20) as r:
+            status, body, heads = r.status, r.read().decode("utf-8", "replace"), r.headers
+    except urllib.error.HTTPError as e:
+        status, body, heads = e.code, e.read().decode("utf-8", "replace"), e.headers
+    headers = f"HTTP/1.1 {status}\n" + "".join(f"{k}: {v}\n" for k, v in heads.items())
+    problems = []
+    for el, _ in pairs(children):
+        c = props(el)
+        if el.tag == "ResponseAssertion":
+            pats = [s.text or "" for s in el.iter("stringProp") if s.get("name", "").isdigit()]
+            kind = int(c.get("Assertion.test_type", "16"))
+            for pat in pats:
+                hit = pat in body if kind & 16 else re.search(pat, body) is not None
+                if not hit:
+                    problems.append(f"assertion {el.get('testname')!r}: {pat!r} not in the answer")
+        elif el.tag == "RegexExtractor":
+            text = headers if c.get("RegexExtractor.useHeaders") == "true" else body
+            m = re.search(c["RegexExtractor.regex"], text, re.S)
+            ref = c["RegexExtractor.refname"]
+            if m:
+                env[ref] = re.sub(r"\$(\d+)\$", lambda g: m.group(int(g.group(1))) or "",
+                                  c.get("RegexExtractor.template", "$1$"))
+                for i, g in enumerate(m.groups(), 1):
+                    env[f"{ref}_g{i}"] = g or ""
+            else:
+                env[ref] = c.get("RegexExtractor.default", "")
+    short = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body)).strip()[:70]
+    if problems:
+        out.append(("fail", name))
+        print(f"  FAIL  {name}: {'; '.join(problems)} (answer: {short})")
+    else:
+        out.append(("ok", name))
+        print(f"  ok    {name} -> {short}")
+
+
+def walk(base, tree, env, skip, out):
+    for el, sub in pairs(tree):
+        if el.tag == "HTTPSamplerProxy":
+            run(base, el, sub, env, skip, out)
+        elif el.tag in ("ThreadGroup", "SetupThreadGroup", "PostThreadGroup"):
+            print(f"  -- {el.get('testname')}")
+            walk(base, sub, dict(env), skip, out)
+        elif el.tag == "IfController":
+            cond = subst(props(el).get("IfController.condition"), env)
+            print(f"  -- if {cond}: children not run")
+        elif el.tag.endswith("Controller"):
+            walk(base, sub, env, skip, out)
+
+
+def main():
+    args = sys.argv[1:]
+    skip = set()
+    while "--skip" in args:
+        i = args.index("--skip")
+        skip.add(args[i + 1])
+        del args[i:i + 2]
+    plan, base = args
+    root = ET.parse(plan).getroot()
+    env = plan_vars(root)
+    out = []
+    top = root.find("hashTree")
+    for _, sub in pairs(top):          # the TestPlan and its tree
+        walk(base, sub, env, skip, out)
+    fails = sum(1 for k, _ in out if k == "fail")
+    oks = sum(1 for k, _ in out if k == "ok")
+    print(f"replay: {oks} samplers ok, {fails} failed, {len(out) - oks - fails} skipped")
+    sys.exit(1 if fails or not oks else 0)
+
+
+if __name__ == "__main__":
+    main()

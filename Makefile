@@ -286,6 +286,8 @@ install: all
 	$(Q)install -m 0644 datasets/README.md datasets/*.csv $(DESTDIR)$(DATADIR)/datasets/
 	$(Q)if [ -n "$(wildcard examples/*)" ]; then \
 		install -m 0644 $(wildcard examples/*) $(DESTDIR)$(DATADIR)/examples/; fi
+	$(Q)for f in $(wildcard examples/*.sh); do \
+		chmod 0755 $(DESTDIR)$(DATADIR)/$$f; done   # scripts (#!): runnable where installed
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties ] || \
 		install -m 0644 conf/sts.properties $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties
 	$(call say,INST,$(DESTDIR)$(UNITDIR)/stsd.service)sed 's|@PREFIX@|$(PREFIX)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \

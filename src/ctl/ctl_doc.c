@@ -44,6 +44,14 @@ static void verb_line(FILE *out, const ctl_command *c, char *verb, size_t n)
     ctl_verb_name(c, verb, n);
 }
 
+/* "  verb       The summary's first sentence." (VERB --help has the rest). */
+static void first_sentence(FILE *out, const char *verb, const char *summary)
+{
+    const char *end = strstr(summary, ". ");
+    int len = end ? (int)(end - summary + 1) : (int)strlen(summary);
+    fprintf(out, "  %-10s %.*s\n", verb, len, summary);
+}
+
 void ctl_doc_usage(FILE *out, const ctl_command *cmds, int n)
 {
     char verb[64];
@@ -63,7 +71,7 @@ void ctl_doc_usage(FILE *out, const ctl_command *cmds, int n)
     for (int i = 0; i < n; i++) {
         verb_line(out, &cmds[i], verb, sizeof verb);
         const ctl_extra *e = ctl_extra_of(verb);
-        fprintf(out, "  %-10s %s\n", verb, e ? e->summary : cmds[i].summary);
+        first_sentence(out, verb, e ? e->summary : cmds[i].summary);
     }
     for (const ctl_extra *e = ctl_extras; e->verb; e++) {
         int row = 0;
@@ -72,7 +80,7 @@ void ctl_doc_usage(FILE *out, const ctl_command *cmds, int n)
             row = strcmp(verb, e->verb) == 0;
         }
         if (!row)
-            fprintf(out, "  %-10s %s\n", e->verb, e->summary);
+            first_sentence(out, e->verb, e->summary);
     }
 }
 
@@ -246,6 +254,18 @@ int ctl_doc_man(FILE *out, FILE *in, const ctl_command *cmds, int n)
     return ferror(in) || fflush(out) != 0 || ferror(out) ? -1 : 0;
 }
 
+/* "--url|--token|...": the options that take a value (files only: those whose value is
+ * a FILE), as a case pattern. */
+static void with_arg(FILE *out, int files)
+{
+    int first = 1;
+    for (const ctl_option *o = ctl_options; o->name; o++)
+        if (o->arg && (!files || strcmp(o->arg, "FILE") == 0)) {
+            fprintf(out, "%s--%s", first ? "" : "|", o->name);
+            first = 0;
+        }
+}
+
 void ctl_doc_bash(FILE *out, const ctl_command *cmds, int n)
 {
     char verb[64], opt[64], val[128];
@@ -256,15 +276,21 @@ void ctl_doc_bash(FILE *out, const ctl_command *cmds, int n)
           "    prev=${COMP_WORDS[COMP_CWORD-1]}\n"
           "    for ((i = 1; i < COMP_CWORD; i++)); do\n"
           "        case ${COMP_WORDS[i]} in\n"
-          "            --url|--token|--cacert|--connect-timeout) ((i++)) ;;\n"
+          "            ", out);
+    with_arg(out, 0);
+    fputs(") ((i++)) ;;\n"
           "            -*) ;;\n"
           "            *) verb=${COMP_WORDS[i]}; break ;;\n"
           "        esac\n"
           "    done\n"
           "    if [[ -z $verb ]]; then\n"
           "        case $prev in\n"
-          "            --cacert) COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
-          "            --url|--token|--connect-timeout) return ;;\n"
+          "            ", out);
+    with_arg(out, 1);
+    fputs(") COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n"
+          "            ", out);
+    with_arg(out, 0);
+    fputs(") return ;;\n"
           "        esac\n"
           "        if [[ $cur == -* ]]; then\n"
           "            COMPREPLY=($(compgen -W '", out);

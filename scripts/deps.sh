@@ -17,7 +17,7 @@ case "${1:-build}" in
            need="$need systemd nodejs python3-yaml redis-server"
            need="$need chromium chromium-driver python3-selenium"      # tests/ui
            # tests/ctl (stsctl top in a tmux pane) and tests/pkg/test-deb.sh (make deb).
-           need="$need tmux debhelper lintian fakeroot dpkg-dev" ;;
+           need="$need tmux debhelper lintian" ;;
     # redis-server (with redis-tools' redis-benchmark): the Redis rows of the durability bench.
     bench) need="$need wrk curl openssl time redis-server" ;;
     *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;

@@ -194,6 +194,19 @@ else
 fi
 run top; expect "top without a terminal: exit 2" 2 ""
 
+# The README's script (examples/stsctl-script.sh, shown there whole) against this server.
+if STSCTL="$STSCTL" sh examples/stsctl-script.sh > "$tmp/script.out" 2>&1 &&
+    [ "$(grep '^doing' "$tmp/script.out" | tr '\n' ' ')" = "doing job-1 doing job-2 doing job-3 " ] &&
+    grep -q '^script-users.csv: 5 lines$' "$tmp/script.out" && [ -f "$tmp/data/script-users.csv" ]; then
+    ok "examples/stsctl-script.sh runs: jobs leased and acked in order, the users saved"
+else
+    fail "examples/stsctl-script.sh: $(cat "$tmp/script.out")"
+fi
+sed 's/^/    /; s/^    $//' examples/stsctl-script.sh > "$tmp/script.md"
+if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.argv[1]).read())' \
+    README.md "$tmp/script.md"; then ok "the README shows examples/stsctl-script.sh as it is"
+else fail "the README's copy of examples/stsctl-script.sh differs from the file"; fi
+
 run stop; expect "stop" 0 "*"
 i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
 kill -0 "$pid" 2>/dev/null && fail "stsd still runs after stsctl stop" || { ok "stsd stopped"; pid=; }

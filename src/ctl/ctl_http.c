@@ -193,7 +193,8 @@ int ctl_request(const ctl_conn *c, const char *command, const char *query, int p
     if (pr.drawn == 1)
         fputc('\n', stderr);
     if (cc != CURLE_OK) {
-        snprintf(a->error, sizeof a->error, "%s: %s", c->url, *cerr ? cerr : curl_easy_strerror(cc));
+        snprintf(a->error, sizeof a->error, "%.200s: %.256s", c->url,
+                 *cerr ? cerr : curl_easy_strerror(cc));
         goto cleanup;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);

@@ -17,7 +17,7 @@ typedef struct ctl_answer {
     long status;              /* HTTP status */
     buf body;                 /* owned: ctl_answer_free */
     char lease[64];           /* X-STS-Lease, or "" */
-    char error[256];          /* why the request failed (when ctl_request returns -1) */
+    char error[512];          /* why the request failed (when ctl_request returns -1) */
 } ctl_answer;
 
 /* Starts libcurl; returns 0 or -1. */

@@ -93,7 +93,7 @@ static int fetch(const ctl_conn *c, char **out, size_t *len, char *error, size_t
     ctl_answer a;
     *out = NULL;
     if (ctl_request(c, "STATUS", "FORMAT=JSON", 0, NULL, 0, &a) != 0) {
-        snprintf(error, n, "cannot reach the server: %s", a.error);
+        snprintf(error, n, "cannot reach the server: %.400s", a.error);
         ctl_answer_free(&a);
         return -1;
     }
@@ -101,7 +101,7 @@ static int fetch(const ctl_conn *c, char **out, size_t *len, char *error, size_t
     const cj *ok = cj_get(v, "ok"), *err = cj_get(v, "error");
     int rc = -1;
     if (!ok || ok->type != CJ_BOOL || !ok->b) {
-        snprintf(error, n, "HTTP %ld: %s", a.status,
+        snprintf(error, n, "HTTP %ld: %.400s", a.status,
                  err && err->type == CJ_STRING ? err->s : "not an answer of stsd");
     } else {
         FILE *f = open_memstream(out, len);

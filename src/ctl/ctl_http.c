@@ -31,10 +31,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *ctx)
             v++;
         while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
             end--;
-        size_t vl = (size_t)(end - v) < sizeof a->lease - 1 ? (size_t)(end - v)
-                                                           : sizeof a->lease - 1;
-        memcpy(a->lease, v, vl);
-        a->lease[vl] = '\0';
+        buf_append(&a->lease, v, (size_t)(end - v));
     }
     return len;
 }
@@ -198,7 +195,7 @@ int ctl_request(const ctl_conn *c, const char *command, const char *query, int p
         goto cleanup;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
-    if (a->body.oom)
+    if (a->body.oom || a->lease.oom)
         goto oom;
     rc = 0;
     goto cleanup;
@@ -217,4 +214,5 @@ cleanup:
 void ctl_answer_free(ctl_answer *a)
 {
     buf_free(&a->body);
+    buf_free(&a->lease);
 }

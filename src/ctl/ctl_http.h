@@ -16,7 +16,7 @@ typedef struct ctl_conn {
 typedef struct ctl_answer {
     long status;              /* HTTP status */
     buf body;                 /* owned: ctl_answer_free */
-    char lease[64];           /* X-STS-Lease, or "" */
+    buf lease;                /* X-STS-Lease (ids, comma separated), or empty; owned */
     char error[512];          /* why the request failed (when ctl_request returns -1) */
 } ctl_answer;
 

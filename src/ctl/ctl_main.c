@@ -128,8 +128,12 @@ static int choice(const char *alts, const char *value, char *out, size_t n)
 /* Prints an answer, or the reason there is none; returns the exit status. */
 static int finish(const opts *o, const ctl_answer *a)
 {
-    if (a->lease[0])
-        fprintf(stderr, "%s\n", a->lease);
+    /* Lease ids one a line, in the order of the lines (READMULTI sends "id1,id2"). */
+    for (const char *l = a->lease.data ? a->lease.data : ""; *l;) {
+        size_t n = strcspn(l, ",");
+        fprintf(stderr, "%.*s\n", (int)n, l);
+        l += n + (l[n] == ',');
+    }
     cj *v = cj_parse(a->body.data ? a->body.data : "", a->body.len);
     const cj *ok = cj_get(v, "ok"), *err = cj_get(v, "error");
     int rc;
@@ -324,7 +328,8 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
         if (val[k])
             ctl_query_add(&q, c->params[k].name, val[k]);
     ctl_query_add(&q, "FORMAT", "JSON");
-    rc = q.oom ? EXIT_SERVER : send(o, c->name, &q, (c->flags & CTL_FORM) != 0, NULL);
+    /* Always a urlencoded POST: a long LINE does not meet a URL's limits. */
+    rc = q.oom ? EXIT_SERVER : send(o, c->name, &q, 1, NULL);
     buf_free(&q);
     return rc;
 }

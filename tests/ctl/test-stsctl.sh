@@ -140,9 +140,24 @@ run ack greek.csv --lease "$id"; expect "ack of a settled lease: exit 1" 1 ""
 run read greek.csv --no-keep --lease 30; id=$err
 run release greek.csv --lease "$id"; expect "release --lease ID" 0 ""
 run leases greek.csv; expect "leases after release" 0 0
+"$STSCTL" add multi.csv m1 && "$STSCTL" add multi.csv m2 --mode last || fail "add to multi.csv"
+run readmulti multi.csv 2 --no-keep --lease 30
+[ $rc -eq 0 ] && [ "$(echo "$out" | wc -l)" -eq 2 ] && [ "$(echo "$err" | grep -cx '[0-9a-f]\{16\}')" -eq 2 ] &&
+    ok "readmulti --lease: two lines on stdout, two lease ids on stderr, one a line" || fail "readmulti --lease: [$out] [$err]"
+[ "$out" = "m1
+m2" ] || fail "readmulti multi.csv: $out"
+for id in $err; do "$STSCTL" release multi.csv --lease "$id" || fail "release $id"; done
+run leases multi.csv; expect "both released" 0 0
+# A long line goes in a POST body, not the URL.
+long=$(head -c 120000 /dev/zero | tr '\0' 'x')
+run add long.csv "$long"; expect "add of a 120 KB line" 0 ""
+run read long.csv
+[ $rc -eq 0 ] && [ "$out" = "$long" ] && ok "read of the 120 KB line: the same bytes" || fail "long line: ${#out} bytes, exit $rc"
 run peek greek.csv --limit 1; expect "peek --limit 1: the line" 0 "*"
 [ "$(echo "$out" | wc -l)" -eq 1 ] && ok "peek prints lines only" || fail "peek: $out"
-run status; expect "status piped: name<TAB>lines" 0 "greek.csv${tab}1"
+run status; expect "status piped: name<TAB>lines" 0 "greek.csv${tab}1
+long.csv${tab}1
+multi.csv${tab}2"
 run save greek.csv --no-add-timestamp; expect "save: the count" 0 1
 [ -f "$tmp/data/greek.csv" ] && [ "$(cat "$tmp/data/greek.csv")" = "$(curl -s "$STS/PEEK?FILENAME=greek.csv&FORMAT=JSON" | sed 's/.*"line":"\([^"]*\)".*/\1/')" ] &&
     ok "save wrote the file" || fail "save: $(cat "$tmp/data/greek.csv")"

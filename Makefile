@@ -260,6 +260,9 @@ $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
 $(FUZZ_DIR)/obj:
 	$(Q)mkdir -p $@
 
+# stsctl's JSON reader and printing: objects of src/ctl/ beside the server's.
+$(FUZZ_DIR)/fuzz_ctl_json: $(FUZZ_DIR)/obj/ctl/ctl_json.o $(FUZZ_DIR)/obj/ctl/ctl_out.o
+
 test-fuzz: $(FUZZERS)
 	@tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 

@@ -56,8 +56,13 @@ static int string(rd *r, buf *b)
 {
     while (r->p < r->end) {
         char c = *r->p++;
-        if (c == '"')
-            return b->oom ? -1 : (buf_reserve(b, 0), 0);
+        if (c == '"') {
+            /* Terminated even when empty (an empty string appended nothing). */
+            if (b->oom || buf_reserve(b, 0) != 0)
+                return -1;
+            b->data[b->len] = '\0';
+            return 0;
+        }
         if ((unsigned char)c < 0x20)
             return -1;
         if (c != '\\') {

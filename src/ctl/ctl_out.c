@@ -122,6 +122,8 @@ static void put_status(FILE *out, const cj *lists, int tty)
 int ctl_print(FILE *out, const cj *v, int tty)
 {
     const cj *m;
+    if (!v || v->type != CJ_OBJECT)
+        return 0;
     if ((m = cj_get(v, "line")) || (m = cj_get(v, "line_base64"))) {
         if (m->type == CJ_STRING && cj_get(v, "line"))
             fwrite(m->s, 1, m->len, out);

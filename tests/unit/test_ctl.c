@@ -37,6 +37,12 @@ static void test_json_values(void **state)
     assert_null(cj_get(v, "missing"));
     assert_null(cj_get(cj_get(v, "arr"), "ok"));         /* not an object */
     cj_free(v);
+    /* Empty keys and strings are terminated C strings (fuzz_ctl_json found the key). */
+    v = PARSE("{\"\":\"\"}");
+    assert_non_null(v);
+    assert_string_equal(v->keys[0], "");
+    assert_string_equal(v->items[0]->s, "");
+    cj_free(v);
     /* A NUL inside a string survives (a line is bytes). */
     v = PARSE("\"a\\u0000b\"");
     assert_int_equal(v->len, 3);

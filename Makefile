@@ -186,7 +186,8 @@ test-ctl: $(BUILD)/stsd $(BUILD)/stsctl
 
 # The Debian package (debian/): dpkg-buildpackage, then the .deb and its .buildinfo and
 # .changes moved from .. into $(BUILD)/deb/.
-deb: deps
+deb:
+	@scripts/deps.sh deb
 	@scripts/mkdeb.sh $(BUILD)/deb
 
 # As root: make deb, its file list, lintian, dpkg -i, stsd --version, stsctl --help,

@@ -1,6 +1,6 @@
 #!/bin/sh
 # deps.sh - makes sure the Debian packages stsd builds and tests with are installed.
-# Usage: scripts/deps.sh build|test|bench
+# Usage: scripts/deps.sh build|test|bench|deb
 # As root it installs what is missing; otherwise it prints the apt-get line and fails.
 set -eu
 
@@ -18,9 +18,11 @@ case "${1:-build}" in
            need="$need chromium chromium-driver python3-selenium"      # tests/ui
            # tests/ctl (stsctl top in a tmux pane) and tests/pkg/test-deb.sh (make deb).
            need="$need tmux debhelper lintian" ;;
+    # make deb: debhelper (with dpkg-dev) builds the package, lintian checks it.
+    deb)   need="$need debhelper lintian" ;;
     # redis-server (with redis-tools' redis-benchmark): the Redis rows of the durability bench.
     bench) need="$need wrk curl openssl time redis-server" ;;
-    *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+    *) echo "usage: $0 build|test|bench|deb" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -84,7 +84,13 @@ static int global_option(opts *o, int argc, char **argv, int *i)
     }
     if (strcmp(opt->name, "url") == 0) o->conn.url = v;
     else if (strcmp(opt->name, "token") == 0) o->conn.token = v;
-    else if (strcmp(opt->name, "cacert") == 0) o->conn.cacert = v;
+    else if (strcmp(opt->name, "cacert") == 0) {
+        if (access(v, R_OK) != 0) {   /* the caller's mistake: said with its path */
+            fprintf(stderr, "stsctl: --cacert %s: %m\n", v);
+            return -1;
+        }
+        o->conn.cacert = v;
+    }
     else if (strcmp(opt->name, "connect-timeout") == 0) {
         int64_t ms;
         if (num_parse_seconds_ms(v, strlen(v), 3600, &ms) != 0 || ms <= 0) {

@@ -236,4 +236,28 @@ STSD_TOKEN=admin run initfile greek.csv; expect "STSD_TOKEN: the admin's token p
 run --token reader length greek.csv; expect "--token passes" 0 3
 halt
 
+# 7. HTTPS: --cacert trusts a CA, without it the certificate is refused (exit 3),
+# --insecure skips the check.
+if command -v openssl >/dev/null 2>&1; then
+    (cd "$tmp" && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+        -keyout ca.key -out ca.crt -days 2 -subj /CN=stsctl-test-ca 2>/dev/null &&
+     printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > san.ext &&
+     openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout srv.key \
+        -out srv.csr -subj /CN=localhost 2>/dev/null &&
+     openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+        -extfile san.ext -out srv.crt 2>/dev/null && chmod 600 srv.key) ||
+        fail "openssl could not make a certificate"
+    start -Dstsd.tls.cert="$tmp/srv.crt" -Dstsd.tls.key="$tmp/srv.key"
+    export STSD_URL="https://127.0.0.1:$(cat "$tmp/port")"
+    run initfile greek.csv; expect "https, an unknown CA: exit 3" 3 ""
+    echo "$err" | grep -qi "certificate" && ok "https, an unknown CA: the certificate named" || fail "https said: $err"
+    run --cacert "$tmp/ca.crt" initfile greek.csv; expect "https --cacert" 0 3
+    run --insecure length greek.csv; expect "https --insecure" 0 3
+    run --cacert "$tmp/nowhere.crt" length greek.csv; expect "--cacert of a missing file: exit 2" 2 ""
+    echo "$err" | grep -q "$tmp/nowhere.crt" && ok "--cacert of a missing file: its path said" || fail "--cacert said: $err"
+    halt
+else
+    skip "https: openssl is not installed (scripts/deps.sh test installs it)"
+fi
+
 tally "stsctl"

@@ -165,6 +165,26 @@ run files; echo "$out" | grep -q "^greek.csv$tab" && [ $rc -eq 0 ] && ok "files:
 run info; echo "$out" | grep -q "^version${tab}[0-9]" && echo "$out" | grep -q "^journal.enabled${tab}false" &&
     ok "info: key<TAB>value" || fail "info: $out"
 run config; echo "$out" | grep -q "^jmeterPlugin.sts.port${tab}$(cat "$tmp/port")$" && ok "config: key<TAB>value" || fail "config: $out"
+# --json: the server's answer unchanged, verb by verb (curl asks the same with FORMAT=JSON).
+same=""; differ=""
+for q in "length greek.csv:LENGTH?FILENAME=greek.csv" "leases greek.csv:LEASES?FILENAME=greek.csv" \
+         "peek greek.csv:PEEK?FILENAME=greek.csv" "files:FILES?" "config:CONFIG?" \
+         "find greek.csv a:FIND?FILENAME=greek.csv&LINE=a" \
+         "add json.csv j:ADD?FILENAME=json.csv&LINE=j" "read json.csv:READ?FILENAME=json.csv" \
+         "initfile greek.csv:INITFILE?FILENAME=greek.csv" \
+         "save json.csv --no-add-timestamp:SAVE?FILENAME=json.csv&ADD_TIMESTAMP=false" \
+         "reset json.csv:RESET?FILENAME=json.csv" "read json.csv:READ?FILENAME=json.csv"; do
+    verb=${q%%:*}; path=${q#*:}
+    want=$(curl -s "$STS/${path}&FORMAT=JSON")
+    # shellcheck disable=SC2086
+    got=$("$STSCTL" --json $verb 2>/dev/null)
+    [ "$got" = "$want" ] && same="$same ${verb%% *}" || differ="$differ [$verb: $got / $want]"
+done
+for v in status info; do
+    "$STSCTL" --json $v | python3 -c 'import json, sys; assert json.load(sys.stdin)["ok"]' &&
+        same="$same $v" || differ="$differ [$v: not JSON]"
+done
+[ -z "$differ" ] && ok "--json as the server answers:$same" || fail "--json differs:$differ"
 run reset greek.csv; expect "reset" 0 ""
 run length greek.csv; expect "length after reset" 0 0
 run read greek.csv; expect "read of an empty list: KO, exit 1" 1 ""

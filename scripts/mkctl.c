@@ -9,6 +9,10 @@
 #include "cmd/command.h"
 #include "ctl/ctl_doc.h"
 
+_Static_assert(CMD_MAX_PARAMS <= CTL_MAX_PARAMS,
+               "a command row may hold more parameters than stsctl's: raise CTL_MAX_PARAMS "
+               "in src/ctl/ctl_table.h");
+
 /* s as a C string literal. */
 static void c_str(const char *s)
 {
@@ -35,14 +39,16 @@ static unsigned ctl_flags(unsigned f)
            (f & CMD_JSON ? CTL_JSON : 0) | (f & CMD_FORM ? CTL_FORM : 0);
 }
 
+/* Fields added later (a value, a count of keys) print by their JSON's shape: MESSAGE.
+ * No switch, so that a new reply_field does not stop the build here. */
 static int ctl_field(reply_field f)
 {
-    switch (f) {
-    case FIELD_LINE: return CTL_FIELD_LINE;
-    case FIELD_LENGTH: return CTL_FIELD_LENGTH;
-    case FIELD_COUNT: return CTL_FIELD_COUNT;
-    case FIELD_MESSAGE: break;
-    }
+    if (f == FIELD_LINE)
+        return CTL_FIELD_LINE;
+    if (f == FIELD_LENGTH)
+        return CTL_FIELD_LENGTH;
+    if (f == FIELD_COUNT)
+        return CTL_FIELD_COUNT;
     return CTL_FIELD_MESSAGE;
 }
 

@@ -1,4 +1,4 @@
-# Makefile - builds build/stsd, its tests and benchmarks. `make help` lists the targets.
+# Makefile - builds build/stsd, build/stsctl, their tests and benchmarks. `make help` lists the targets.
 
 PREFIX  ?= /usr/local
 DESTDIR ?=
@@ -38,7 +38,8 @@ PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 # Sources live in rooms (src/<room>/*.c, see src/README.md); objects mirror them.
-SRCS    := $(filter-out src/app/main.c,$(wildcard src/*/*.c))
+# src/ctl/ is stsctl, the client: a program of its own, never linked into stsd.
+SRCS    := $(filter-out src/app/main.c src/ctl/%,$(wildcard src/*/*.c))
 # The dashboard's files (src/http/ui/) become one generated C file of byte arrays.
 UI_FILES := $(wildcard src/http/ui/*)
 UI_GEN  := $(BUILD)/gen/ui_assets.c
@@ -46,12 +47,19 @@ OBJS    := $(SRCS:src/%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/ui_assets.o
 UNIT    := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(wildcard tests/unit/test_*.c))
 PROTO   := $(patsubst tests/proto/%.c,$(BUILD)/tests/%,$(wildcard tests/proto/test_*.c))
 TESTLIB := $(BUILD)/obj/tests/testlib.o
+# stsctl: its room, and the only server objects it links (base helpers, no server room).
+# Its verbs come from the server's command table through scripts/mkctl (ctl_commands.h).
+CTL_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/ctl/*.c))
+CTL_BASE := $(BUILD)/obj/base/buf.o $(BUILD)/obj/base/num.o
+CTL_GEN  := $(BUILD)/gen/ctl_commands.h
+CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
+CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run test test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
-        test-stop test-fuzz deps deps-test install uninstall clean \
+        test-stop test-fuzz test-ctl test-deb deb deps deps-test install uninstall clean \
         help bench bench-store fuzz
 
-all: deps $(BUILD)/stsd $(BUILD)/stsd.8
+all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
 
 help:
 	@echo "make            build $(BUILD)/stsd and $(BUILD)/stsd.8 (V=1 prints the commands)"
@@ -65,6 +73,9 @@ help:
 	@echo "make test-ui    the dashboard in headless Chromium (screenshots in build/ui-screens/)"
 	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
 	@echo "make test-examples  the curl examples and Locust against a real stsd"
+	@echo "make test-ctl   every stsctl verb against a real stsd; stsctl top under tmux"
+	@echo "make deb        the Debian package in build/deb/ (dpkg-buildpackage -b -us -uc)"
+	@echo "make test-deb   build the .deb, lintian, dpkg -i, run, dpkg -r, purge (as root)"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
 	@echo "make fuzz       run the libFuzzer harnesses longer (FUZZ_SECONDS=60)"
@@ -91,6 +102,31 @@ $(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
 	$(call say,CC,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+# stsctl's room: libcurl's flags, the generated rows; none of the server's packages.
+$(BUILD)/obj/ctl/%.o: src/ctl/%.c
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(CC) $(CFLAGS) $(CURL_CFLAGS) -I$(BUILD)/gen -c -o $@ $<
+
+$(BUILD)/obj/ctl/ctl_main.o: $(CTL_GEN)
+
+# The verbs, stsctl(1) and the completion, from the rows of src/cmd/command.c.
+$(BUILD)/mkctl: scripts/mkctl.c $(OBJS) $(BUILD)/obj/ctl/ctl_table.o $(BUILD)/obj/ctl/ctl_doc.o
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) -Isrc $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+		$(PKG_LIBS) $(LDLIBS)
+
+$(CTL_GEN): $(BUILD)/mkctl
+	@mkdir -p $(@D)
+	$(call say,GEN,$@)$(BUILD)/mkctl header > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/stsctl.1: docs/stsctl.1.in $(BUILD)/mkctl
+	$(call say,GEN,$@)$(BUILD)/mkctl man docs/stsctl.1.in > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/stsctl.bash: $(BUILD)/mkctl
+	$(call say,GEN,$@)$(BUILD)/mkctl bash > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/stsctl: $(CTL_OBJS) $(CTL_BASE)
+	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(CURL_LIBS) $(LDLIBS)
 
 $(UI_GEN): scripts/ui-embed.sh $(UI_FILES)
 	@mkdir -p $(@D)
@@ -121,6 +157,10 @@ $(BUILD)/tests/%: tests/stop/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
 $(BUILD)/tests/libfailsync.so: tests/proto/failsync.c | $(BUILD)/tests
 	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
 
+# test_ctl: stsctl's JSON reader, naming rules and printing (no libcurl).
+$(BUILD)/tests/test_ctl: $(BUILD)/obj/ctl/ctl_json.o $(BUILD)/obj/ctl/ctl_table.o \
+	$(BUILD)/obj/ctl/ctl_out.o $(BUILD)/obj/ctl/ctl_doc.o
+
 # test_commands reads the stsd(8) generated from the command table.
 $(BUILD)/tests/test_commands: $(BUILD)/stsd.8
 
@@ -136,7 +176,8 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
 	$(Q)$(MAKE) --no-print-directory test-stop
 	$(Q)$(MAKE) --no-print-directory test-ui
-	$(Q)$(MAKE) --no-print-directory test-pkg test-examples
+	$(Q)$(MAKE) --no-print-directory test-pkg test-examples test-ctl
+	$(Q)$(MAKE) --no-print-directory test-deb
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-soak
 	$(Q)$(MAKE) --no-print-directory test-tsan
@@ -156,6 +197,22 @@ test-stop: $(BUILD)/stsd $(BUILD)/tests/test_stop $(BUILD)/tests/libfailsync.so
 # make install into a temp DESTDIR, stsd(8) through groff, the unit through systemd-analyze.
 test-pkg: all
 	@tests/pkg/test-install.sh
+
+# stsctl against a real stsd: every verb, raw and --json, exit statuses, load's progress
+# bar on a tty only, top under tmux.
+test-ctl: $(BUILD)/stsd $(BUILD)/stsctl
+	@STSD=$(BUILD)/stsd STSCTL=$(BUILD)/stsctl tests/ctl/test-stsctl.sh
+
+# The Debian package (debian/): dpkg-buildpackage, then the .deb and its .buildinfo and
+# .changes moved from .. into $(BUILD)/deb/.
+deb:
+	@scripts/deps.sh deb
+	@scripts/mkdeb.sh $(BUILD)/deb
+
+# As root: make deb, its file list, lintian, dpkg -i, stsd --version, stsctl --help,
+# dpkg -r (the conffile stays), dpkg --purge (nothing stays).
+test-deb: deps-test
+	@tests/pkg/test-deb.sh $(BUILD)/deb
 
 # examples/ against a real stsd: the curl scripts, Locust headless for a few seconds (the
 # shared-state example too), the shared-state JMeter plan replayed without JMeter.
@@ -243,6 +300,9 @@ $(FUZZ_DIR)/%: tests/fuzz/%.c $(FUZZ_OBJS)
 $(FUZZ_DIR)/obj:
 	$(Q)mkdir -p $@
 
+# stsctl's JSON reader and printing: objects of src/ctl/ beside the server's.
+$(FUZZ_DIR)/fuzz_ctl_json: $(FUZZ_DIR)/obj/ctl/ctl_json.o $(FUZZ_DIR)/obj/ctl/ctl_out.o
+
 test-fuzz: $(FUZZERS)
 	@tests/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZERS)
 
@@ -254,19 +314,27 @@ SYSCONFDIR ?= /etc
 UNITDIR    ?= /lib/systemd/system
 MANDIR     ?= $(PREFIX)/share/man
 DATADIR    := $(PREFIX)/share/stsd
+COMPLETIONDIR ?= $(PREFIX)/share/bash-completion/completions
 INSTALLED  := $(PREFIX)/bin/stsd $(MANDIR)/man8/stsd.8 $(UNITDIR)/stsd.service \
+	$(PREFIX)/bin/stsctl $(MANDIR)/man1/stsctl.1 $(COMPLETIONDIR)/stsctl \
 	$(DATADIR)/sts.properties.sample $(DATADIR)/datasets/README.md \
 	$(addprefix $(DATADIR)/,$(wildcard datasets/*.csv examples/*))
 
 install: all
 	$(Q)install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(COMPLETIONDIR) \
 		$(DESTDIR)$(SYSCONFDIR)/stsd $(DESTDIR)$(DATADIR)/datasets $(DESTDIR)$(DATADIR)/examples
 	$(call say,INST,$(DESTDIR)$(PREFIX)/bin/stsd)install -m 0755 $(BUILD)/stsd $(DESTDIR)$(PREFIX)/bin/stsd
 	$(call say,INST,$(DESTDIR)$(MANDIR)/man8/stsd.8)install -m 0644 $(BUILD)/stsd.8 $(DESTDIR)$(MANDIR)/man8/stsd.8
+	$(call say,INST,$(DESTDIR)$(PREFIX)/bin/stsctl)install -m 0755 $(BUILD)/stsctl $(DESTDIR)$(PREFIX)/bin/stsctl
+	$(Q)install -m 0644 $(BUILD)/stsctl.1 $(DESTDIR)$(MANDIR)/man1/stsctl.1
+	$(Q)install -m 0644 $(BUILD)/stsctl.bash $(DESTDIR)$(COMPLETIONDIR)/stsctl
 	$(call say,INST,$(DESTDIR)$(DATADIR))install -m 0644 conf/sts.properties $(DESTDIR)$(DATADIR)/sts.properties.sample
 	$(Q)install -m 0644 datasets/README.md datasets/*.csv $(DESTDIR)$(DATADIR)/datasets/
 	$(Q)if [ -n "$(wildcard examples/*)" ]; then \
 		install -m 0644 $(wildcard examples/*) $(DESTDIR)$(DATADIR)/examples/; fi
+	$(Q)for f in $(wildcard examples/*.sh); do \
+		chmod 0755 $(DESTDIR)$(DATADIR)/$$f; done   # scripts (#!): runnable where installed
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties ] || \
 		install -m 0644 conf/sts.properties $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties
 	$(call say,INST,$(DESTDIR)$(UNITDIR)/stsd.service)sed 's|@PREFIX@|$(PREFIX)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \

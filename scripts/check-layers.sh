@@ -12,7 +12,10 @@ cd "$(dirname "$0")/.."
 
 # The rooms (folders under src/), top to bottom. A file may use files of its own room or
 # of rooms after it here. Reorganising the tree should need only this line changed.
-ORDER="app http cmd guard journal store list config base"
+ORDER="ctl app http cmd guard journal store list config base"
+# Rooms that are programs of their own (room:rooms it may call, comma separated): stsctl
+# (src/ctl/) is a client, which links base's helpers and no room of the server.
+ALONE="ctl:base"
 
 OBJ=build/obj
 show=${CHECK_LAYERS_SHOW:-0}
@@ -53,7 +56,7 @@ MAKEFLAGS='' MFLAGS='' make --no-print-directory -s -j"$(nproc 2>/dev/null || ec
 # shellcheck disable=SC2086
 syms=$(nm -A -P -g $objs)
 
-printf '%s\n' "$syms" | awk -v order="$ORDER" -v ui_room="$ui_room" -v show="$show" '
+printf '%s\n' "$syms" | awk -v order="$ORDER" -v alone="$ALONE" -v ui_room="$ui_room" -v show="$show" '
 function room(f) { return f ~ /^gen\// ? ui_room : substr(f, 1, index(f, "/") - 1) }
 
 # A few of the symbols that make an edge, so that a message says what to move.
@@ -86,7 +89,15 @@ function edge(a, b) {
     if (!((a, b) in has)) { has[a, b] = 1; out[a, ++nout[a]] = b }
 }
 
-BEGIN { nrooms = split(order, ro, " "); for (i = 1; i <= nrooms; i++) rank[ro[i]] = i }
+BEGIN {
+    nrooms = split(order, ro, " "); for (i = 1; i <= nrooms; i++) rank[ro[i]] = i
+    na = split(alone, al, " ")
+    for (i = 1; i <= na; i++) {
+        split(al[i], pair, ":"); nm = split(pair[2], may, ",")
+        only[pair[1]] = 1
+        for (j = 1; j <= nm; j++) mayc[pair[1], may[j]] = 1
+    }
+}
 
 {
     f = $1; sub(/:$/, "", f); sub(/^.*\/obj\//, "", f); sub(/\.o$/, "", f)
@@ -159,6 +170,15 @@ END {
             bad = 1
             print "check-layers: " from[i] " (" ra ") calls up into " to[i] " (" rb "): " \
                 few(from[i] SUBSEP to[i]) > "/dev/stderr"
+        }
+    }
+    # (4) A program of its own calls only the rooms ALONE gives it.
+    for (i = 1; i <= nedges; i++) {
+        ra = room(from[i]); rb = room(to[i])
+        if (ra != rb && (ra in only) && !((ra, rb) in mayc)) {
+            bad = 1
+            print "check-layers: " from[i] " (" ra ", a program of its own) calls " to[i] \
+                " (" rb "), which ALONE does not give it: " few(from[i] SUBSEP to[i]) > "/dev/stderr"
         }
     }
     if (bad) exit 1

@@ -1,10 +1,11 @@
 #!/bin/sh
 # deps.sh - makes sure the Debian packages stsd builds and tests with are installed.
-# Usage: scripts/deps.sh build|test|bench
+# Usage: scripts/deps.sh build|test|bench|deb
 # As root it installs what is missing; otherwise it prints the apt-get line and fails.
 set -eu
 
-need="gcc make pkg-config libmicrohttpd-dev libpcre2-dev libgnutls28-dev"
+# libcurl4-gnutls-dev: stsctl's HTTP client (the GnuTLS build, as stsd links GnuTLS).
+need="gcc make pkg-config libmicrohttpd-dev libpcre2-dev libgnutls28-dev libcurl4-gnutls-dev"
 case "${1:-build}" in
     build) ;;
     # Every test that would otherwise skip (tests/tally.sh; CI=true allows none): promtool
@@ -14,10 +15,14 @@ case "${1:-build}" in
     # `make deps-test` readies the machine for both.
     test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev prometheus groff-base python3-locust openssl"
            need="$need systemd nodejs python3-yaml redis-server"
-           need="$need chromium chromium-driver python3-selenium" ;;   # tests/ui
+           need="$need chromium chromium-driver python3-selenium"      # tests/ui
+           # tests/ctl (stsctl top in a tmux pane) and tests/pkg/test-deb.sh (make deb).
+           need="$need tmux debhelper lintian" ;;
+    # make deb: debhelper (with dpkg-dev) builds the package, lintian checks it.
+    deb)   need="$need debhelper lintian" ;;
     # redis-server (with redis-tools' redis-benchmark): the Redis rows of the durability bench.
     bench) need="$need wrk curl openssl time redis-server" ;;
-    *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+    *) echo "usage: $0 build|test|bench|deb" >&2; exit 2 ;;
 esac
 
 missing=""

@@ -1,6 +1,7 @@
 #!/bin/sh
 # test-install.sh - `make install DESTDIR=tmp` ships the binary, stsd(8), the unit, the
-# sample configuration, the datasets and the examples; the man page renders without a
+# sample configuration, the datasets and the examples, and stsctl with stsctl(1) and its
+# bash completion; the man page renders without a
 # warning and names every key, option and command; the installed unit passes
 # `systemd-analyze verify` and rates 2.0 or less in `systemd-analyze security` (a skip,
 # counted, without systemd-analyze); `make uninstall` takes it all back.
@@ -17,6 +18,8 @@ make --no-print-directory -s install DESTDIR="$root" PREFIX="$prefix" >"$tmp/ins
 
 # 1. The files, with their modes.
 for f in "$prefix/bin/stsd:755" "$prefix/share/man/man8/stsd.8:644" \
+         "$prefix/bin/stsctl:755" "$prefix/share/man/man1/stsctl.1:644" \
+         "$prefix/share/bash-completion/completions/stsctl:644" \
          "/lib/systemd/system/stsd.service:644" "/etc/stsd/sts.properties:644" \
          "$prefix/share/stsd/sts.properties.sample:644" \
          "$prefix/share/stsd/datasets/logins.csv:644" "$prefix/share/stsd/datasets/README.md:644"; do
@@ -30,16 +33,21 @@ for f in examples/*; do
     cmp -s "$f" "$root$prefix/share/stsd/$f" || fail "not installed: $prefix/share/stsd/$f"
 done
 "$root$prefix/bin/stsd" --version | grep -q '^stsd ' || fail "the installed binary does not run"
+"$root$prefix/bin/stsctl" --version | grep -q '^stsctl ' || fail "the installed stsctl does not run"
 grep -q "^ExecStart=$prefix/bin/stsd --config /etc/stsd/sts.properties" \
     "$root/lib/systemd/system/stsd.service" || fail "the unit's ExecStart is not the installed binary"
 grep -q '@[A-Z]*@' "$root/lib/systemd/system/stsd.service" && fail "the unit kept an @placeholder@"
-[ "$failed" -eq 0 ] && ok "make install: binary, man page, unit, configuration, datasets, examples"
+[ "$failed" -eq 0 ] && ok "make install: binaries, man pages, unit, configuration, datasets, examples, completion"
 
-# 2. The man page: no groff warning, every key, option and command in it.
+# 2. The man pages: no groff warning; stsd(8) has every key, option and command.
 man="$root$prefix/share/man/man8/stsd.8"
 warn=$(groff -man -ww -z "$man" 2>&1; groff -man -ww -Tutf8 -z "$man" 2>&1)
 [ -z "$warn" ] && ok "stsd(8) renders with groff -man -ww without a warning" ||
     fail "groff -man -ww warns: $warn"
+man1="$root$prefix/share/man/man1/stsctl.1"
+warn=$(groff -man -ww -z "$man1" 2>&1; groff -man -ww -Tutf8 -z "$man1" 2>&1)
+[ -z "$warn" ] && ok "stsctl(1) renders with groff -man -ww without a warning" ||
+    fail "stsctl(1): groff -man -ww warns: $warn"
 text=$(groff -man -rLL=300n -Tascii -P-c -P-b -P-u "$man" 2>/dev/null)
 n=0
 for key in $("$root$prefix/bin/stsd" --help | sed -n 's/^  \([a-zA-Z.]*\)=.*/\1/p'); do

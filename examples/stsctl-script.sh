@@ -1,0 +1,31 @@
+#!/bin/sh
+# stsctl-script.sh - the setup and teardown of a load test, scripted with stsctl: load the
+# users, check there are enough, hand out jobs with leases, and save what is left.
+# Run: `make run` in one terminal, then `sh examples/stsctl-script.sh` in another
+#      (STSD_URL=http://HOST:PORT and STSD_TOKEN=... for another server; stsctl on PATH,
+#      or STSCTL=build/stsctl).
+set -eu
+stsctl=${STSCTL:-stsctl}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+# Before the run: the users as a list, checked.
+printf 'user%s;secret\n' 1 2 3 4 5 > "$tmp/users.csv"
+"$stsctl" load "$tmp/users.csv" --as script-users.csv >/dev/null
+n=$("$stsctl" length script-users.csv)
+[ "$n" -ge 5 ] || { echo "only $n users" >&2; exit 1; }
+
+# A queue of jobs; each taken for good with a lease (its id on stderr), ACKed once done.
+for j in 1 2 3; do "$stsctl" add script-jobs.csv "job-$j" --mode last; done
+while :; do
+    rc=0; job=$("$stsctl" read script-jobs.csv --no-keep --lease 60 2>"$tmp/lease") || rc=$?
+    [ "$rc" -eq 1 ] && break          # KO: the queue is empty
+    [ "$rc" -eq 0 ] || exit "$rc"     # 3: no server, or the token refused
+    echo "doing $job"                 # the work; if it failed, no ack: the job comes back
+    "$stsctl" ack script-jobs.csv --lease "$(cat "$tmp/lease")"
+done
+
+# After the run: every list and its length, then the users left saved to a file.
+"$stsctl" status | while IFS=$(printf '\t') read -r list lines; do
+    echo "$list: $lines lines"
+done
+"$stsctl" save script-users.csv --no-add-timestamp

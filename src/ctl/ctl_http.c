@@ -1,0 +1,218 @@
+/* ctl_http.c - stsctl's requests with libcurl. */
+#include "ctl_http.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+
+int ctl_http_init(void)
+{
+    return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *ctx)
+{
+    buf *b = ctx;
+    return buf_append(b, p, size * n) == 0 ? size * n : 0;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ctx)
+{
+    ctl_answer *a = ctx;
+    size_t len = size * n;
+    static const char name[] = "X-STS-Lease:";
+    if (len > sizeof name - 1 && strncasecmp(p, name, sizeof name - 1) == 0) {
+        const char *v = p + sizeof name - 1;
+        const char *end = p + len;
+        while (v < end && (*v == ' ' || *v == '\t'))
+            v++;
+        while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+            end--;
+        buf_append(&a->lease, v, (size_t)(end - v));
+    }
+    return len;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static void human(char *out, size_t n, double bytes)
+{
+    const char *unit[] = {"B", "KB", "MB", "GB", "TB"};
+    int u = 0;
+    while (bytes >= 1000 && u < 4) {
+        bytes /= 1000;
+        u++;
+    }
+    snprintf(out, n, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+}
+
+/* LOAD's progress bar on stderr (a terminal: the caller checked), at most 10 times a
+ * second and once at the end. */
+typedef struct progress {
+    double start, last;
+    int drawn;
+} progress;
+
+static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                       curl_off_t ulnow)
+{
+    progress *pr = ctx;
+    double t = now_s();
+    int done = ultotal > 0 && ulnow >= ultotal;
+    if (ultotal <= 0 || (!done && t - pr->last < 0.1) || (done && pr->drawn == 2))
+        return 0;
+    pr->last = t;
+    pr->drawn = done ? 2 : 1;
+    double frac = (double)ulnow / (double)ultotal;
+    int width = 30, fill = (int)(frac * width);
+    char bar[64], sent[32], total[32], rate[32];
+    for (int i = 0; i < width; i++)
+        bar[i] = i < fill ? '#' : '.';
+    bar[width] = '\0';
+    human(sent, sizeof sent, (double)ulnow);
+    human(total, sizeof total, (double)ultotal);
+    human(rate, sizeof rate, t > pr->start ? (double)ulnow / (t - pr->start) : 0);
+    fprintf(stderr, "\r[%s] %3.0f%% %s of %s, %s/s ", bar, frac * 100, sent, total, rate);
+    if (done)
+        fputc('\n', stderr);
+    fflush(stderr);
+    return 0;
+}
+
+int ctl_query_add(buf *q, const char *name, const char *value)
+{
+    char *e = curl_easy_escape(NULL, value, (int)strlen(value));
+    if (!e)
+        return -1;
+    int rc = buf_printf(q, "%s%s=%s", q->len ? "&" : "", name, e);
+    curl_free(e);
+    return rc;
+}
+
+/* The command's URL: base without a trailing "/" or "/sts", then "/sts/COMMAND". */
+static int command_url(buf *u, const char *base, const char *command, const char *query,
+                       int post)
+{
+    size_t n = strlen(base);
+    while (n && base[n - 1] == '/')
+        n--;
+    if (n >= 4 && memcmp(base + n - 4, "/sts", 4) == 0)
+        n -= 4;
+    buf_append(u, base, n);
+    buf_printf(u, "/sts/%s", command);
+    if (!post && query && *query)
+        buf_printf(u, "?%s", query);
+    return u->oom ? -1 : 0;
+}
+
+int ctl_request(const ctl_conn *c, const char *command, const char *query, int post,
+                const char *upload, int progress_bar, ctl_answer *a)
+{
+    int rc = -1;
+    CURL *h = curl_easy_init();
+    struct curl_slist *hdr = NULL;
+    curl_mime *mime = NULL;
+    buf url = BUF_INIT, auth = BUF_INIT;
+    char cerr[CURL_ERROR_SIZE] = "";
+    progress pr = {now_s(), 0, 0};
+
+    memset(a, 0, sizeof *a);
+    if (!h) {
+        snprintf(a->error, sizeof a->error, "could not start libcurl");
+        goto cleanup;
+    }
+    if (upload) {
+        FILE *f = fopen(upload, "rb");   /* its path in the message, before curl tries */
+        if (!f) {
+            snprintf(a->error, sizeof a->error, "%s: %m", upload);
+            goto cleanup;
+        }
+        fclose(f);
+    }
+    /* LOAD takes FILENAME from the query string beside its multipart body. */
+    if (command_url(&url, c->url, command, query, post && !upload) != 0)
+        goto oom;
+    hdr = curl_slist_append(hdr, "Accept: application/json");
+    if (c->token) {
+        buf_printf(&auth, "Authorization: Bearer %s", c->token);
+        if (auth.oom)
+            goto oom;
+        hdr = curl_slist_append(hdr, auth.data);
+    }
+    hdr = curl_slist_append(hdr, "Expect:");   /* no 100-continue round trip */
+    if (!hdr)
+        goto oom;
+    curl_easy_setopt(h, CURLOPT_URL, url.data);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, a);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "stsctl");
+    if (c->cacert)
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
+    if (c->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (upload) {
+        mime = curl_mime_init(h);
+        curl_mimepart *part = mime ? curl_mime_addpart(mime) : NULL;
+        if (!part)
+            goto oom;
+        curl_mime_name(part, "FILE");
+        if (curl_mime_filedata(part, upload) != CURLE_OK) {
+            snprintf(a->error, sizeof a->error, "%s: cannot be read", upload);
+            goto cleanup;
+        }
+        curl_mime_type(part, "text/csv");
+        curl_easy_setopt(h, CURLOPT_MIMEPOST, mime);
+        if (progress_bar) {
+            curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+            curl_easy_setopt(h, CURLOPT_XFERINFODATA, &pr);
+            curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+        }
+    } else if (post) {
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, query ? query : "");
+    }
+    CURLcode cc = curl_easy_perform(h);
+    if (pr.drawn == 1)
+        fputc('\n', stderr);
+    if (cc != CURLE_OK) {
+        snprintf(a->error, sizeof a->error, "%.200s: %.256s", c->url,
+                 *cerr ? cerr : curl_easy_strerror(cc));
+        goto cleanup;
+    }
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
+    if (a->body.oom || a->lease.oom)
+        goto oom;
+    rc = 0;
+    goto cleanup;
+oom:
+    snprintf(a->error, sizeof a->error, "out of memory");
+cleanup:
+    curl_mime_free(mime);
+    curl_slist_free_all(hdr);
+    if (h)
+        curl_easy_cleanup(h);
+    buf_free(&url);
+    buf_free(&auth);
+    return rc;
+}
+
+void ctl_answer_free(ctl_answer *a)
+{
+    buf_free(&a->body);
+    buf_free(&a->lease);
+}

@@ -1,0 +1,39 @@
+/* ctl_http.h - one request to stsd through libcurl: GET, a urlencoded POST, or LOAD's
+ * multipart upload of a local file, with FORMAT=JSON. */
+#ifndef STSCTL_HTTP_H
+#define STSCTL_HTTP_H
+
+#include "base/buf.h"
+
+typedef struct ctl_conn {
+    const char *url;          /* "http://localhost:9191" (a trailing /sts is allowed) */
+    const char *token;        /* NULL: none */
+    const char *cacert;       /* NULL: the system's */
+    int insecure;
+    long connect_timeout_ms;
+} ctl_conn;
+
+typedef struct ctl_answer {
+    long status;              /* HTTP status */
+    buf body;                 /* owned: ctl_answer_free */
+    buf lease;                /* X-STS-Lease (ids, comma separated), or empty; owned */
+    char error[512];          /* why the request failed (when ctl_request returns -1) */
+} ctl_answer;
+
+/* Starts libcurl; returns 0 or -1. */
+int ctl_http_init(void);
+
+/* Sends command (upper case) with the urlencoded parameters query ("A=1&B=2", may be
+ * empty), as a POST body when post is set. upload, when not NULL, is a local file sent as
+ * the multipart part FILE (LOAD); progress then draws a bar on stderr. Fills a (freed by
+ * the caller with ctl_answer_free). Returns 0 when an HTTP answer came, or -1 with
+ * a->error set (unreachable, TLS, timeout, unreadable upload). */
+int ctl_request(const ctl_conn *c, const char *command, const char *query, int post,
+                const char *upload, int progress, ctl_answer *a);
+
+/* Appends "&NAME=value" (urlencoded; no '&' when q is empty) to q. Returns 0 or -1. */
+int ctl_query_add(buf *q, const char *name, const char *value);
+
+void ctl_answer_free(ctl_answer *a);
+
+#endif

@@ -1,0 +1,400 @@
+/* ctl_main.c - stsctl: a command-line client of stsd for scripts and admins. Each verb is
+ * a row of the server's command table (build/gen/ctl_commands.h), its parameters long
+ * options and required ones positional; answers come as JSON and print for scripts.
+ * Exit status: 0 OK, 1 KO, 2 usage, 3 unreachable or refused. */
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "base/num.h"
+#include "base/version.h"
+#include "ctl_doc.h"
+#include "ctl_http.h"
+#include "ctl_json.h"
+#include "ctl_out.h"
+#include "ctl_table.h"
+#include "ctl_top.h"
+
+#include "ctl_commands.h"
+
+enum { EXIT_OK = 0, EXIT_KO = 1, EXIT_USAGE = 2, EXIT_SERVER = 3 };
+
+typedef struct opts {
+    ctl_conn conn;
+    int json;
+} opts;
+
+__attribute__((format(printf, 1, 2)))
+static int usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("stsctl: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputs("\nTry 'stsctl --help'.\n", stderr);
+    return EXIT_USAGE;
+}
+
+/* "--name=value" or "--name value": the value of option name at argv[*i], advancing *i
+ * past it. Returns NULL if missing. */
+static const char *opt_value(int argc, char **argv, int *i, const char *eq)
+{
+    if (eq)
+        return eq + 1;
+    if (*i + 1 >= argc)
+        return NULL;
+    return argv[++*i];
+}
+
+/* A global option at argv[*i] (name without "--", eq its '=' or NULL). Returns 1 if it
+ * was one (consumed), 0 if not, -1 on a bad value (message printed), 10 for --help and
+ * 11 for --version. */
+static int global_option(opts *o, int argc, char **argv, int *i)
+{
+    const char *a = argv[*i] + 2;
+    const char *eq = strchr(a, '=');
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    const ctl_option *opt = NULL;
+    for (const ctl_option *x = ctl_options; x->name; x++)
+        if (strlen(x->name) == n && strncmp(x->name, a, n) == 0)
+            opt = x;
+    if (!opt)
+        return 0;
+    if (!opt->arg) {
+        if (eq) {
+            usage_error("--%s takes no value", opt->name);
+            return -1;
+        }
+        if (strcmp(opt->name, "insecure") == 0) o->conn.insecure = 1;
+        else if (strcmp(opt->name, "json") == 0) o->json = 1;
+        else if (strcmp(opt->name, "help") == 0) return 10;
+        else if (strcmp(opt->name, "version") == 0) return 11;
+        return 1;
+    }
+    const char *v = opt_value(argc, argv, i, eq);
+    if (!v) {
+        usage_error("--%s needs a value", opt->name);
+        return -1;
+    }
+    if (strcmp(opt->name, "url") == 0) o->conn.url = v;
+    else if (strcmp(opt->name, "token") == 0) o->conn.token = v;
+    else if (strcmp(opt->name, "cacert") == 0) {
+        if (access(v, R_OK) != 0) {   /* the caller's mistake: said with its path */
+            fprintf(stderr, "stsctl: --cacert %s: %m\n", v);
+            return -1;
+        }
+        o->conn.cacert = v;
+    }
+    else if (strcmp(opt->name, "connect-timeout") == 0) {
+        int64_t ms;
+        if (num_parse_seconds_ms(v, strlen(v), 3600, &ms) != 0 || ms <= 0) {
+            usage_error("--connect-timeout: not a number of seconds: %s", v);
+            return -1;
+        }
+        o->conn.connect_timeout_ms = (long)ms;
+    }
+    return 1;
+}
+
+/* The row of verb (lower case), or NULL. */
+static const ctl_command *row_of(const char *verb)
+{
+    char v[64];
+    for (int i = 0; i < CTL_N_COMMANDS; i++) {
+        ctl_verb_name(&ctl_commands[i], v, sizeof v);
+        if (strcmp(v, verb) == 0)
+            return &ctl_commands[i];
+    }
+    return NULL;
+}
+
+/* value matched against the alternatives "A|B|C", any case: the row's spelling into out. */
+static int choice(const char *alts, const char *value, char *out, size_t n)
+{
+    size_t vl = strlen(value);
+    for (const char *s = alts; *s;) {
+        const char *bar = strchr(s, '|');
+        size_t l = bar ? (size_t)(bar - s) : strlen(s);
+        if (l == vl && strncasecmp(s, value, l) == 0 && l < n) {
+            memcpy(out, s, l);
+            out[l] = '\0';
+            return 0;
+        }
+        s += l + (bar ? 1 : 0);
+    }
+    return -1;
+}
+
+/* Prints an answer, or the reason there is none; returns the exit status. */
+static int finish(const opts *o, const ctl_answer *a)
+{
+    /* Lease ids one a line, in the order of the lines (READMULTI sends "id1,id2"). */
+    for (const char *l = a->lease.data ? a->lease.data : ""; *l;) {
+        size_t n = strcspn(l, ",");
+        fprintf(stderr, "%.*s\n", (int)n, l);
+        l += n + (l[n] == ',');
+    }
+    cj *v = cj_parse(a->body.data ? a->body.data : "", a->body.len);
+    const cj *ok = cj_get(v, "ok"), *err = cj_get(v, "error");
+    int rc;
+    if (a->status == 401 || a->status == 403) {
+        fprintf(stderr, "stsctl: %s (HTTP %ld): %s\n",
+                a->status == 401 ? "the server wants a valid token (--token or STSD_TOKEN)"
+                                 : "the server refuses this token or address",
+                a->status, err && err->type == CJ_STRING ? err->s : "no JSON answer");
+        rc = EXIT_SERVER;
+    } else if (ok && ok->type == CJ_BOOL && !ok->b) {
+        if (o->json)
+            printf("%s\n", a->body.data);
+        fprintf(stderr, "%s\n", err && err->type == CJ_STRING ? err->s : "KO");
+        rc = EXIT_KO;
+    } else if (!ok || a->status >= 400) {
+        fprintf(stderr, "stsctl: %s: HTTP %ld, not an answer of stsd\n", o->conn.url,
+                a->status);
+        rc = EXIT_SERVER;
+    } else if (o->json) {
+        fwrite(a->body.data, 1, a->body.len, stdout);
+        if (a->body.len && a->body.data[a->body.len - 1] != '\n')
+            putchar('\n');
+        rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_SERVER;
+    } else {
+        rc = ctl_print(stdout, v, isatty(STDOUT_FILENO)) == 0 ? EXIT_OK : EXIT_SERVER;
+    }
+    cj_free(v);
+    return rc;
+}
+
+static int send(const opts *o, const char *command, const buf *q, int post,
+                const char *upload)
+{
+    ctl_answer a;
+    int progress = upload && isatty(STDERR_FILENO);
+    if (ctl_request(&o->conn, command, q->data ? q->data : "", post, upload, progress, &a) != 0) {
+        fprintf(stderr, "stsctl: %s\n", a.error);
+        ctl_answer_free(&a);
+        /* A local file that cannot be read is the caller's mistake, not the server's. */
+        return upload && strstr(a.error, upload) == a.error ? EXIT_USAGE : EXIT_SERVER;
+    }
+    int rc = finish(o, &a);
+    ctl_answer_free(&a);
+    return rc;
+}
+
+/* load LOCALFILE [--as NAME] */
+static int run_load(opts *o, int argc, char **argv, int i)
+{
+    const char *file = NULL, *as = NULL;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0) {
+            ctl_doc_verb(stdout, NULL, ctl_extra_of("load"));
+            return EXIT_OK;
+        }
+        if (strncmp(a, "--as", 4) == 0 && (a[4] == '\0' || a[4] == '=')) {
+            if (!(as = opt_value(argc, argv, &i, a[4] ? a + 4 : NULL)))
+                return usage_error("%s needs a value", "--as");
+            continue;
+        }
+        if (strncmp(a, "--", 2) == 0 && a[2]) {
+            int g = global_option(o, argc, argv, &i);
+            if (g < 0)
+                return EXIT_USAGE;
+            if (g == 1)
+                continue;
+            return usage_error("load: unknown option %s", a);
+        }
+        if (file)
+            return usage_error("load: one file only, not also %s", a);
+        file = a;
+    }
+    if (!file)
+        return usage_error("load: which file? (%s)", "load LOCALFILE [--as NAME]");
+    if (access(file, R_OK) != 0) {
+        fprintf(stderr, "stsctl: %s: %m\n", file);
+        return EXIT_USAGE;
+    }
+    char *copy = strdup(file);
+    if (!copy)
+        return EXIT_SERVER;
+    buf q = BUF_INIT;
+    ctl_query_add(&q, "FILENAME", as ? as : basename(copy));
+    ctl_query_add(&q, "FORMAT", "JSON");
+    free(copy);
+    int rc = q.oom ? EXIT_SERVER : send(o, "LOAD", &q, 1, file);
+    buf_free(&q);
+    return rc;
+}
+
+/* Any verb of a row: positionals for required parameters, --options for the others. */
+static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, char **argv,
+                   int i)
+{
+    const char *val[CTL_MAX_PARAMS] = {0};
+    char chosen[CTL_MAX_PARAMS][64];
+    int npos = 0, only_pos = 0, rc;
+    char name[64];
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_pos && strcmp(a, "--") == 0) {
+            only_pos = 1;
+            continue;
+        }
+        if (only_pos || strncmp(a, "--", 2) != 0 || !a[2]) {
+            int k, seen = 0;
+            for (k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
+                if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL && seen++ == npos)
+                    break;
+            if (k == CTL_MAX_PARAMS || !c->params[k].name)
+                return usage_error("too many arguments: %s", a);
+            val[k] = a;
+            npos++;
+            continue;
+        }
+        if (strcmp(a, "--help") == 0) {
+            ctl_doc_verb(stdout, c, NULL);
+            return EXIT_OK;
+        }
+        const char *body = a + 2, *eq = strchr(body, '=');
+        size_t n = eq ? (size_t)(eq - body) : strlen(body);
+        int neg = 0, k, found = -1;
+        for (int pass = 0; pass < 2 && found < 0; pass++) {
+            /* pass 1: "--no-NAME" for a TRUE|FALSE parameter */
+            const char *s = body;
+            size_t sl = n;
+            if (pass == 1) {
+                if (n <= 3 || strncmp(body, "no-", 3) != 0 || eq)
+                    break;
+                s += 3;
+                sl -= 3;
+            }
+            for (k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
+                if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL)
+                    continue;
+                if (pass == 1 && ctl_param_kind(&c->params[k]) != CTL_BOOL)
+                    continue;
+                ctl_option_name(c, &c->params[k], name, sizeof name);
+                if (strlen(name) == sl && strncmp(name, s, sl) == 0) {
+                    found = k;
+                    neg = pass;
+                    break;
+                }
+            }
+        }
+        if (found < 0) {
+            int g = global_option(o, argc, argv, &i);
+            if (g < 0)
+                return EXIT_USAGE;
+            if (g == 1)
+                continue;
+            fprintf(stderr, "stsctl: %s: unknown option %s\n", verb, a);
+            ctl_doc_verb(stderr, c, NULL);
+            return EXIT_USAGE;
+        }
+        const ctl_param *p = &c->params[found];
+        switch (ctl_param_kind(p)) {
+        case CTL_BOOL:
+            if (neg) {
+                snprintf(chosen[found], sizeof chosen[found], "FALSE");
+            } else if (choice(p->value, eq ? eq + 1 : "TRUE", chosen[found],
+                              sizeof chosen[found]) != 0) {
+                return usage_error("not true or false: %s", a);
+            }
+            val[found] = chosen[found];
+            break;
+        case CTL_CHOICE: {
+            const char *v = opt_value(argc, argv, &i, eq);
+            if (!v)
+                return usage_error("%s needs a value", a);
+            if (choice(p->value, v, chosen[found], sizeof chosen[found]) != 0) {
+                fprintf(stderr, "stsctl: --%s: %s is not one of %s\n", name, v, p->value);
+                return EXIT_USAGE;
+            }
+            val[found] = chosen[found];
+            break;
+        }
+        default:
+            if (!(val[found] = opt_value(argc, argv, &i, eq)))
+                return usage_error("%s needs a value", a);
+        }
+    }
+    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
+        if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL && !val[k]) {
+            fprintf(stderr, "stsctl: %s: missing %s\n", verb, c->params[k].name);
+            ctl_doc_verb(stderr, c, NULL);
+            return EXIT_USAGE;
+        }
+    buf q = BUF_INIT;
+    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
+        if (val[k])
+            ctl_query_add(&q, c->params[k].name, val[k]);
+    ctl_query_add(&q, "FORMAT", "JSON");
+    /* Always a urlencoded POST: a long LINE does not meet a URL's limits. */
+    rc = q.oom ? EXIT_SERVER : send(o, c->name, &q, 1, NULL);
+    buf_free(&q);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    opts o = {{getenv("STSD_URL"), getenv("STSD_TOKEN"), NULL, 0, 3000}, 0};
+    if (!o.conn.url || !*o.conn.url)
+        o.conn.url = "http://localhost:9191";
+    if (o.conn.token && !*o.conn.token)
+        o.conn.token = NULL;
+    int i = 1;
+    for (; i < argc && strncmp(argv[i], "--", 2) == 0 && argv[i][2]; i++) {
+        int g = global_option(&o, argc, argv, &i);
+        if (g == 10) {
+            ctl_doc_usage(stdout, ctl_commands, CTL_N_COMMANDS);
+            return EXIT_OK;
+        }
+        if (g == 11) {
+            printf("stsctl %s\n", STSD_VERSION);
+            return EXIT_OK;
+        }
+        if (g < 0)
+            return EXIT_USAGE;
+        if (g == 0)
+            return usage_error("unknown option %s", argv[i]);
+    }
+    if (i < argc && strcmp(argv[i], "--") == 0)
+        i++;
+    if (i >= argc) {
+        ctl_doc_usage(stderr, ctl_commands, CTL_N_COMMANDS);
+        return EXIT_USAGE;
+    }
+    const char *verb = argv[i++];
+    if (ctl_http_init() != 0) {
+        fputs("stsctl: could not start libcurl\n", stderr);
+        return EXIT_SERVER;
+    }
+    if (strcmp(verb, "load") == 0)
+        return run_load(&o, argc, argv, i);
+    if (strcmp(verb, "top") == 0) {
+        for (; i < argc; i++) {
+            if (strcmp(argv[i], "--help") == 0) {
+                ctl_doc_verb(stdout, NULL, ctl_extra_of("top"));
+                return EXIT_OK;
+            }
+            int g = strncmp(argv[i], "--", 2) == 0 ? global_option(&o, argc, argv, &i) : 0;
+            if (g < 0)
+                return EXIT_USAGE;
+            if (g != 1)
+                return usage_error("top: unknown argument %s", argv[i]);
+        }
+        return ctl_top_run(&o.conn);
+    }
+    const ctl_command *c = row_of(verb);
+    if (!c) {
+        fprintf(stderr, "stsctl: unknown verb: %s\n\n", verb);
+        ctl_doc_usage(stderr, ctl_commands, CTL_N_COMMANDS);
+        return EXIT_USAGE;
+    }
+    return run_row(&o, c, verb, argc, argv, i);
+}

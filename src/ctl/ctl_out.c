@@ -1,0 +1,184 @@
+/* ctl_out.c - printing answers for scripts and terminals. */
+#include "ctl_out.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int b64val(char c)
+{
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+int ctl_put_base64(FILE *out, const char *s, size_t n)
+{
+    unsigned acc = 0;
+    int bits = 0;
+    for (size_t i = 0; i < n && s[i] != '='; i++) {
+        int v = b64val(s[i]);
+        if (v < 0)
+            return -1;
+        acc = (acc << 6) | (unsigned)v;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            fputc((int)((acc >> bits) & 0xFF), out);
+        }
+    }
+    return 0;
+}
+
+/* A line as the server sent it: a string, {"base64": ...}, or PEEK's {"pos","line"}. */
+static void put_line(FILE *out, const cj *v)
+{
+    const cj *b;
+    if (v->type == CJ_STRING)
+        fwrite(v->s, 1, v->len, out);
+    else if ((b = cj_get(v, "base64")) && b->type == CJ_STRING)
+        ctl_put_base64(out, b->s, b->len);
+    else if ((b = cj_get(v, "line")) && b->type == CJ_STRING)
+        fwrite(b->s, 1, b->len, out);
+    else if ((b = cj_get(v, "line_base64")) && b->type == CJ_STRING)
+        ctl_put_base64(out, b->s, b->len);
+    fputc('\n', out);
+}
+
+static void put_scalar(FILE *out, const cj *v)
+{
+    switch (v->type) {
+    case CJ_NULL: fputs("-", out); break;
+    case CJ_BOOL: fputs(v->b ? "true" : "false", out); break;
+    case CJ_NUMBER:
+    case CJ_STRING: fwrite(v->s, 1, v->len, out); break;
+    default: break;
+    }
+}
+
+/* Objects flattened to "a.b<TAB>value" lines. */
+static void put_flat(FILE *out, const char *prefix, const cj *v)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        char key[256];
+        snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", v->keys[i]);
+        const cj *m = v->items[i];
+        if (m->type == CJ_OBJECT) {
+            put_flat(out, key, m);
+        } else if (m->type != CJ_ARRAY) {
+            fprintf(out, "%s\t", key);
+            put_scalar(out, m);
+            fputc('\n', out);
+        }
+    }
+}
+
+void ctl_duration(char *out, size_t n, const cj *seconds)
+{
+    if (!seconds || seconds->type != CJ_NUMBER) {
+        snprintf(out, n, "-");
+        return;
+    }
+    double s = strtod(seconds->s, NULL);
+    long t = (long)(s + 0.5);
+    if (t < 60)
+        snprintf(out, n, "%lds", t);
+    else if (t < 3600)
+        snprintf(out, n, "%ldm%02lds", t / 60, t % 60);
+    else
+        snprintf(out, n, "%ldh%02ldm", t / 3600, t % 3600 / 60);
+}
+
+static const char *num_text(const cj *v)
+{
+    return v && v->type == CJ_NUMBER ? v->s : "-";
+}
+
+static void put_status(FILE *out, const cj *lists, int tty)
+{
+    if (tty)
+        fprintf(out, "%-32s %10s %8s %8s %9s %9s %10s\n", "LIST", "LINES", "ON LOAN",
+                "WAITERS", "IN/S", "OUT/S", "EMPTY IN");
+    for (size_t i = 0; i < lists->n; i++) {
+        const cj *l = lists->items[i], *name = cj_get(l, "name");
+        if (!name || name->type != CJ_STRING)
+            continue;
+        if (!tty) {
+            fprintf(out, "%s\t%s\n", name->s, num_text(cj_get(l, "lines")));
+            continue;
+        }
+        char empty[32];
+        ctl_duration(empty, sizeof empty, cj_get(l, "empty_in_s"));
+        const cj *in = cj_get(l, "added_per_s"), *outr = cj_get(l, "removed_per_s");
+        fprintf(out, "%-32s %10s %8s %8s %9.1f %9.1f %10s\n", name->s,
+                num_text(cj_get(l, "lines")), num_text(cj_get(l, "leased")),
+                num_text(cj_get(l, "waiters")), in && in->s ? strtod(in->s, NULL) : 0.0,
+                outr && outr->s ? strtod(outr->s, NULL) : 0.0, empty);
+    }
+}
+
+int ctl_print(FILE *out, const cj *v, int tty)
+{
+    const cj *m;
+    if (!v || v->type != CJ_OBJECT)
+        return 0;
+    if ((m = cj_get(v, "line")) || (m = cj_get(v, "line_base64"))) {
+        if (m->type == CJ_STRING && cj_get(v, "line"))
+            fwrite(m->s, 1, m->len, out);
+        else if (m->type == CJ_STRING)
+            ctl_put_base64(out, m->s, m->len);
+        fputc('\n', out);
+    } else if ((m = cj_get(v, "lines")) && m->type == CJ_ARRAY) {
+        for (size_t i = 0; i < m->n; i++)
+            put_line(out, m->items[i]);
+    } else if ((m = cj_get(v, "lines")) || (m = cj_get(v, "length"))) {
+        put_scalar(out, m);
+        fputc('\n', out);
+    } else if ((m = cj_get(v, "lists")) && m->type == CJ_ARRAY) {
+        put_status(out, m, tty);
+    } else {
+        /* Any other document, for commands to come as well: arrays one item a line
+         * (objects' values by TAB), the rest as "key<TAB>value"; a bare message as is. */
+        for (size_t i = 0; i < v->n; i++) {
+            const char *k = v->keys[i];
+            const cj *x = v->items[i];
+            if (strcmp(k, "ok") == 0)
+                continue;
+            if (strcmp(k, "message") == 0 && x->type == CJ_STRING) {
+                if (x->len) {
+                    fwrite(x->s, 1, x->len, out);
+                    fputc('\n', out);
+                }
+            } else if (x->type == CJ_ARRAY) {
+                for (size_t j = 0; j < x->n; j++) {
+                    const cj *e = x->items[j];
+                    if (e->type == CJ_OBJECT) {
+                        for (size_t f = 0; f < e->n; f++) {
+                            if (f)
+                                fputc('\t', out);
+                            put_scalar(out, e->items[f]);
+                        }
+                        fputc('\n', out);
+                    } else {
+                        put_line(out, e);
+                    }
+                }
+            } else if (x->type == CJ_OBJECT) {
+                /* The document's first member is its body (CONFIG's "config"): bare
+                 * keys; a later one is a part of it (INFO's "journal.fsync"). */
+                int first = i == 0 || (i == 1 && strcmp(v->keys[0], "ok") == 0);
+                put_flat(out, first ? "" : k, x);
+            } else if (v->n == 2) {
+                put_scalar(out, x);
+                fputc('\n', out);
+            } else {
+                fprintf(out, "%s\t", k);
+                put_scalar(out, x);
+                fputc('\n', out);
+            }
+        }
+    }
+    return fflush(out) != 0 || ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,20 @@
+/* ctl_out.h - a server's JSON answer as stsctl prints it for scripts: raw lines, counts
+ * as numbers, STATUS as a table on a terminal or "name<TAB>lines" when piped. */
+#ifndef STSCTL_OUT_H
+#define STSCTL_OUT_H
+
+#include <stdio.h>
+
+#include "ctl_json.h"
+
+/* Prints answer v (an OK) on out. tty: out is a terminal (STATUS as a table). Returns 0,
+ * or -1 on a write error. */
+int ctl_print(FILE *out, const cj *v, int tty);
+
+/* Decodes base64 text s[0..n) and writes the bytes on out. Returns 0 or -1 (bad text). */
+int ctl_put_base64(FILE *out, const char *s, size_t n);
+
+/* Time to empty in seconds as "42s", "3m20s", "1h05m", or "-" for null, written to out. */
+void ctl_duration(char *out, size_t n, const cj *seconds);
+
+#endif

@@ -1,0 +1,82 @@
+/* ctl_table.c - stsctl's options and the naming rules from a command row to a verb. */
+#include "ctl_table.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+const ctl_option ctl_options[] = {
+    {"url", "URL", "STSD_URL", "the server (default http://localhost:9191)"},
+    {"token", "TOKEN", "STSD_TOKEN", "sent as Authorization: Bearer TOKEN"},
+    {"cacert", "FILE", NULL, "trust the CA certificates in FILE (PEM) for https"},
+    {"insecure", NULL, NULL, "https without checking the server's certificate"},
+    {"connect-timeout", "S", NULL, "give up connecting after S seconds (default 3)"},
+    {"json", NULL, NULL, "print the server's JSON answer unchanged"},
+    {"help", NULL, NULL, "print this help, or a verb's with VERB --help, and exit"},
+    {"version", NULL, NULL, "print the version and exit"},
+    {NULL, NULL, NULL, NULL},
+};
+
+const ctl_extra ctl_extras[] = {
+    {"load", "LOCALFILE [--as NAME]",
+     "Send LOCALFILE to the server as a list (LOAD), with a progress bar on a terminal.",
+     {{"--as NAME", "the list's name (default: LOCALFILE's base name)"}, {NULL, NULL}}},
+    {"top", "",
+     "Every list, live, refreshed each second: lines, on loan, waiters, in/s, out/s, "
+     "time to empty. q quits.",
+     {{NULL, NULL}}},
+    {NULL, NULL, NULL, {{NULL, NULL}}},
+};
+
+const ctl_extra *ctl_extra_of(const char *verb)
+{
+    for (const ctl_extra *e = ctl_extras; e->verb; e++)
+        if (strcmp(e->verb, verb) == 0)
+            return e;
+    return NULL;
+}
+
+static int is_bool_word(const char *s, size_t n)
+{
+    return (n == 4 && strncasecmp(s, "TRUE", 4) == 0) ||
+           (n == 5 && strncasecmp(s, "FALSE", 5) == 0);
+}
+
+ctl_kind ctl_param_kind(const ctl_param *p)
+{
+    if (!p->optional)
+        return CTL_POSITIONAL;
+    const char *bar = strchr(p->value, '|');
+    if (!bar)
+        return CTL_VALUE;
+    if (!strchr(bar + 1, '|') && is_bool_word(p->value, (size_t)(bar - p->value)) &&
+        is_bool_word(bar + 1, strlen(bar + 1)))
+        return CTL_BOOL;
+    return CTL_CHOICE;
+}
+
+static int is_mode(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 5 && strcmp(name + n - 5, "_MODE") == 0;
+}
+
+void ctl_option_name(const ctl_command *c, const ctl_param *p, char *out, size_t n)
+{
+    int modes = 0;
+    for (int i = 0; i < CTL_MAX_PARAMS && c->params[i].name; i++)
+        modes += is_mode(c->params[i].name);
+    const char *s = modes == 1 && is_mode(p->name) ? "mode" : p->name;
+    size_t i = 0;
+    for (; s[i] && i + 1 < n; i++)
+        out[i] = s[i] == '_' ? '-' : (char)tolower((unsigned char)s[i]);
+    out[i] = '\0';
+}
+
+void ctl_verb_name(const ctl_command *c, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; c->name[i] && i + 1 < n; i++)
+        out[i] = (char)tolower((unsigned char)c->name[i]);
+    out[i] = '\0';
+}

@@ -1,0 +1,283 @@
+#!/bin/sh
+# test-stsctl.sh - stsctl against a real stsd: every verb, its raw output and --json, each
+# exit status (0 OK, 1 KO, 2 usage, 3 unreachable or refused), load's progress bar on a
+# terminal only (script(1) gives it one), and `stsctl top` in a tmux pane: a list and its
+# count on screen, a change made with curl shown within 2 s, q quits. The help, the
+# completion and stsctl(1) must name every command of src/cmd/command.c.
+# Usage: tests/ctl/test-stsctl.sh (from the top of the tree, after `make`).
+set -u
+STSD=${STSD:-build/stsd}
+STSCTL=${STSCTL:-build/stsctl}
+. "$(dirname "$0")/../tally.sh"
+STSCTL=$(cd "$(dirname "$STSCTL")" && pwd)/$(basename "$STSCTL")
+tmp=$(mktemp -d /tmp/stsctl-test-XXXXXX)
+pid=
+tmux_sock="$tmp/tmux"
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; tmux -S "$tmux_sock" kill-server 2>/dev/null;
+      [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+
+# Starts stsd on a free port over a fresh dataset directory; extra -D options in "$@".
+start() {
+    rm -rf "$tmp/data" "$tmp/port"; mkdir -p "$tmp/data"
+    printf 'alpha\nbeta\ngamma\n' > "$tmp/data/greek.csv"
+    "$STSD" --port 0 --bind 127.0.0.1 --port-file "$tmp/port" --dataset-dir "$tmp/data" \
+        --journal off -DjmeterPlugin.sts.daemon=true "$@" </dev/null >>"$tmp/stsd.log" 2>&1 &
+    pid=$!
+    i=0
+    while [ ! -s "$tmp/port" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+    [ -s "$tmp/port" ] || { cat "$tmp/stsd.log"; echo "  FAIL  stsd did not start"; exit 1; }
+    export STSD_URL="http://127.0.0.1:$(cat "$tmp/port")"
+    STS="$STSD_URL/sts"
+}
+halt() { kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; pid=; }
+
+# run ARGS...: stsctl with stdout in $out, stderr in $err, status in $rc.
+run() {
+    "$STSCTL" "$@" >"$tmp/out" 2>"$tmp/err"; rc=$?
+    out=$(cat "$tmp/out"); err=$(cat "$tmp/err")
+}
+# expect NAME RC OUT: the last run's status and stdout (OUT "*" for any).
+expect() {
+    if [ "$rc" != "$2" ]; then fail "$1: exit status $rc, not $2 (stdout: $out; stderr: $err)"
+    elif [ "$3" != "*" ] && [ "$out" != "$3" ]; then fail "$1: printed [$out], not [$3] (stderr: $err)"
+    else ok "$1"; fi
+}
+tab=$(printf '\t')
+
+# 1. Generated from the command table: --help, VERB --help, completion, stsctl(1).
+verbs=$(sed -n 's/^ *{"\([A-Z][A-Z]*\)", *cmd_[a-z_]*, .*/\1/p' src/cmd/command.c | tr 'A-Z' 'a-z')
+run --help
+missing=""
+for v in $verbs top; do
+    echo "$out" | grep -q "^  $v " || missing="$missing $v"
+    grep -q "^        $v)" build/stsctl.bash || [ "$v" = top ] || missing="$missing bash:$v"
+    grep -q "^\.B $v\( \|$\)" build/stsctl.1 || missing="$missing man:$v"
+done
+[ $rc -eq 0 ] && [ -z "$missing" ] && ok "--help, completion and stsctl(1) name every command ($(echo $verbs | wc -w) + top)" ||
+    fail "not generated for:$missing"
+run read --help
+echo "$out" | grep -q -- '--mode first|last|random' && echo "$out" | grep -q -- '--lease' &&
+    ok "read --help: READ's parameters as options" || fail "read --help: $out"
+run --version; expect "--version" 0 "stsctl $("$STSD" --version | sed 's/^stsd //')"
+warn=$(groff -man -ww -z build/stsctl.1 2>&1)
+[ -z "$warn" ] && ok "stsctl(1) renders with groff -man -ww without a warning" || fail "groff: $warn"
+bash -n build/stsctl.bash && ok "the completion is valid bash" || fail "bash -n build/stsctl.bash"
+if out=$(bash -c ". build/stsctl.bash; COMP_WORDS=(stsctl read f --m); COMP_CWORD=3; _stsctl;
+         echo \${COMPREPLY[*]}; COMP_WORDS=(stsctl rea); COMP_CWORD=1; _stsctl; echo \${COMPREPLY[*]}") &&
+    [ "$out" = "--mode
+read readmulti" ]; then ok "completion: verbs and a verb's options"
+else fail "completion gave: $out"; fi
+
+# 2. Usage errors: exit 2, no server needed.
+export STSD_URL=http://127.0.0.1:9
+run frobnicate; expect "unknown verb: exit 2" 2 ""
+echo "$err" | grep -q "unknown verb: frobnicate" && echo "$err" | grep -q "^Usage:" &&
+    ok "unknown verb: says so, then the usage" || fail "unknown verb said: $err"
+run read greek.csv --frob; expect "unknown option: exit 2" 2 ""
+run --frob status; expect "unknown global option: exit 2" 2 ""
+run read; expect "missing FILENAME: exit 2" 2 ""
+run read greek.csv --mode sideways; expect "--mode sideways: exit 2" 2 ""
+run read greek.csv --keep=maybe; expect "--keep=maybe: exit 2" 2 ""
+run load "$tmp/no/such.csv"; expect "load of a missing file: exit 2" 2 ""
+echo "$err" | grep -q "$tmp/no/such.csv" && ok "load of a missing file names its path" ||
+    fail "load's message: $err"
+run; expect "no verb: exit 2" 2 ""
+
+# 3. A server that is down: exit 3, fast; one that does not answer: within --connect-timeout.
+start; port=$(cat "$tmp/port"); halt
+export STSD_URL=http://127.0.0.1:$port
+t0=$(date +%s%N); run length greek.csv; t1=$(date +%s%N)
+expect "server down: exit 3" 3 ""
+echo "$err" | grep -q "127.0.0.1:$port" && ok "server down: the URL in the message" || fail "server down said: $err"
+# A listener whose backlog is full drops new SYNs: connecting hangs until the timeout.
+python3 -c '
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(0)
+cs = []
+for _ in range(8):
+    c = socket.socket(); c.setblocking(False); c.connect_ex(s.getsockname()); cs.append(c)
+print(s.getsockname()[1], flush=True)
+time.sleep(30)' > "$tmp/hang.port" &
+hang=$!
+i=0; while [ ! -s "$tmp/hang.port" ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i + 1)); done
+t0=$(date +%s%N); run --url "http://127.0.0.1:$(cat "$tmp/hang.port")" --connect-timeout 1 length greek.csv; t1=$(date +%s%N)
+kill "$hang" 2>/dev/null; wait "$hang" 2>/dev/null
+ms=$(( (t1 - t0) / 1000000 ))
+[ $rc -eq 3 ] && [ $ms -ge 900 ] && [ $ms -lt 2500 ] && ok "a connect that hangs: exit 3 after ${ms} ms (--connect-timeout 1)" ||
+    fail "a connect that hangs: exit $rc after $ms ms: $err"
+t0=$(date +%s%N); run --url http://192.0.2.1:9191 length greek.csv; t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+[ $rc -eq 3 ] && [ $ms -lt 4000 ] && ok "an unrouted address: exit 3 after ${ms} ms (default 3 s)" ||
+    fail "unrouted address: exit $rc after $ms ms"
+
+# 4. Every verb against a real server.
+start
+run initfile greek.csv; expect "initfile: the count" 0 3
+run read greek.csv; expect "read: the raw line" 0 alpha
+run read greek.csv --mode last; expect "read --mode last" 0 alpha
+run --json read greek.csv
+want=$(curl -s "$STS/READ?FILENAME=greek.csv&FORMAT=JSON" | sed 's/"gamma"/"beta"/')
+[ $rc -eq 0 ] && [ "$out" = '{"ok":true,"line":"beta"}' ] && [ "$want" = "$out" ] &&
+    ok "read --json: the server's JSON unchanged" || fail "read --json: $out (curl: $want)"
+run read greek.csv --json; expect "--json after the verb" 0 '{"ok":true,"line":"alpha"}'
+run readmulti greek.csv 2; expect "readmulti: one line each" 0 "beta
+gamma"
+run length greek.csv; expect "length: a number" 0 3
+run add greek.csv "delta epsilon" --mode first; expect "add (POST): nothing printed" 0 ""
+run read greek.csv --no-keep; expect "read --no-keep takes the head" 0 "delta epsilon"
+run add greek.csv alpha --unique; expect "add --unique of a present line: KO, exit 1" 1 ""
+[ -n "$err" ] && ok "add --unique: the server's message on stderr ($err)" || fail "add --unique: no message"
+run find greek.csv amm --mode substring; expect "find --mode substring" 0 gamma
+run find greek.csv '^b' --mode regex_find --keep=false; expect "find --mode regex_find --keep=false" 0 beta
+run length greek.csv; expect "find --keep=false took it" 0 2
+run read greek.csv --no-keep --lease 30
+id=$err
+[ $rc -eq 0 ] && [ -n "$out" ] && echo "$id" | grep -qx '[0-9a-f]\{16\}' &&
+    ok "read --lease: the line on stdout, the lease id on stderr ($id)" || fail "read --lease: [$out] [$id]"
+run leases greek.csv; expect "leases: a number" 0 1
+run ack greek.csv --lease "$id"; expect "ack --lease ID" 0 ""
+run ack greek.csv --lease "$id"; expect "ack of a settled lease: exit 1" 1 ""
+run read greek.csv --no-keep --lease 30; id=$err
+run release greek.csv --lease "$id"; expect "release --lease ID" 0 ""
+run leases greek.csv; expect "leases after release" 0 0
+"$STSCTL" add multi.csv m1 && "$STSCTL" add multi.csv m2 --mode last || fail "add to multi.csv"
+run readmulti multi.csv 2 --no-keep --lease 30
+[ $rc -eq 0 ] && [ "$(echo "$out" | wc -l)" -eq 2 ] && [ "$(echo "$err" | grep -cx '[0-9a-f]\{16\}')" -eq 2 ] &&
+    ok "readmulti --lease: two lines on stdout, two lease ids on stderr, one a line" || fail "readmulti --lease: [$out] [$err]"
+[ "$out" = "m1
+m2" ] || fail "readmulti multi.csv: $out"
+for id in $err; do "$STSCTL" release multi.csv --lease "$id" || fail "release $id"; done
+run leases multi.csv; expect "both released" 0 0
+# A long line goes in a POST body, not the URL.
+long=$(head -c 120000 /dev/zero | tr '\0' 'x')
+run add long.csv "$long"; expect "add of a 120 KB line" 0 ""
+run read long.csv
+[ $rc -eq 0 ] && [ "$out" = "$long" ] && ok "read of the 120 KB line: the same bytes" || fail "long line: ${#out} bytes, exit $rc"
+run peek greek.csv --limit 1; expect "peek --limit 1: the line" 0 "*"
+[ "$(echo "$out" | wc -l)" -eq 1 ] && ok "peek prints lines only" || fail "peek: $out"
+run status; expect "status piped: name<TAB>lines" 0 "greek.csv${tab}1
+long.csv${tab}1
+multi.csv${tab}2"
+run save greek.csv --no-add-timestamp; expect "save: the count" 0 1
+[ -f "$tmp/data/greek.csv" ] && [ "$(cat "$tmp/data/greek.csv")" = "$(curl -s "$STS/PEEK?FILENAME=greek.csv&FORMAT=JSON" | sed 's/.*"line":"\([^"]*\)".*/\1/')" ] &&
+    ok "save wrote the file" || fail "save: $(cat "$tmp/data/greek.csv")"
+run files; echo "$out" | grep -q "^greek.csv$tab" && [ $rc -eq 0 ] && ok "files: name<TAB>size<TAB>mtime" || fail "files: $out"
+run info; echo "$out" | grep -q "^version${tab}[0-9]" && echo "$out" | grep -q "^journal.enabled${tab}false" &&
+    ok "info: key<TAB>value" || fail "info: $out"
+run config; echo "$out" | grep -q "^jmeterPlugin.sts.port${tab}$(cat "$tmp/port")$" && ok "config: key<TAB>value" || fail "config: $out"
+# --json: the server's answer unchanged, verb by verb (curl asks the same with FORMAT=JSON).
+same=""; differ=""
+for q in "length greek.csv:LENGTH?FILENAME=greek.csv" "leases greek.csv:LEASES?FILENAME=greek.csv" \
+         "peek greek.csv:PEEK?FILENAME=greek.csv" "files:FILES?" "config:CONFIG?" \
+         "find greek.csv a:FIND?FILENAME=greek.csv&LINE=a" \
+         "add json.csv j:ADD?FILENAME=json.csv&LINE=j" "read json.csv:READ?FILENAME=json.csv" \
+         "initfile greek.csv:INITFILE?FILENAME=greek.csv" \
+         "save json.csv --no-add-timestamp:SAVE?FILENAME=json.csv&ADD_TIMESTAMP=false" \
+         "reset json.csv:RESET?FILENAME=json.csv" "read json.csv:READ?FILENAME=json.csv"; do
+    verb=${q%%:*}; path=${q#*:}
+    want=$(curl -s "$STS/${path}&FORMAT=JSON")
+    # shellcheck disable=SC2086
+    got=$("$STSCTL" --json $verb 2>/dev/null)
+    [ "$got" = "$want" ] && same="$same ${verb%% *}" || differ="$differ [$verb: $got / $want]"
+done
+for v in status info; do
+    "$STSCTL" --json $v | python3 -c 'import json, sys; assert json.load(sys.stdin)["ok"]' &&
+        same="$same $v" || differ="$differ [$v: not JSON]"
+done
+[ -z "$differ" ] && ok "--json as the server answers:$same" || fail "--json differs:$differ"
+run reset greek.csv; expect "reset" 0 ""
+run length greek.csv; expect "length after reset" 0 0
+run read greek.csv; expect "read of an empty list: KO, exit 1" 1 ""
+run read nowhere.csv; expect "read of an unknown list: exit 1" 1 ""
+[ "$err" = "nowhere.csv not loaded yet !" ] && ok "KO: the server's message on stderr" || fail "KO said: $err"
+run --json read nowhere.csv; expect "--json KO: the JSON, exit 1" 1 '{"ok":false,"error":"nowhere.csv not loaded yet !"}'
+# Bytes as stored: a line that is not UTF-8 comes back as the same bytes.
+printf 'caf\351\nplain\n' > "$tmp/latin1.csv"
+run load "$tmp/latin1.csv" --as bytes.csv; expect "load --as: the count, nothing on stderr" 0 2
+[ -z "$err" ] && ok "load piped: no progress bar" || fail "load piped wrote: $err"
+"$STSCTL" read bytes.csv > "$tmp/got"
+printf 'caf\351\n' | cmp -s - "$tmp/got" && ok "read: a non-UTF-8 line's bytes as stored" || fail "read bytes: $(od -c "$tmp/got")"
+run load "$tmp/latin1.csv"; expect "load without --as: the file's name" 0 2
+run length latin1.csv; expect "loaded as latin1.csv" 0 2
+# The progress bar on a terminal: script(1) runs stsctl on a pseudo-terminal.
+seq 1 300000 > "$tmp/big.csv"
+script -qec "$STSCTL load $tmp/big.csv --as big.csv" /dev/null > "$tmp/tty.out" 2>&1
+grep -q '100%' "$tmp/tty.out" && grep -q '\[##' "$tmp/tty.out" && grep -q '300000' "$tmp/tty.out" &&
+    ok "load on a terminal: a progress bar, then the count" || fail "load on a tty: $(tr '\r' '\n' < "$tmp/tty.out" | tail -3)"
+script -qec "$STSCTL status" /dev/null > "$tmp/tty.out" 2>&1
+grep -q '^LIST *LINES *ON LOAN *WAITERS' "$tmp/tty.out" && grep -q '^big.csv  *300000 ' "$tmp/tty.out" &&
+    ok "status on a terminal: a table" || fail "status on a tty: $(cat "$tmp/tty.out")"
+
+# 5. stsctl top in a tmux pane.
+if command -v tmux >/dev/null 2>&1; then
+    tmux -S "$tmux_sock" new-session -d -x 120 -y 30 -e "STSD_URL=$STSD_URL" "$STSCTL top"
+    screen() { tmux -S "$tmux_sock" capture-pane -p 2>/dev/null; }
+    i=0; while ! screen | grep -q '^big.csv  *300000 ' && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+    screen | grep -q '^big.csv  *300000 ' && screen | grep -q 'LINES *ON LOAN *WAITERS *IN/S *OUT/S *EMPTY IN' &&
+        ok "top: the lists and their counts on screen" || fail "top's screen: $(screen)"
+    curl -s "$STS/ADD?FILENAME=big.csv&LINE=one-more" >/dev/null
+    t0=$(date +%s%N); i=0
+    while ! screen | grep -q '^big.csv  *300001 ' && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    screen | grep -q '^big.csv  *300001 ' && [ $ms -le 2000 ] && ok "top: an ADD by curl on screen after $ms ms" ||
+        fail "top: the ADD not on screen after $ms ms: $(screen)"
+    tmux -S "$tmux_sock" send-keys q
+    i=0; while tmux -S "$tmux_sock" has-session 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
+    tmux -S "$tmux_sock" has-session 2>/dev/null && fail "top: q did not quit" || ok "top: q quits"
+else
+    skip "stsctl top: no tmux (scripts/deps.sh test installs it)"
+fi
+run top; expect "top without a terminal: exit 2" 2 ""
+
+# The README's script (examples/stsctl-script.sh, shown there whole) against this server.
+if STSCTL="$STSCTL" sh examples/stsctl-script.sh > "$tmp/script.out" 2>&1 &&
+    [ "$(grep '^doing' "$tmp/script.out" | tr '\n' ' ')" = "doing job-1 doing job-2 doing job-3 " ] &&
+    grep -q '^script-users.csv: 5 lines$' "$tmp/script.out" && [ -f "$tmp/data/script-users.csv" ]; then
+    ok "examples/stsctl-script.sh runs: jobs leased and acked in order, the users saved"
+else
+    fail "examples/stsctl-script.sh: $(cat "$tmp/script.out")"
+fi
+sed 's/^/    /; s/^    $//' examples/stsctl-script.sh > "$tmp/script.md"
+if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.argv[1]).read())' \
+    README.md "$tmp/script.md"; then ok "the README shows examples/stsctl-script.sh as it is"
+else fail "the README's copy of examples/stsctl-script.sh differs from the file"; fi
+
+run stop; expect "stop" 0 "*"
+i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
+kill -0 "$pid" 2>/dev/null && fail "stsd still runs after stsctl stop" || { ok "stsd stopped"; pid=; }
+
+# 6. Tokens: 401 and 403 are exit 3 with a clear message; the right token passes.
+start -Dstsd.token=reader -Dstsd.adminToken=admin
+run length greek.csv; expect "no token: exit 3" 3 ""
+echo "$err" | grep -q "token" && echo "$err" | grep -q "401" && ok "no token: says a token is wanted (401)" || fail "no token said: $err"
+STSD_TOKEN=reader run initfile greek.csv; expect "a reader's token for an admin command: exit 3" 3 ""
+echo "$err" | grep -q "403" && ok "wrong role: 403 named" || fail "wrong role said: $err"
+STSD_TOKEN=admin run initfile greek.csv; expect "STSD_TOKEN: the admin's token passes" 0 3
+run --token reader length greek.csv; expect "--token passes" 0 3
+halt
+
+# 7. HTTPS: --cacert trusts a CA, without it the certificate is refused (exit 3),
+# --insecure skips the check.
+if command -v openssl >/dev/null 2>&1; then
+    (cd "$tmp" && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes \
+        -keyout ca.key -out ca.crt -days 2 -subj /CN=stsctl-test-ca 2>/dev/null &&
+     printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > san.ext &&
+     openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout srv.key \
+        -out srv.csr -subj /CN=localhost 2>/dev/null &&
+     openssl x509 -req -in srv.csr -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+        -extfile san.ext -out srv.crt 2>/dev/null && chmod 600 srv.key) ||
+        fail "openssl could not make a certificate"
+    start -Dstsd.tls.cert="$tmp/srv.crt" -Dstsd.tls.key="$tmp/srv.key"
+    export STSD_URL="https://127.0.0.1:$(cat "$tmp/port")"
+    run initfile greek.csv; expect "https, an unknown CA: exit 3" 3 ""
+    echo "$err" | grep -qi "certificate" && ok "https, an unknown CA: the certificate named" || fail "https said: $err"
+    run --cacert "$tmp/ca.crt" initfile greek.csv; expect "https --cacert" 0 3
+    run --insecure length greek.csv; expect "https --insecure" 0 3
+    run --cacert "$tmp/nowhere.crt" length greek.csv; expect "--cacert of a missing file: exit 2" 2 ""
+    echo "$err" | grep -q "$tmp/nowhere.crt" && ok "--cacert of a missing file: its path said" || fail "--cacert said: $err"
+    halt
+else
+    skip "https: openssl is not installed (scripts/deps.sh test installs it)"
+fi
+
+tally "stsctl"

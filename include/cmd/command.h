@@ -13,7 +13,7 @@
 #include "cmd/result.h"
 #include "guard/auth.h"
 #include "journal/journal.h"
-#include "store/dataset.h"
+#include "dataset/dataset.h"
 #include "store/store.h"
 
 typedef enum cmd_method { CMD_GET, CMD_POST, CMD_OTHER } cmd_method;

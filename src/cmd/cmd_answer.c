@@ -85,12 +85,6 @@ void cmd_ko_dataset(cmd_result *r, dataset_rc rc)
     }
 }
 
-void cmd_ko_not_durable(cmd_result *r)
-{
-    r->lsn = 0;
-    cmd_ko(r, 400, MSG_JOURNAL);
-}
-
 /* READ and FIND answer the bare line: drop the length header the store wrote. */
 static void ok_single_line(cmd_result *r)
 {

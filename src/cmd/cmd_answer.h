@@ -7,7 +7,8 @@
 
 #include "base/json.h"
 #include "cmd/result.h"
-#include "store/dataset.h"
+#include "hold/commit.h"
+#include "dataset/dataset.h"
 #include "store/store.h"
 
 /* The reference's messages, byte for byte (typos included: test plans match them). */
@@ -28,7 +29,7 @@
 #define MSG_NO_LIST        "LinkedList not found !"
 /* Ours, for cases the reference never reports. */
 #define MSG_NOMEM          "Out of memory, nothing changed !"
-#define MSG_JOURNAL        "Journal not writable, changes refused !"
+#define MSG_JOURNAL        COMMIT_NOT_DURABLE
 #define MSG_LINE_TOO_LONG  "LINE is too long !"
 #define MSG_FORMAT         "FORMAT value has to be HTML or JSON !"
 #define MSG_NO_FILE        "FILE parameter was missing !"
@@ -44,8 +45,6 @@ void cmd_ko_format(cmd_result *r, const char *fmt, ...);
 void cmd_ko_store(cmd_result *r, store_rc rc, const char *name, size_t len);
 /* The KO for dataset error rc (INITFILE, LOAD, SAVE, FILES). */
 void cmd_ko_dataset(cmd_result *r, dataset_rc rc);
-/* Turns r, whose change could not be made durable, into the KO that says so. */
-void cmd_ko_not_durable(cmd_result *r);
 
 /* READ's and READMULTI's answer to the store's rc (lines in r->text, count as set). */
 void cmd_read_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, long n,

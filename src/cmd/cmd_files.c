@@ -12,7 +12,7 @@
 #include "base/strlist.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
-#include "store/rx.h"
+#include "list/rx.h"
 
 /* Puts l in place of list name (the store owns l from here, also on error), logs verb
  * with the count and the time since t0_ns (clock_now_ns), and answers the count. Returns

@@ -10,8 +10,8 @@
 
 #include "base/clock.h"
 #include "base/num.h"
-#include "cmd/commit.h"
-#include "cmd/park.h"
+#include "hold/commit.h"
+#include "hold/park.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
 #include "store/keys.h"
@@ -224,7 +224,7 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
         } else {
             incr_answer(r, rc, w->name, &o);
             if (r->lsn && srv->j && journal_wait(srv->j, r->lsn) != 0)
-                cmd_ko_not_durable(r);
+                commit_ko_not_durable(r);
             r->lsn = 0;
         }
     }
@@ -262,7 +262,7 @@ static void on_served(key_waiter *kw, store_rc rc)
     r->lsn = 0;
     /* The answer reports a change (its own, or the one that woke it): it waits for that
      * change's record, parked still. */
-    commit_finish(w->srv, w->slot, rc == STORE_OK || !kw->incr ? kw->o.lsn : 0);
+    commit_finish(w->srv->j, w->slot, rc == STORE_OK || !kw->incr ? kw->o.lsn : 0);
     kwaiter_free(w);
 }
 

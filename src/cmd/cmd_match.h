@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "store/rx.h"
+#include "list/rx.h"
 #include "store/store.h"
 
 typedef struct cmd_matcher {

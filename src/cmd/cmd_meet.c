@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "base/clock.h"
-#include "cmd/park.h"
+#include "hold/park.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
 #include "store/barrier.h"

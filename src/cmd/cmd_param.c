@@ -6,7 +6,7 @@
 
 #include "base/num.h"
 #include "cmd_answer.h"
-#include "store/dataset.h"
+#include "dataset/dataset.h"
 
 #define MSG_TIMEOUT     "TIMEOUT value has to be a number of seconds from 0 to %d !"
 #define MSG_LEASE_VALUE "LEASE value has to be a number of seconds above 0 up to %d !"

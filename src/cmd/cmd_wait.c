@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/commit.h"
-#include "cmd/park.h"
+#include "hold/commit.h"
+#include "hold/park.h"
 #include "cmd_answer.h"
 #include "cmd_match.h"
 
@@ -84,7 +84,7 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     /* This answer goes out when this returns: a line taken now waits for its record here
      * (one fsync at most with fsync=always, on the lot's timer thread). */
     if (lsn && srv->j && journal_wait(srv->j, lsn) != 0)
-        cmd_ko_not_durable(r);
+        commit_ko_not_durable(r);
     buf_free(&out);
     waiter_free(w);
 }
@@ -115,7 +115,7 @@ static void on_served(store_waiter *sw, store_rc rc)
     cmd_result *r = park_result(w->slot);
     answer(w, rc, &sw->out, sw->count, r);
     /* Its line is taken: the answer waits for the record, parked still. */
-    commit_finish(w->srv, w->slot, rc == STORE_OK ? sw->lsn : 0);
+    commit_finish(w->srv->j, w->slot, rc == STORE_OK ? sw->lsn : 0);
     waiter_free(w);
 }
 

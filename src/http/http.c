@@ -19,7 +19,7 @@
 
 #include "base/log.h"
 #include "base/stats.h"
-#include "cmd/commit.h"
+#include "hold/commit.h"
 #include "journal/journal.h"
 #include "http_int.h"
 #include "http_route.h"
@@ -208,7 +208,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_NO;                       /* out of memory at on_uri: drop it */
     if (q->in_place) {
         /* Asked again at each turn of this thread (http_loop.h) until durable. */
-        if (commit_ready(h->srv, &q->result, q->wait_lsn))
+        if (commit_ready(h->srv->j, &q->result, q->wait_lsn))
             return MHD_YES;
         q->in_place = 0;
         http_loop_release(http_loop_current());

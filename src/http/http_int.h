@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "cmd/params.h"
-#include "cmd/park.h"
+#include "hold/park.h"
 #include "cmd/result.h"
 #include "guard/iplimit.h"
 #include "http/http.h"

@@ -9,7 +9,7 @@
 #include "base/clock.h"
 #include "base/stats.h"
 #include "cmd/command.h"
-#include "cmd/commit.h"
+#include "hold/commit.h"
 #include "guard/csrf.h"
 #include "http/metrics.h"
 #include "http/reply.h"
@@ -242,7 +242,7 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
                          "application/json; charset=utf-8");
     if (q->result.park)
         return park_connection(c, q);     /* waits for a line or a deadline: seconds */
-    if (commit_begin(h->srv, &q->result, &q->wait_lsn)) {
+    if (commit_begin(h->srv->j, &q->result, &q->wait_lsn)) {
         /* Waits for an fsync, a millisecond: in place, not suspended (http_loop.h). */
         q->in_place = 1;
         http_loop_hold(http_loop_current());

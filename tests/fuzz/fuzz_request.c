@@ -11,7 +11,7 @@
 
 #include "cmd/command.h"
 #include "config/config.h"
-#include "store/dataset.h"
+#include "dataset/dataset.h"
 #include "cmd/params.h"
 #include "http/reply.h"
 #include "store/store.h"

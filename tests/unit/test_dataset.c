@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "store/dataset.h"
+#include "dataset/dataset.h"
 #include "list/list.h"
 #include "base/log.h"
 

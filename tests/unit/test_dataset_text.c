@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
-#include "store/dataset.h"
+#include "dataset/dataset.h"
 #include "list/list.h"
 
 static char dir[] = "/tmp/stsd-test-dataset-text-XXXXXX";

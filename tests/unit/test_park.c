@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "base/clock.h"
-#include "cmd/park.h"
+#include "hold/park.h"
 
 typedef struct fake_conn {
     atomic_int resumed;

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "store/rx.h"
+#include "list/rx.h"
 
 static int matches(const char *pattern, int whole, const char *subject)
 {

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "store/rx.h"
+#include "list/rx.h"
 #include "store/store.h"
 
 static store *st;

@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-#include "store/dataset.h"
+#include "dataset/dataset.h"
 
 struct dataset {
     int dirfd;       /* kept open so every name is resolved against this very directory */

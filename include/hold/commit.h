@@ -6,22 +6,29 @@
 
 #include <stdint.h>
 
-#include "cmd/command.h"
+#include "cmd/result.h"
+#include "journal/journal.h"
+
+/* The KO of a change that could not be made durable. */
+#define COMMIT_NOT_DURABLE "Journal not writable, changes refused !"
 
 /* After a command ran (and did not park r): takes r's change (r->lsn, cleared) into
  * *lsn. Returns 0 if r may be answered now: no change, or durable as the fsync policy
  * promises, or never to be (r is then the KO that says so). Returns 1 if the change is
  * not durable yet: the caller waits, without a thread, asking commit_ready at each of
  * its turns; the journal's answer hook (journal_set_answer_hook) says when to ask. */
-int commit_begin(const cmd_server *srv, cmd_result *r, uint64_t *lsn);
+int commit_begin(struct journal *j, cmd_result *r, uint64_t *lsn);
 
 /* Asks again, without a lock: 1 if the change at lsn is still not durable; 0 if r may
  * be answered now (as it is, or as the KO commit_begin would have made it). */
-int commit_ready(const cmd_server *srv, cmd_result *r, uint64_t lsn);
+int commit_ready(struct journal *j, cmd_result *r, uint64_t lsn);
 
 /* For an ender that claimed parked slot s and wrote its answer, reporting a change at lsn
  * (0: none): finishes s (park_finish) once lsn is durable, now or from the journal's
  * writer; if it never will be, with the KO that says so instead. */
-void commit_finish(const cmd_server *srv, park_slot *s, uint64_t lsn);
+void commit_finish(struct journal *j, park_slot *s, uint64_t lsn);
+
+/* Turns r, whose change could not be made durable, into the KO that says so. */
+void commit_ko_not_durable(cmd_result *r);
 
 #endif

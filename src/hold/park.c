@@ -1,6 +1,6 @@
 /* park.c - parked requests: slots ended exactly once, deadlines in a min-heap served by
  * one timer thread that sleeps until the earliest of them. */
-#include "cmd/park.h"
+#include "hold/park.h"
 #include "base/clock.h"
 #include "base/heap.h"
 #include "base/thread.h"

@@ -1,7 +1,7 @@
 /* rx.c - FIND's regular expressions: pcre2 with JIT and match limits, compiled once per
  * distinct pattern and shared by every thread. */
 #define PCRE2_CODE_UNIT_WIDTH 8
-#include "store/rx.h"
+#include "list/rx.h"
 
 #include <pcre2.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* dataset_text.c - LOAD: a file sent in a request becomes a list as INITFILE makes one
  * from the dataset directory (same charset, same line rules). */
-#include "store/dataset.h"
+#include "dataset/dataset.h"
 
 #include <errno.h>
 #include <iconv.h>

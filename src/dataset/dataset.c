@@ -1,5 +1,5 @@
 /* dataset.c - the dataset directory: name rules, charsets, INITFILE loading, listing. */
-#include "store/dataset.h"
+#include "dataset/dataset.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -266,9 +266,53 @@ static void with_arg(FILE *out, int files)
         }
 }
 
-void ctl_doc_bash(FILE *out, const ctl_command *cmds, int n)
+/* The completion of one verb: its options, and the values of its choices. */
+static void bash_verb(FILE *out, const ctl_command *c)
 {
     char verb[64], opt[64], val[128];
+    ctl_verb_name(c, verb, sizeof verb);
+    fprintf(out, "        %s)\n", verb);
+    if (ctl_extra_of(verb)) {
+        /* An extra verb's options are words like "--as NAME". */
+        const ctl_extra *e = ctl_extra_of(verb);
+        fputs("            [[ $cur == -* ]] && COMPREPLY=($(compgen -W '--help", out);
+        for (int k = 0; e->options[k][0]; k++) {
+            const char *sp = strchr(e->options[k][0], ' ');
+            fprintf(out, " %.*s", sp ? (int)(sp - e->options[k][0]) : (int)strlen(e->options[k][0]),
+                    e->options[k][0]);
+        }
+        fputs("' -- \"$cur\")) || COMPREPLY=($(compgen -f -- \"$cur\"))\n            ;;\n", out);
+        return;
+    }
+    fputs("            case $prev in\n", out);
+    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
+        const ctl_param *p = &c->params[k];
+        if (ctl_param_kind(p) != CTL_CHOICE)
+            continue;
+        ctl_option_name(c, p, opt, sizeof opt);
+        lower(p->value, val, sizeof val);
+        for (char *b = val; *b; b++)
+            if (*b == '|')
+                *b = ' ';
+        fprintf(out, "                --%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
+                opt, val);
+    }
+    fputs("            esac\n            COMPREPLY=($(compgen -W '--help", out);
+    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
+        const ctl_param *p = &c->params[k];
+        if (ctl_param_kind(p) == CTL_POSITIONAL)
+            continue;
+        ctl_option_name(c, p, opt, sizeof opt);
+        fprintf(out, " --%s", opt);
+        if (ctl_param_kind(p) == CTL_BOOL)
+            fprintf(out, " --no-%s", opt);
+    }
+    fputs("' -- \"$cur\"))\n            ;;\n", out);
+}
+
+void ctl_doc_bash(FILE *out, const ctl_command *cmds, int n)
+{
+    char verb[64];
     fputs("# bash completion for stsctl: written by scripts/mkctl from the command table.\n"
           "_stsctl()\n{\n"
           "    local cur prev verb i\n"
@@ -311,46 +355,7 @@ void ctl_doc_bash(FILE *out, const ctl_command *cmds, int n)
             fprintf(out, " %s", e->verb);
     }
     fputs("' -- \"$cur\"))\n        fi\n        return\n    fi\n    case $verb in\n", out);
-    for (int i = 0; i < n; i++) {
-        const ctl_command *c = &cmds[i];
-        ctl_verb_name(c, verb, sizeof verb);
-        fprintf(out, "        %s)\n", verb);
-        if (ctl_extra_of(verb)) {
-            /* An extra verb's options are words like "--as NAME". */
-            const ctl_extra *e = ctl_extra_of(verb);
-            fputs("            [[ $cur == -* ]] && COMPREPLY=($(compgen -W '--help", out);
-            for (int k = 0; e->options[k][0]; k++) {
-                const char *sp = strchr(e->options[k][0], ' ');
-                fprintf(out, " %.*s", sp ? (int)(sp - e->options[k][0]) : (int)strlen(e->options[k][0]),
-                        e->options[k][0]);
-            }
-            fputs("' -- \"$cur\")) || COMPREPLY=($(compgen -f -- \"$cur\"))\n            ;;\n", out);
-            continue;
-        }
-        fputs("            case $prev in\n", out);
-        for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
-            const ctl_param *p = &c->params[k];
-            if (ctl_param_kind(p) != CTL_CHOICE)
-                continue;
-            ctl_option_name(c, p, opt, sizeof opt);
-            lower(p->value, val, sizeof val);
-            for (char *b = val; *b; b++)
-                if (*b == '|')
-                    *b = ' ';
-            fprintf(out, "                --%s) COMPREPLY=($(compgen -W '%s' -- \"$cur\")); return ;;\n",
-                    opt, val);
-        }
-        fputs("            esac\n            COMPREPLY=($(compgen -W '--help", out);
-        for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
-            const ctl_param *p = &c->params[k];
-            if (ctl_param_kind(p) == CTL_POSITIONAL)
-                continue;
-            ctl_option_name(c, p, opt, sizeof opt);
-            fprintf(out, " --%s", opt);
-            if (ctl_param_kind(p) == CTL_BOOL)
-                fprintf(out, " --no-%s", opt);
-        }
-        fputs("' -- \"$cur\"))\n            ;;\n", out);
-    }
+    for (int i = 0; i < n; i++)
+        bash_verb(out, &cmds[i]);
     fputs("    esac\n}\ncomplete -F _stsctl stsctl\n", out);
 }

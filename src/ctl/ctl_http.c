@@ -113,6 +113,28 @@ static int command_url(buf *u, const char *base, const char *command, const char
     return u->oom ? -1 : 0;
 }
 
+/* The options of every request: where, its headers, timeouts, TLS, where answers go. */
+static void set_options(CURL *h, const ctl_conn *c, const char *url, struct curl_slist *hdr,
+                        char *cerr, ctl_answer *a)
+{
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, a);
+    curl_easy_setopt(h, CURLOPT_USERAGENT, "stsctl");
+    if (c->cacert)
+        curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
+    if (c->insecure) {
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+}
+
 int ctl_request(const ctl_conn *c, const char *command, const char *query, int post,
                 const char *upload, int progress_bar, ctl_answer *a)
 {
@@ -150,22 +172,7 @@ int ctl_request(const ctl_conn *c, const char *command, const char *query, int p
     hdr = curl_slist_append(hdr, "Expect:");   /* no 100-continue round trip */
     if (!hdr)
         goto oom;
-    curl_easy_setopt(h, CURLOPT_URL, url.data);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, cerr);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_timeout_ms);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &a->body);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, a);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "stsctl");
-    if (c->cacert)
-        curl_easy_setopt(h, CURLOPT_CAINFO, c->cacert);
-    if (c->insecure) {
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
-    }
+    set_options(h, c, url.data, hdr, cerr, a);
     if (upload) {
         mime = curl_mime_init(h);
         curl_mimepart *part = mime ? curl_mime_addpart(mime) : NULL;

@@ -289,6 +289,31 @@ cleanup:
     free(keep);
 }
 
+/* Writes the snapshot files of c's copied lists (freeing each copy once written) and
+ * syncs the directory. Returns 0, or -1 (logged) when stopping or on a failure. */
+static int write_snapshots(journal *j, compaction *c, buf *err)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        uint64_t bytes;
+        if (stopping(j)) {
+            log_info("journal: compaction abandoned: stopping");
+            return -1;
+        }
+        if (snap_write(j->dirfd, c->v[i].id, c->v[i].l, 0, &bytes, err) != 0) {
+            log_error("journal: compaction failed: %s", err->data ? err->data : "out of memory");
+            return -1;
+        }
+        c->bytes += bytes;
+        list_free(c->v[i].l);
+        c->v[i].l = NULL;
+    }
+    if (c->n && wal_fsync_dir(j->dirfd) != 0) {
+        log_error("journal: compaction failed: fsync of %s: %s", j->dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 int journal_compact(journal *j, store *st)
 {
     compaction c = {.j = j, .st = st};
@@ -314,24 +339,8 @@ int journal_compact(journal *j, store *st)
                   "recorded", gen);
         goto cleanup;
     }
-    for (size_t i = 0; i < c.n; i++) {
-        uint64_t bytes;
-        if (stopping(j)) {
-            log_info("journal: compaction abandoned: stopping");
-            goto cleanup;
-        }
-        if (snap_write(j->dirfd, c.v[i].id, c.v[i].l, 0, &bytes, &err) != 0) {
-            log_error("journal: compaction failed: %s", err.data ? err.data : "out of memory");
-            goto cleanup;
-        }
-        c.bytes += bytes;
-        list_free(c.v[i].l);
-        c.v[i].l = NULL;
-    }
-    if (c.n && wal_fsync_dir(j->dirfd) != 0) {
-        log_error("journal: compaction failed: fsync of %s: %s", j->dir, strerror(errno));
+    if (write_snapshots(j, &c, &err) != 0)
         goto cleanup;
-    }
     /* The record that makes the new generation stand alone, on disk before anything old
      * is removed. */
     pthread_mutex_lock(&j->mu);

@@ -540,6 +540,61 @@ int wal_enc_key(buf *out, int type, const char *name, int flag, uint64_t id, int
     return wal_put_varint(out, version) == 0 && buf_append(out, value, len) == 0 ? 0 : -1;
 }
 
+/* The bodies of the lease records after the list's name: LEASE, OWN, RENEW, SETTLE.
+ * Returns 0, or -1 if malformed. */
+static int decode_lease(const uint8_t **pp, const uint8_t *end, wal_rec *r)
+{
+    const uint8_t *p = *pp;
+    uint64_t v;
+    if (r->type == WAL_SETTLE) {
+        if (p == end || *p > 1)
+            return -1;
+        r->flag = *p++;
+    }
+    if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0)
+        return -1;
+    if (r->type != WAL_SETTLE && wal_get_varint(&p, end, &r->n) != 0)
+        return -1;
+    if (r->type == WAL_RENEW && p != end)
+        return -1;
+    if (r->type == WAL_OWN) {
+        if (wal_get_varint(&p, end, &v) != 0 || v == 0 || v > (uint64_t)(end - p) ||
+            memchr(p, '\0', (size_t)v))
+            return -1;
+        r->owner = (const char *)p;
+        r->owner_len = (size_t)v;
+        p += v;
+    }
+    *pp = p;
+    return 0;
+}
+
+/* The bodies of the key records after the key's name: KEY_SET, KEY_LEASE, KEY_SETTLE.
+ * Returns 0, or -1 if malformed. */
+static int decode_key(const uint8_t **pp, const uint8_t *end, wal_rec *r)
+{
+    const uint8_t *p = *pp;
+    uint64_t v;
+    if (r->name_len == 0)
+        return -1;
+    if (r->type != WAL_KEY_LEASE) {
+        if (p == end || *p > 1)
+            return -1;
+        r->flag = *p++;
+    }
+    if (r->type != WAL_KEY_SET && (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0))
+        return -1;
+    if (r->type == WAL_KEY_LEASE) {
+        if (wal_get_varint(&p, end, &r->n) != 0 || wal_get_varint(&p, end, &v) != 0)
+            return -1;
+        r->by = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+    }
+    if (wal_get_varint(&p, end, &r->version) != 0 || r->version == 0)
+        return -1;
+    *pp = p;
+    return 0;
+}
+
 int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
 {
     const uint8_t *p = body + 1, *end = body + len;
@@ -579,29 +634,10 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
             return -1;
         break;
     case WAL_LEASE:
-        if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0 ||
-            wal_get_varint(&p, end, &r->n) != 0)
-            return -1;
-        break;
     case WAL_OWN:
-        if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0 ||
-            wal_get_varint(&p, end, &r->n) != 0 || wal_get_varint(&p, end, &v) != 0 ||
-            v == 0 || v > (uint64_t)(end - p) || memchr(p, '\0', (size_t)v))
-            return -1;
-        r->owner = (const char *)p;
-        r->owner_len = (size_t)v;
-        p += v;
-        break;
     case WAL_RENEW:
-        if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0 ||
-            wal_get_varint(&p, end, &r->n) != 0 || p != end)
-            return -1;
-        break;
     case WAL_SETTLE:
-        if (p == end || *p > 1)
-            return -1;
-        r->flag = *p++;
-        if (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0)
+        if (decode_lease(&p, end, r) != 0)
             return -1;
         break;
     case WAL_KEY_DEL:
@@ -611,21 +647,7 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     case WAL_KEY_SET:
     case WAL_KEY_LEASE:
     case WAL_KEY_SETTLE:
-        if (r->name_len == 0)
-            return -1;
-        if (r->type != WAL_KEY_LEASE) {
-            if (p == end || *p > 1)
-                return -1;
-            r->flag = *p++;
-        }
-        if (r->type != WAL_KEY_SET && (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0))
-            return -1;
-        if (r->type == WAL_KEY_LEASE) {
-            if (wal_get_varint(&p, end, &r->n) != 0 || wal_get_varint(&p, end, &v) != 0)
-                return -1;
-            r->by = (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
-        }
-        if (wal_get_varint(&p, end, &r->version) != 0 || r->version == 0)
+        if (decode_key(&p, end, r) != 0)
             return -1;
         break;
     default:        /* REPLACE, SNAPSHOT */

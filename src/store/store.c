@@ -375,8 +375,11 @@ static store_rc settle_locked(store *st, entry *e, int release, uint64_t id,
     return rc;
 }
 
-store_rc store_settle(store *st, const char *name, int release, uint64_t id, const char *line,
-                      size_t len, uint64_t *lsn)
+/* ACK or RELEASE of list name's lease: by id, by line (id 0), or the one owner who
+ * (wlen bytes) holds (who not NULL). */
+static store_rc settle(store *st, const char *name, int release, uint64_t id,
+                       const char *line, size_t len, const char *who, size_t wlen,
+                       uint64_t *lsn)
 {
     uint64_t scratch;
     lsn = lsn_out(lsn, &scratch);
@@ -385,28 +388,24 @@ store_rc store_settle(store *st, const char *name, int release, uint64_t id, con
         return STORE_NOT_LOADED;
     store_waiter *served = NULL;
     pthread_mutex_lock(&e->lock);
-    store_rc rc = settle_locked(st, e, release, id, line, len, &served, lsn);
+    owner *o = who ? store_owner_find(&e->owners, who, wlen) : NULL;
+    store_rc rc = who && !o ? STORE_NO_LEASE
+                : settle_locked(st, e, release, o ? o->l->id : id, line, len, &served, lsn);
     pthread_mutex_unlock(&e->lock);
     store_wait_finish(st, served, *lsn);
     return rc;
 }
 
+store_rc store_settle(store *st, const char *name, int release, uint64_t id, const char *line,
+                      size_t len, uint64_t *lsn)
+{
+    return settle(st, name, release, id, line, len, NULL, 0, lsn);
+}
+
 store_rc store_settle_owner(store *st, const char *name, int release, const char *who,
                             size_t wlen, uint64_t *lsn)
 {
-    uint64_t scratch;
-    lsn = lsn_out(lsn, &scratch);
-    entry *e = store_lookup(st, name);
-    if (!e)
-        return STORE_NOT_LOADED;
-    store_waiter *served = NULL;
-    pthread_mutex_lock(&e->lock);
-    owner *o = store_owner_find(&e->owners, who, wlen);
-    store_rc rc = o ? settle_locked(st, e, release, o->l->id, NULL, 0, &served, lsn)
-                    : STORE_NO_LEASE;
-    pthread_mutex_unlock(&e->lock);
-    store_wait_finish(st, served, *lsn);
-    return rc;
+    return settle(st, name, release, 0, NULL, 0, who, wlen, lsn);
 }
 
 size_t store_lease_expire(store *st, int64_t now, int64_t *next)

@@ -26,19 +26,6 @@
 
 static daemon_proc d;
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void die(const char *what)
 {
     fprintf(stderr, "bench-barrier: %s\n", what);
@@ -73,7 +60,7 @@ static void client(shared *s, int proc, int first, int conns)
         for (int i = 0; i < conns - held; i++)
             if (http_conn_send(&c[i], target) != 0)
                 die("send failed");
-        s->last_sent[g * s->procs + proc] = now_ms();
+        s->last_sent[g * s->procs + proc] = td_mono_ms();
         __atomic_add_fetch(&s->sent[g], 1, __ATOMIC_SEQ_CST);
         if (held) {
             while (__atomic_load_n(&s->sent[g], __ATOMIC_SEQ_CST) < s->procs)
@@ -81,7 +68,7 @@ static void client(shared *s, int proc, int first, int conns)
             usleep(20000);
             if (http_conn_send(&c[conns - 1], target) != 0)
                 die("send failed");
-            s->last_sent[g * s->procs + proc] = now_ms();
+            s->last_sent[g * s->procs + proc] = td_mono_ms();
         }
         int left = conns;
         char *done = calloc((size_t)conns, 1);
@@ -90,7 +77,7 @@ static void client(shared *s, int proc, int first, int conns)
                 p[i] = (struct pollfd){done[i] ? -1 : c[i].fd, POLLIN, 0};
             if (poll(p, (nfds_t)conns, 70000) <= 0)
                 die("no answer within 70 s");
-            double t = now_ms();
+            double t = td_mono_ms();
             for (int i = 0; i < conns; i++) {
                 if (!(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                     continue;
@@ -188,10 +175,10 @@ static void skew(int parties, int procs, int gens, int hold_last)
         if (skews[g] > worst)
             worst = skews[g];
     }
-    qsort(skews, (size_t)gens, sizeof *skews, cmp_d);
+    qsort(skews, (size_t)gens, sizeof *skews, td_cmp_double);
     printf("\n  median %.1f ms, worst %.1f ms\n", skews[gens / 2], worst);
     size_t total = (size_t)gens * parties;
-    qsort(delay, total, sizeof *delay, cmp_d);
+    qsort(delay, total, sizeof *delay, td_cmp_double);
     static const double edges[] = {1, 2, 5, 10, 20, 50, 100, 1e300};
     static const char *const labels[] = {"< 1 ms", "1-2 ms", "2-5 ms", "5-10 ms", "10-20 ms",
                                          "20-50 ms", "50-100 ms", ">= 100 ms"};
@@ -212,7 +199,7 @@ static void skew(int parties, int procs, int gens, int hold_last)
     }
     printf("  by place of arrival (X-STS-Arrival), delay p50 / max:\n");
     for (int k = 0; k < DECILES; k++) {
-        qsort(by_place[k], (size_t)by_n[k], sizeof(double), cmp_d);
+        qsort(by_place[k], (size_t)by_n[k], sizeof(double), td_cmp_double);
         printf("    %4d-%-4d  %6.1f / %6.1f ms\n", k * parties / DECILES + 1,
                (k + 1) * parties / DECILES, by_n[k] ? by_place[k][by_n[k] / 2] : 0,
                by_n[k] ? by_place[k][by_n[k] - 1] : 0);
@@ -227,29 +214,6 @@ static void skew(int parties, int procs, int gens, int hold_last)
     munmap(s.place, n * sizeof(int));
 }
 
-static void proc_usage(pid_t pid, double *cpu_s, long *rss_kb)
-{
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    unsigned long ut = 0, st = 0;
-    if (f && fgets(buf, sizeof buf, f)) {
-        char *p = strrchr(buf, ')');
-        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
-    }
-    if (f)
-        fclose(f);
-    *cpu_s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    f = fopen(path, "r");
-    *rss_kb = 0;
-    while (f && fgets(buf, sizeof buf, f))
-        if (sscanf(buf, "VmRSS: %ld", rss_kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-}
-
 /* n arrivals parked at a barrier of n + 1: stsd's CPU over secs idle, then OPEN. */
 static void parked(int n, int secs)
 {
@@ -259,7 +223,7 @@ static void parked(int n, int secs)
     double cpu0, cpu1;
     long rss0, rss1;
     snprintf(target, sizeof target, "/sts/BARRIER?NAME=parked&PARTIES=%d&TIMEOUT=600", n + 1);
-    proc_usage(d.pid, &cpu0, &rss0);
+    td_proc_usage(d.pid, &cpu0, &rss0);
     for (int i = 0; i < n; i++) {
         if (http_conn_open(&tmp, d.port) != 0 || http_conn_send(&tmp, target) != 0) {
             fprintf(stderr, "bench-barrier: connection %d failed\n", i);
@@ -276,21 +240,21 @@ static void parked(int n, int secs)
     if (!strstr(r.body, want))
         die("not every arrival is parked");
     http_reply_free(&r);
-    proc_usage(d.pid, &cpu0, &rss1);
-    double t0 = now_ms();
+    td_proc_usage(d.pid, &cpu0, &rss1);
+    double t0 = td_mono_ms();
     sleep((unsigned)secs);
-    proc_usage(d.pid, &cpu1, &rss1);
-    double t1 = now_ms();
+    td_proc_usage(d.pid, &cpu1, &rss1);
+    double t1 = td_mono_ms();
     printf("%d parked arrivals, %d s idle: stsd %.2f %% CPU (%.3f s), RSS %ld -> %ld KiB "
            "(+%.0f bytes each)\n", n, secs, 100 * (cpu1 - cpu0) * 1000 / (t1 - t0),
            cpu1 - cpu0, rss0, rss1, (double)(rss1 - rss0) * 1024 / n);
     /* OPEN by hand: from sending it to the last arrival's answer. */
     struct pollfd *p = calloc((size_t)n, sizeof *p);
-    double t = now_ms();
+    double t = td_mono_ms();
     if (http_get(d.port, "/sts/OPEN?NAME=parked", &r) != 0)
         die("OPEN failed");
     http_reply_free(&r);
-    double opened = now_ms();
+    double opened = td_mono_ms();
     int left = n;
     while (left > 0) {
         for (int i = 0; i < n; i++)
@@ -310,7 +274,7 @@ static void parked(int n, int secs)
                 left--;
             }
     }
-    double end = now_ms();
+    double end = td_mono_ms();
     printf("OPEN of %d parked arrivals: answered in %.1f ms, last arrival answered %.1f ms "
            "after OPEN was sent\n", n, opened - t, end - t);
     free(p);

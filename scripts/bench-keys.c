@@ -13,19 +13,6 @@
 
 enum { W = 100 };
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static void watch(http_conn *c, long version)
 {
     char t[96];
@@ -64,7 +51,7 @@ int main(int argc, char **argv)
         if (http_conn_get(&setter, t, &r) != 0)
             return 1;
         http_reply_free(&r);
-        double t0 = now_ms();
+        double t0 = td_mono_ms();
         int left = W;
         char done[W] = {0};
         while (left) {
@@ -79,7 +66,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "bench-keys: a watcher was not woken\n");
                 return 1;
             }
-            double t1 = now_ms();
+            double t1 = td_mono_ms();
             for (int j = 0; j < n; j++)
                 if (p[j].revents) {
                     if (http_conn_recv(&c[idx[j]], &r) != 0)
@@ -90,14 +77,14 @@ int main(int argc, char **argv)
                     left--;
                 }
         }
-        all[k] = now_ms() - t0;
+        all[k] = td_mono_ms() - t0;
         version++;
         for (int i = 0; i < W; i++)
             watch(&c[i], version);
         usleep(3000);
     }
-    qsort(each, ne, sizeof *each, cmp_d);
-    qsort(all, (size_t)sets, sizeof *all, cmp_d);
+    qsort(each, ne, sizeof *each, td_cmp_double);
+    qsort(all, (size_t)sets, sizeof *all, td_cmp_double);
     printf("%-44s %8.3f ms p50 %8.3f ms p99   (%d SETs, %d watchers)\n",
            "keys wake: SET answered -> each watcher", each[ne / 2], each[(size_t)(ne * 0.99)],
            sets, W);

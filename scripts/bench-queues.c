@@ -21,15 +21,7 @@ static daemon_proc d;
 
 static double now_s(void)
 {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-static int cmp_d(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    return td_mono_ms() / 1e3;
 }
 
 static void must_get(const char *target)
@@ -80,7 +72,7 @@ static void wake_latency(int adds)
             }
         usleep(2000);
     }
-    qsort(lat, (size_t)adds, sizeof *lat, cmp_d);
+    qsort(lat, (size_t)adds, sizeof *lat, td_cmp_double);
     printf("%-44s %8.3f ms p50 %8.3f ms p99   (%d ADDs, 100 waiters)\n",
            "wake latency: ADD answered -> waiter answered", lat[adds / 2],
            lat[(int)(adds * 0.99)], adds);
@@ -92,35 +84,12 @@ static void wake_latency(int adds)
 
 /* ---- parked waiters ---- */
 
-static void proc_usage(pid_t pid, double *cpu_s, long *rss_kb)
-{
-    char path[64], buf[4096];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    unsigned long ut = 0, st = 0;
-    if (f && fgets(buf, sizeof buf, f)) {
-        char *p = strrchr(buf, ')');
-        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
-    }
-    if (f)
-        fclose(f);
-    *cpu_s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    f = fopen(path, "r");
-    *rss_kb = 0;
-    while (f && fgets(buf, sizeof buf, f))
-        if (sscanf(buf, "VmRSS: %ld", rss_kb) == 1)
-            break;
-    if (f)
-        fclose(f);
-}
-
 static void parked(int n, int secs)
 {
     http_conn *c = calloc((size_t)n, sizeof *c);
     double cpu0, cpu1;
     long rss0, rss1;
-    proc_usage(d.pid, &cpu0, &rss0);
+    td_proc_usage(d.pid, &cpu0, &rss0);
     for (int i = 0; i < n; i++)
         if (http_conn_open(&c[i], d.port) != 0 ||
             http_conn_send(&c[i], "/sts/READ?FILENAME=parked&KEEP=FALSE&TIMEOUT=60") != 0) {
@@ -128,10 +97,10 @@ static void parked(int n, int secs)
             exit(1);
         }
     sleep(1);
-    proc_usage(d.pid, &cpu0, &rss1);
+    td_proc_usage(d.pid, &cpu0, &rss1);
     double t0 = now_s();
     sleep((unsigned)secs);
-    proc_usage(d.pid, &cpu1, &rss1);
+    td_proc_usage(d.pid, &cpu1, &rss1);
     double t1 = now_s();
     printf("%-44s %8.2f %% CPU   RSS %ld -> %ld KiB (+%.0f bytes each)\n",
            "5,000 parked waiters, idle", 100 * (cpu1 - cpu0) / (t1 - t0), rss0, rss1,
@@ -206,9 +175,9 @@ static void pairs(int secs, int rounds)
         pr[k] = rate(1, 4, secs);
         ratio[k] = pr[k] / rd[k];
     }
-    qsort(pr, (size_t)rounds, sizeof *pr, cmp_d);
-    qsort(rd, (size_t)rounds, sizeof *rd, cmp_d);
-    qsort(ratio, (size_t)rounds, sizeof *ratio, cmp_d);
+    qsort(pr, (size_t)rounds, sizeof *pr, td_cmp_double);
+    qsort(rd, (size_t)rounds, sizeof *rd, td_cmp_double);
+    qsort(ratio, (size_t)rounds, sizeof *ratio, td_cmp_double);
     printf("%-44s %8.0f /s\n", "READ KEEP=FALSE alone", rd[rounds / 2]);
     printf("%-44s %8.0f /s   ratio %.2f (median of %d alternated rounds)\n",
            "READ LEASE + ACK pairs", pr[rounds / 2], ratio[rounds / 2], rounds);

@@ -470,3 +470,89 @@ unsigned char *td_saved_id_counts(const daemon_proc *d, const char *name, int ma
     free(text);
     return count;
 }
+
+int td_start_fresh(daemon_proc *d, const char *file, const char *content)
+{
+    if (td_mkdirs(d) != 0)
+        return -1;
+    if (file && td_write_file(d, file, content, strlen(content)) != 0)
+        return -1;
+    return td_start(d, NULL);
+}
+
+int td_teardown_state(void **state)
+{
+    td_cleanup(*state);
+    return 0;
+}
+
+int td_start_failsync(daemon_proc *d, const char *flag, const char *const *extra)
+{
+    const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
+    char lib[600], asan[600];
+    const char *slash = strrchr(bin, '/');
+    snprintf(lib, sizeof lib, "%.*s/tests/libfailsync.so", slash ? (int)(slash - bin) : 1,
+             slash ? bin : ".");
+    if (access(lib, R_OK) != 0)
+        return -1;
+    /* An ASan build wants its runtime first among the preloaded libraries. */
+    const char *was = getenv("ASAN_OPTIONS");
+    char *saved = was ? strdup(was) : NULL;
+    snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0", was ? was : "", was ? ":" : "");
+    setenv("ASAN_OPTIONS", asan, 1);
+    setenv("LD_PRELOAD", lib, 1);
+    setenv("STSD_FAILSYNC", flag, 1);
+    int rc = td_start(d, extra);
+    unsetenv("LD_PRELOAD");
+    unsetenv("STSD_FAILSYNC");
+    if (saved) {
+        setenv("ASAN_OPTIONS", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("ASAN_OPTIONS");
+    }
+    return rc;
+}
+
+int64_t td_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+double td_mono_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+int td_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void td_proc_usage(pid_t pid, double *cpu_s, long *rss_kb)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    unsigned long ut = 0, st = 0;
+    if (f && fgets(buf, sizeof buf, f)) {
+        char *p = strrchr(buf, ')');
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+    }
+    if (f)
+        fclose(f);
+    *cpu_s = (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    f = fopen(path, "r");
+    *rss_kb = 0;
+    while (f && fgets(buf, sizeof buf, f))
+        if (sscanf(buf, "VmRSS: %ld", rss_kb) == 1)
+            break;
+    if (f)
+        fclose(f);
+}

@@ -5,6 +5,7 @@
 
 #include <netinet/in.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef struct daemon_proc {
@@ -39,6 +40,22 @@ int td_stop(daemon_proc *d, int kill9);
 int td_wait(daemon_proc *d, int ms);
 /* Removes the temp directory. */
 void td_cleanup(daemon_proc *d);
+/* A fresh daemon: td_mkdirs, the dataset file `file` holding content (if file is not
+ * NULL), then td_start(d, NULL). Returns 0 or -1. */
+int td_start_fresh(daemon_proc *d, const char *file, const char *content);
+/* cmocka group teardown for a group setup that set *state to its daemon_proc. */
+int td_teardown_state(void **state);
+/* td_start with $STSD's dir's tests/libfailsync.so preloaded, failing syncs while the file
+ * flag exists (environment restored after). Returns 0, or -1 (no shim, or no start). */
+int td_start_failsync(daemon_proc *d, const char *flag, const char *const *extra);
+
+/* CLOCK_MONOTONIC in milliseconds: whole (td_now_ms) or with its fraction (td_mono_ms). */
+int64_t td_now_ms(void);
+double td_mono_ms(void);
+/* qsort comparison of doubles, ascending. */
+int td_cmp_double(const void *a, const void *b);
+/* Process pid's CPU seconds (user + system) and RSS in KiB from /proc; 0 if unreadable. */
+void td_proc_usage(pid_t pid, double *cpu_s, long *rss_kb);
 
 typedef struct http_reply {
     int status;

@@ -23,41 +23,19 @@ static daemon_proc d;
 
 static int setup(void **state)
 {
-    if (td_mkdirs(&d) != 0)
-        return -1;
-    return td_start(&d, NULL);
-}
-
-static int teardown(void **state)
-{
-    td_cleanup(&d);
-    return 0;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    *state = &d;
+    return td_start_fresh(&d, NULL, NULL);
 }
 
 static void expect_get(const char *target, int ok, const char *text)
 {
-    http_reply r;
-    assert_int_equal(http_get(d.port, target, &r), 0);
-    expect_page(&r, ok, text);
-    http_reply_free(&r);
+    expect_get_page(d.port, target, ok, text);
 }
 
 /* GET target: a JSON answer with this HTTP status and exactly this body. */
 static void expect_json(const char *target, int status, const char *body)
 {
-    http_reply r;
-    assert_int_equal(http_get(d.port, target, &r), 0);
-    assert_int_equal(r.status, status);
-    if (strcmp(r.body, body) != 0)
-        fail_msg("want: %s\ngot:  %s", body, r.body);
-    http_reply_free(&r);
+    expect_get_json(d.port, target, status, body);
 }
 
 /* Opens a connection and sends target on it: an arrival. */
@@ -176,9 +154,9 @@ static void test_timeout_ko(void **state)
     arrive(&a, "/sts/BARRIER?NAME=t1&PARTIES=3&TIMEOUT=0.5");
     td_sleep_ms(50);
     arrive(&b, "/sts/BARRIER?NAME=t1&PARTIES=3&TIMEOUT=10");
-    int64_t t0 = now_ms();
+    int64_t t0 = td_now_ms();
     expect_ko_answer(&a, 2000, "Barrier t1 timed out with 2 of 3 arrived !");
-    assert_true(now_ms() - t0 < 1500);
+    assert_true(td_now_ms() - t0 < 1500);
     assert_false(http_conn_ready(&b, 100));                /* b waits on, alone now */
     /* In JSON: 408. */
     expect_json("/sts/BARRIER?NAME=t1&PARTIES=3&TIMEOUT=0.2&FORMAT=JSON", 408,
@@ -403,7 +381,7 @@ static void stop_with_arrivals(int by_signal)
         td_sleep_ms(50);
     }
     td_sleep_ms(200);
-    int64_t t0 = now_ms();
+    int64_t t0 = td_now_ms();
     if (by_signal)
         kill(d2.pid, SIGTERM);
     else
@@ -414,7 +392,7 @@ static void stop_with_arrivals(int by_signal)
                                               : "Server is stopping: barrier s2 did not open !");
     assert_int_equal(td_wait(&d2, 1000), 0);
     assert_non_null(strstr(td_log(&d2), "answering 22 waiting requests"));
-    assert_true(now_ms() - t0 < 1000);
+    assert_true(td_now_ms() - t0 < 1000);
     d.port = port;
     td_cleanup(&d2);
 }
@@ -444,5 +422,5 @@ int main(void)
         cmocka_unit_test(test_stop_answers_arrivals),
         cmocka_unit_test(test_sigterm_answers_arrivals),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, td_teardown_state);
 }

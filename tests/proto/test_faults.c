@@ -170,29 +170,7 @@ static void set_flag(const char *flag, int on)
 /* Starts stsd (fsync=always) with the shim preloaded; flag is where it looks. */
 static void start_with_shim(daemon_proc *d, const char *flag, const char **args)
 {
-    const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
-    char lib[600], asan[600];
-    const char *slash = strrchr(bin, '/');
-    snprintf(lib, sizeof lib, "%.*s/tests/libfailsync.so", slash ? (int)(slash - bin) : 1,
-             slash ? bin : ".");
-    assert_int_equal(access(lib, R_OK), 0);
-    /* An ASan build wants its runtime first among the preloaded libraries. */
-    snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0",
-             getenv("ASAN_OPTIONS") ? getenv("ASAN_OPTIONS") : "",
-             getenv("ASAN_OPTIONS") ? ":" : "");
-    char *saved = getenv("ASAN_OPTIONS") ? strdup(getenv("ASAN_OPTIONS")) : NULL;
-    setenv("LD_PRELOAD", lib, 1);
-    setenv("STSD_FAILSYNC", flag, 1);
-    setenv("ASAN_OPTIONS", asan, 1);
-    assert_int_equal(td_start(d, args), 0);
-    unsetenv("LD_PRELOAD");
-    unsetenv("STSD_FAILSYNC");
-    if (saved) {
-        setenv("ASAN_OPTIONS", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("ASAN_OPTIONS");
-    }
+    assert_int_equal(td_start_failsync(d, flag, args), 0);
 }
 
 /* OKs received before to for changes sent after from, the first failed sync: none of

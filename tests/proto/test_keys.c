@@ -25,24 +25,16 @@ static int port;
 
 static int setup(void **state)
 {
-    if (td_mkdirs(&d) != 0 || td_start(&d, NULL) != 0)
+    *state = &d;
+    if (td_start_fresh(&d, NULL, NULL) != 0)
         return -1;
     port = d.port;
     return 0;
 }
 
-static int teardown(void **state)
-{
-    td_cleanup(&d);
-    return 0;
-}
-
 static void expect_get(const char *target, int ok, const char *text)
 {
-    http_reply r;
-    assert_int_equal(http_get(port, target, &r), 0);
-    expect_page(&r, ok, text);
-    http_reply_free(&r);
+    expect_get_page(port, target, ok, text);
 }
 
 /* GETs target, expects the OK page text and X-STS-Version version (0: none). */
@@ -64,12 +56,7 @@ static void expect_version(const char *target, const char *text, long version)
 /* GETs target with FORMAT=JSON, expects the status and exactly body. */
 static void expect_json(const char *target, int status, const char *body)
 {
-    http_reply r;
-    assert_int_equal(http_get(port, target, &r), 0);
-    assert_int_equal(r.status, status);
-    if (strcmp(r.body, body) != 0)
-        fail_msg("%s\nwant: %s\ngot:  %s", target, body, r.body);
-    http_reply_free(&r);
+    expect_get_json(port, target, status, body);
 }
 
 /* The body of an OK page (the payload), as a number. */
@@ -698,5 +685,5 @@ int main(void)
         cmocka_unit_test(test_ids_across_kill9),
         cmocka_unit_test(test_counter_leases_across_kill9),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, td_teardown_state);
 }

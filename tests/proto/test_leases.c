@@ -21,15 +21,8 @@ static daemon_proc d;
 
 static int setup(void **state)
 {
-    if (td_mkdirs(&d) != 0)
-        return -1;
-    return td_start(&d, NULL);
-}
-
-static int teardown(void **state)
-{
-    td_cleanup(&d);
-    return 0;
+    *state = &d;
+    return td_start_fresh(&d, NULL, NULL);
 }
 
 static void expect_get(const char *target, int ok, const char *text)
@@ -269,5 +262,5 @@ int main(void)
         cmocka_unit_test(test_release_feeds_waiter_with_lease),
         cmocka_unit_test(test_leases_across_kill9),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, td_teardown_state);
 }

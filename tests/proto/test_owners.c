@@ -27,24 +27,13 @@ static daemon_proc d;
 
 static int setup(void **state)
 {
-    if (td_mkdirs(&d) != 0)
-        return -1;
-    td_write_file(&d, "logins.csv", "u1\nu2\nu3\n", 9);
-    return td_start(&d, NULL);
-}
-
-static int teardown(void **state)
-{
-    td_cleanup(&d);
-    return 0;
+    *state = &d;
+    return td_start_fresh(&d, "logins.csv", "u1\nu2\nu3\n");
 }
 
 static void expect_get(const char *target, int ok, const char *text)
 {
-    http_reply r;
-    assert_int_equal(http_get(d.port, target, &r), 0);
-    expect_page(&r, ok, text);
-    http_reply_free(&r);
+    expect_get_page(d.port, target, ok, text);
 }
 
 /* GETs target and copies the OK page's text (between <body> and </body>) to out. */
@@ -315,5 +304,5 @@ int main(void)
         cmocka_unit_test(test_bad_owners),
         cmocka_unit_test(test_owner_across_kill9),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, td_teardown_state);
 }

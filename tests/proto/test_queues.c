@@ -21,31 +21,13 @@ static daemon_proc d;
 
 static int setup(void **state)
 {
-    if (td_mkdirs(&d) != 0)
-        return -1;
-    td_write_file(&d, "f.csv", "f1\nf2\n", 6);
-    return td_start(&d, NULL);
-}
-
-static int teardown(void **state)
-{
-    td_cleanup(&d);
-    return 0;
-}
-
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+    *state = &d;
+    return td_start_fresh(&d, "f.csv", "f1\nf2\n");
 }
 
 static void expect_get(const char *target, int ok, const char *text)
 {
-    http_reply r;
-    assert_int_equal(http_get(d.port, target, &r), 0);
-    expect_page(&r, ok, text);
-    http_reply_free(&r);
+    expect_get_page(d.port, target, ok, text);
 }
 
 /* Opens a connection and sends target on it: a waiter. */
@@ -71,10 +53,10 @@ static void test_read_waits_for_add(void **state)
     http_conn c;
     start(&c, "/sts/READ?FILENAME=w1&KEEP=FALSE&TIMEOUT=5");
     assert_false(http_conn_ready(&c, 300));              /* the list does not exist yet */
-    int64_t t0 = now_ms();
+    int64_t t0 = td_now_ms();
     expect_get("/sts/ADD?FILENAME=w1&LINE=hello", 1, "");
     expect_answer(&c, 1000, 1, "hello");
-    assert_true(now_ms() - t0 < 1000);
+    assert_true(td_now_ms() - t0 < 1000);
     expect_get("/sts/LENGTH?FILENAME=w1", 1, "0");
     /* ADD FIRST feeds waiters too, and a waiter on an existing empty list. */
     start(&c, "/sts/READ?FILENAME=w1&KEEP=FALSE&TIMEOUT=5");
@@ -86,18 +68,18 @@ static void test_read_waits_for_add(void **state)
 static void test_timeout_not_early_not_late(void **state)
 {
     http_reply r;
-    int64_t t0 = now_ms();
+    int64_t t0 = td_now_ms();
     assert_int_equal(http_get(d.port, "/sts/READ?FILENAME=w2&TIMEOUT=0.6", &r), 0);
-    int64_t took = now_ms() - t0;
+    int64_t took = td_now_ms() - t0;
     expect_page(&r, 0, "w2 not loaded yet !");          /* the answer at that moment */
     http_reply_free(&r);
     assert_true(took >= 600);
     assert_true(took < 1600);          /* late only by scheduling on a busy machine */
     expect_get("/sts/ADD?FILENAME=w2&LINE=x", 1, "");
     expect_get("/sts/READ?FILENAME=w2&KEEP=FALSE", 1, "x");
-    t0 = now_ms();
+    t0 = td_now_ms();
     expect_get("/sts/READMULTI?FILENAME=w2&NB_LINES=2&TIMEOUT=0.3", 0, "No more line !");
-    took = now_ms() - t0;
+    took = td_now_ms() - t0;
     assert_true(took >= 300 && took < 1300);
     expect_get("/sts/ADD?FILENAME=w2&LINE=y", 1, "");
     expect_get("/sts/READMULTI?FILENAME=w2&NB_LINES=2&TIMEOUT=0.3", 0,
@@ -254,7 +236,7 @@ static void stop_with_waiters(int by_signal)
         start(&c[i], i % 2 ? "/sts/READ?FILENAME=s&KEEP=FALSE&TIMEOUT=30"
                            : "/sts/FIND?FILENAME=s&LINE=q&TIMEOUT=30");
     td_sleep_ms(200);
-    int64_t t0 = now_ms();
+    int64_t t0 = td_now_ms();
     if (by_signal)
         kill(d2.pid, SIGTERM);
     else
@@ -262,7 +244,7 @@ static void stop_with_waiters(int by_signal)
     for (int i = 0; i < N; i++)
         expect_answer(&c[i], 1000, 0, "s not loaded yet !");
     assert_int_equal(td_wait(&d2, 1000), 0);
-    assert_true(now_ms() - t0 < 1000);
+    assert_true(td_now_ms() - t0 < 1000);
     d.port = port;
     td_cleanup(&d2);
 }
@@ -321,5 +303,5 @@ int main(void)
         cmocka_unit_test(test_sigterm_answers_waiters),
         cmocka_unit_test(test_waiter_take_is_journaled),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, td_teardown_state);
 }

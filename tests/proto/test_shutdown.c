@@ -20,13 +20,6 @@
 #define BIG_LINE (300 * 1024)
 #define MANY_LISTS 10000
 
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static void start(daemon_proc *d)
 {
     static const char *const extra[] = {"-Dstsd.threads=1", NULL};
@@ -43,9 +36,9 @@ static void start(daemon_proc *d)
 /* SIGTERM: exit 0 within 5 s, and no sanitizer spoke. */
 static void stop_clean(daemon_proc *d)
 {
-    int64_t t0 = now_ms();
+    int64_t t0 = td_now_ms();
     int rc = td_stop(d, 0);
-    int64_t took = now_ms() - t0;
+    int64_t took = td_now_ms() - t0;
     const char *log = td_log(d);
     if (rc != 0 || strstr(log, "Sanitizer") || strstr(log, "runtime error"))
         fprintf(stderr, "exit %d after %lld ms; log:\n%s\n", rc, (long long)took, log);

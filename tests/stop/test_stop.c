@@ -44,13 +44,6 @@ static atomic_int next_id, stop_writers, oks;
 static pthread_t writer_threads[WRITERS];
 static int port;
 
-static int64_t now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
 static void *writer(void *arg)
 {
     http_conn c;
@@ -116,9 +109,9 @@ static void start_journal(daemon_proc *d, const char *fsync, ...)
 /* SIGTERM: exit 0 within STOP_LIMIT_MS; the time it took, in ms. */
 static int64_t stop_timed(daemon_proc *d, const char *when)
 {
-    int64_t t0 = now_ms();
+    int64_t t0 = td_now_ms();
     int rc = td_stop(d, 0);
-    int64_t took = now_ms() - t0;
+    int64_t took = td_now_ms() - t0;
     fprintf(stderr, "stop %s: exit %d after %lld ms\n", when, rc, (long long)took);
     if (rc != 0 || took > STOP_LIMIT_MS)
         fprintf(stderr, "log:\n%s\n", td_log(d));
@@ -385,13 +378,13 @@ static void test_stop_with_a_million_leases(void **state)
     http_reply_free(&r);
     port = d.port;
     pthread_t t[4];
-    int64_t t0 = now_ms();
+    int64_t t0 = td_now_ms();
     for (long i = 0; i < 4; i++)
         assert_int_equal(pthread_create(&t[i], NULL, leaser, (void *)i), 0);
     for (int i = 0; i < 4; i++)
         pthread_join(t[i], NULL);
     assert_int_equal(atomic_load(&leaser_errors), 0);
-    fprintf(stderr, "%d leases opened in %lld ms\n", LEASES, (long long)(now_ms() - t0));
+    fprintf(stderr, "%d leases opened in %lld ms\n", LEASES, (long long)(td_now_ms() - t0));
     char target[256];
     for (int j = 0; j < ACKED; j++) {
         snprintf(target, sizeof target, "/sts/ACK?FILENAME=jobs.csv&LEASE=%.16s", lease_ids[j]);
@@ -421,33 +414,10 @@ static void test_stop_with_a_million_leases(void **state)
 /* Starts stsd (fsync=always) with the failsync shim preloaded, looking at flag. */
 static void start_with_shim(daemon_proc *d, const char *flag)
 {
-    const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
-    char lib[600];
-    const char *slash = strrchr(bin, '/');
-    snprintf(lib, sizeof lib, "%.*s/tests/libfailsync.so", slash ? (int)(slash - bin) : 1,
-             slash ? bin : ".");
-    assert_int_equal(access(lib, R_OK), 0);
-    /* An ASan build wants its runtime first among the preloaded libraries. */
-    char asan[600];
-    const char *was = getenv("ASAN_OPTIONS");
-    char *saved = was ? strdup(was) : NULL;
-    snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0", was ? was : "", was ? ":" : "");
-    setenv("ASAN_OPTIONS", asan, 1);
-    setenv("LD_PRELOAD", lib, 1);
-    setenv("STSD_FAILSYNC", flag, 1);
     static char so[400];
     snprintf(so, sizeof so, "--state-dir=%s/state", d->dir);
     const char *args[] = {"--journal=on", so, "-Dstsd.journal.fsync=always", NULL};
-    int rc = td_start(d, args);
-    unsetenv("LD_PRELOAD");
-    unsetenv("STSD_FAILSYNC");
-    if (saved) {
-        setenv("ASAN_OPTIONS", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("ASAN_OPTIONS");
-    }
-    assert_int_equal(rc, 0);
+    assert_int_equal(td_start_failsync(d, flag, args), 0);
 }
 
 static void test_stop_during_fsync_failures(void **state)

@@ -106,7 +106,8 @@ static const cmd_def commands[] = {
      {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_OWNER, P_SETTLE_NAME}},
     {"RELEASE", cmd_release, CMD_CHANGES, FIELD_MESSAGE,
      "Settle a lease by putting its line back at the head of its list now (with NAME: "
-     "by undoing the counter's increment, waking its waiters).",
+     "by undoing the counter's increment, waking its waiters; or, for a run of ONCE, by "
+     "giving the run up to the first waiter or the next caller).",
      {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_OWNER, P_SETTLE_NAME}},
     {"LEASES", cmd_leases, CMD_LOOKS, FIELD_LENGTH,
      "The number of lines of the list on loan (owned lines included).",

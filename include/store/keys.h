@@ -82,6 +82,7 @@ typedef struct key_waiter key_waiter;
 struct key_waiter {
     const char *name;              /* valid while queued */
     int incr;
+    int once;                      /* ONCE (incr 0, version 0, q.lease_ms: the run's) */
     uint64_t version;              /* watcher: waits while the key's version is this */
     key_incr q;                    /* INCR */
     int (*arm)(key_waiter *w);     /* as store_waiter's, under the keys' lock */
@@ -101,13 +102,25 @@ struct key_waiter {
  * STORE_NO_KEY; an INCR that fits or fails otherwise than at its bound) or queues it
  * when w->arm agrees (STORE_WAITING). An INCR queues behind earlier waiting INCRs. */
 store_rc store_key_wait(store *st, key_waiter *w);
+/* A ONCE waiter (w->once): the key exists: STORE_OK with its value (done); no run is in
+ * progress: STORE_OK with o.lease, a new run lease of q.lease_ms (the caller runs it);
+ * else queued (STORE_WAITING) or, when w->arm refuses, STORE_NO_KEY. A queued ONCE waiter
+ * is served as a watcher when the key comes to exist, or with a run of its own
+ * (STORE_OK, o.lease set) when the run ends unfinished (RELEASE, its deadline). */
 /* Takes w out of its queue if still there; after it, the store no longer refers to w. */
 void store_key_unwait(store *st, key_waiter *w);
 
-/* ACK (undo 0) or RELEASE (undo 1) of counter lease id of name: RELEASE takes the
+/* A run lease id of name (ONCE): RELEASE gives the run up, to the first ONCE waiter
+ * (served with a new run) or the next caller; ACK of it is STORE_NO_LEASE.
+ * ACK (undo 0) or RELEASE (undo 1) of counter lease id of name: RELEASE takes the
  * increment back and wakes the key's waiters. STORE_NO_LEASE if there is none.
  * *o: the key's value and version after. */
 store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, key_out *o);
+
+/* DONE: sets name to value[0..len) as SET does, if id is name's run lease; the run ends.
+ * STORE_NO_LEASE when it is not (stale: expired, given up, or the key was set). */
+store_rc store_key_done(store *st, const char *name, uint64_t id, const char *value,
+                        size_t len, uint64_t *version, uint64_t *lsn);
 
 /* Undoes every counter lease whose deadline is at or before now (wall-clock ms).
  * Returns how many; *next: the next deadline (0: none). */
@@ -120,6 +133,8 @@ size_t store_key_waiters(store *st);
 /* Recovery, unrecorded: a key with its value and version; an open counter lease of it. */
 store_rc store_key_adopt(store *st, const char *name, const char *value, size_t len,
                          uint64_t version);
+/* Recovery: name's run in progress, lease id until `until` (expiry hands it over). */
+store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t until);
 store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
                                int64_t by);
 
@@ -132,5 +147,12 @@ int store_each_key_locked(store *st,
                                        int64_t by, uint64_t version, const char *value,
                                        size_t len, void *ctx),
                           void *ctx);
+
+/* Compaction: under the keys' lock, fn for every run in progress (ONCE). Stops at and
+ * returns the first nonzero value. */
+int store_each_key_run_locked(store *st,
+                              int (*fn)(const char *name, uint64_t id, int64_t until,
+                                        void *ctx),
+                              void *ctx);
 
 #endif

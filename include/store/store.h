@@ -276,6 +276,7 @@ typedef enum store_key_kind {
     STORE_KEY_DEL,
     STORE_KEY_LEASE,      /* INCR with LEASE: id, until, by */
     STORE_KEY_SETTLE,     /* flag 1: RELEASE or expiry (undone); 0: ACK; id */
+    STORE_KEY_RUN,        /* ONCE: the key's run is now lease id until `until` (id 0: none) */
 } store_key_kind;
 
 typedef struct store_key_rec {

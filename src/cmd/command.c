@@ -10,6 +10,7 @@
 #include "cmd_leases.h"
 #include "cmd_lists.h"
 #include "cmd_meet.h"
+#include "cmd_once.h"
 #include "cmd_param.h"
 #include "cmd_server.h"
 #include "guard/csrf.h"
@@ -105,7 +106,8 @@ static const cmd_def commands[] = {
      {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_OWNER, P_SETTLE_NAME}},
     {"RELEASE", cmd_release, CMD_CHANGES, FIELD_MESSAGE,
      "Settle a lease by putting its line back at the head of its list now (with NAME: "
-     "by undoing the counter's increment, waking its waiters).",
+     "by undoing the counter's increment, waking its waiters; or, for a run of ONCE, by "
+     "giving the run up to the first waiter or the next caller).",
      {P_FILENAME, P_SETTLE_LINE, P_SETTLE_LEASE, P_SETTLE_OWNER, P_SETTLE_NAME}},
     {"LEASES", cmd_leases, CMD_LOOKS, FIELD_LENGTH,
      "The number of lines of the list on loan (owned lines included).",
@@ -147,6 +149,19 @@ static const cmd_def commands[] = {
        "default); 0: open now or time out now"},
       {"ON_TIMEOUT", "KO|RELEASE", 1, "at the timeout, KO: this arrival leaves with a KO "
        "(408); RELEASE: the generation opens for everyone waiting"}}},
+    {"ONCE", cmd_once, CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
+     "Run something once among many callers: NAME is done when key NAME exists (DONE, its "
+     "value in JSON). Else the first caller gets RUN and a run lease in X-STS-Lease; the "
+     "others wait for DONE, or for RUN if the run expires or is RELEASEd (NAME=, LEASE=).",
+     {P_NAME, {"TIMEOUT", "seconds", 1, "wait up to this long (0 to stsd.maxWait, its value "
+      "by default) while another caller runs; then a KO (408)"},
+      {"LEASE", "60", 1, "seconds the run may take (up to stsd.maxLease); past it the "
+       "first waiter, or the next caller, runs instead"}}},
+    {"DONE", cmd_done, CMD_CHANGES | CMD_JSON | CMD_FORM, FIELD_MESSAGE,
+     "End a run that ONCE gave: sets key NAME to VALUE; every waiter and later caller of "
+     "ONCE gets DONE. A lease that is not the run's is a KO (409). GET or POST only.",
+     {P_NAME, {"LEASE", "id", 0, "the run's lease, as X-STS-Lease gave it"},
+      {"VALUE", "text", 1, "the result, as key NAME's value (empty by default)"}}},
     {"OPEN", cmd_open, CMD_ADMIN, FIELD_MESSAGE,
      "Open a barrier now for everyone waiting at it (\"released\":\"hand\"). Answers how "
      "many were released.",

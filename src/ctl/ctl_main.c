@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -231,6 +232,152 @@ static int run_load(opts *o, int argc, char **argv, int i)
     return rc;
 }
 
+/* ONCE NAME [TIMEOUT] [LEASE]: 0 with the answer's JSON in *v (state "run" or "done"),
+ * or the exit status of a failure (printed). */
+static int once_ask(const opts *o, const char *name, const char *timeout, const char *lease,
+                    cj **v)
+{
+    buf q = BUF_INIT;
+    ctl_answer a;
+    memset(&a, 0, sizeof a);
+    ctl_query_add(&q, "NAME", name);
+    if (timeout)
+        ctl_query_add(&q, "TIMEOUT", timeout);
+    if (lease)
+        ctl_query_add(&q, "LEASE", lease);
+    ctl_query_add(&q, "FORMAT", "JSON");
+    int rc = q.oom ? EXIT_SERVER : -1;
+    if (rc < 0 && ctl_request(&o->conn, "ONCE", q.data, 1, NULL, 0, &a) != 0) {
+        fprintf(stderr, "stsctl: %s\n", a.error);
+        rc = EXIT_SERVER;
+    } else if (rc < 0) {
+        *v = cj_parse(a.body.data ? a.body.data : "", a.body.len);
+        const cj *st = cj_get(*v, "state");
+        if (!st || st->type != CJ_STRING) {
+            cj_free(*v);
+            *v = NULL;
+            rc = finish(o, &a);           /* a KO, or not stsd: said as any verb says it */
+            if (rc == EXIT_OK)
+                rc = EXIT_SERVER;
+        } else {
+            rc = 0;
+        }
+    }
+    ctl_answer_free(&a);
+    buf_free(&q);
+    return rc;
+}
+
+/* COMMAND's exit status: its own, 128 + a signal's number, 127 if it could not start. */
+static int run_command(char **cmd)
+{
+    fflush(NULL);
+    pid_t p = fork();
+    if (p < 0) {
+        fprintf(stderr, "stsctl: once: cannot start %s: %m\n", cmd[0]);
+        return 127;
+    }
+    if (p == 0) {
+        execvp(cmd[0], cmd);
+        fprintf(stderr, "stsctl: once: %s: %m\n", cmd[0]);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(p, &st, 0) < 0)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
+}
+
+/* A done run's value as an exit status: a number 0..255 is one; anything else is 0. */
+static int status_of(const cj *v)
+{
+    const cj *val = cj_get(v, "value");
+    uint64_t n;
+    if (val && val->type == CJ_STRING && num_parse_u64(val->s, val->len, 0, 255, &n) == 0)
+        return (int)n;
+    return 0;
+}
+
+/* once NAME [--timeout S] [--lease S] -- COMMAND... */
+static int run_once(opts *o, int argc, char **argv, int i)
+{
+    const char *name = NULL, *timeout = NULL, *lease = NULL;
+    const ctl_extra *e = ctl_extra_of("once");
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0) {
+            ctl_doc_verb(stdout, NULL, e);
+            return EXIT_OK;
+        }
+        const char **to = strncmp(a, "--timeout", 9) == 0 && (!a[9] || a[9] == '=') ? &timeout
+                        : strncmp(a, "--lease", 7) == 0 && (!a[7] || a[7] == '=') ? &lease
+                        : NULL;
+        if (to) {
+            const char *eq = strchr(a, '=');
+            if (!(*to = opt_value(argc, argv, &i, eq)))
+                return usage_error("%.*s needs a value", (int)(eq ? eq - a : (long)strlen(a)), a);
+            continue;
+        }
+        if (strncmp(a, "--", 2) == 0) {
+            int g = global_option(o, argc, argv, &i);
+            if (g < 0)
+                return EXIT_USAGE;
+            if (g == 1)
+                continue;
+            return usage_error("once: unknown option %s", a);
+        }
+        if (name)
+            return usage_error("once: one NAME only, not also %s (the command goes after --)", a);
+        name = a;
+    }
+    if (!name || i + 1 >= argc)
+        return usage_error("once: %s (once %s)", name ? "which command? after --" : "which NAME?",
+                           e->usage);
+    char **cmd = argv + i + 1;
+    cj *v = NULL;
+    int rc = once_ask(o, name, timeout, lease, &v);
+    if (rc != 0)
+        return rc;
+    if (strcmp(cj_get(v, "state")->s, "done") == 0) {
+        rc = status_of(v);
+        cj_free(v);
+        return rc;
+    }
+    const cj *id = cj_get(v, "lease");
+    char lid[64];
+    snprintf(lid, sizeof lid, "%s", id && id->type == CJ_STRING ? id->s : "");
+    cj_free(v);
+    int status = run_command(cmd);
+    char num[8];
+    snprintf(num, sizeof num, "%d", status);
+    buf q = BUF_INIT;
+    ctl_answer a;
+    ctl_query_add(&q, "NAME", name);
+    ctl_query_add(&q, "LEASE", lid);
+    ctl_query_add(&q, "VALUE", num);
+    ctl_query_add(&q, "FORMAT", "JSON");
+    if (q.oom) {
+        buf_free(&q);
+        return EXIT_SERVER;
+    }
+    /* DONE even when COMMAND failed: its status is the result every caller exits with.
+     * A DONE refused (the lease ran out and another caller took over) is said; this
+     * caller still exits with its own COMMAND's status. */
+    if (ctl_request(&o->conn, "DONE", q.data, 1, NULL, 0, &a) != 0) {
+        fprintf(stderr, "stsctl: once: DONE not sent: %s\n", a.error);
+    } else {
+        cj *d = cj_parse(a.body.data ? a.body.data : "", a.body.len);
+        const cj *ok = cj_get(d, "ok"), *err = cj_get(d, "error");
+        if (!ok || ok->type != CJ_BOOL || !ok->b)
+            fprintf(stderr, "stsctl: once: DONE refused: %s\n",
+                    err && err->type == CJ_STRING ? err->s : "not an answer of stsd");
+        cj_free(d);
+    }
+    ctl_answer_free(&a);
+    buf_free(&q);
+    return status;
+}
+
 /* Any verb of a row: positionals for required parameters, --options for the others. */
 static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, char **argv,
                    int i)
@@ -376,6 +523,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(verb, "load") == 0)
         return run_load(&o, argc, argv, i);
+    if (strcmp(verb, "once") == 0)
+        return run_once(&o, argc, argv, i);
     if (strcmp(verb, "top") == 0) {
         for (; i < argc; i++) {
             if (strcmp(argv[i], "--help") == 0) {

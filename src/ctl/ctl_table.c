@@ -25,6 +25,14 @@ const ctl_extra ctl_extras[] = {
      "Every list, live, refreshed each second: lines, on loan, waiters, in/s, out/s, "
      "time to empty. q quits.",
      {{NULL, NULL}}},
+    {"once", "NAME [--timeout S] [--lease S] -- COMMAND...",
+     "Run COMMAND on exactly one of the callers of ONCE NAME; the others wait. The runner "
+     "ends the run with DONE, VALUE its exit status (failure included: it is the result), "
+     "and every caller exits with that status. Nothing renews the run: give a LEASE longer "
+     "than COMMAND takes (past it another caller runs COMMAND, and this DONE is a KO).",
+     {{"--timeout S", "wait up to S seconds for another caller's run (default stsd.maxWait)"},
+      {"--lease S", "seconds COMMAND may take (default 60, up to stsd.maxLease)"},
+      {NULL, NULL}}},
     {NULL, NULL, NULL, {{NULL, NULL}}},
 };
 

@@ -76,6 +76,7 @@ int journal_log_key(journal *j, const store_key_rec *k, uint64_t *lsn)
     static const int types[] = {
         [STORE_KEY_SET] = WAL_KEY_SET, [STORE_KEY_DEL] = WAL_KEY_DEL,
         [STORE_KEY_LEASE] = WAL_KEY_LEASE, [STORE_KEY_SETTLE] = WAL_KEY_SETTLE,
+        [STORE_KEY_RUN] = WAL_KEY_RUN,
     };
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);

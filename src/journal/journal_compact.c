@@ -163,6 +163,20 @@ static int key_one(const char *name, const char *value, size_t len, uint64_t ver
     return key_record(ctx, &k);
 }
 
+static int key_run_one(const char *name, uint64_t id, int64_t until, void *ctx)
+{
+    compaction *c = ctx;
+    journal *j = c->j;
+    uint64_t lsn;
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_key(&j->pend, WAL_KEY_RUN, name, 0, id, until, 0, 0, NULL, 0);
+    c->bytes += j->pend.len - j->rec_off;
+    int rc = journal_append_locked(j, 1, &lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
 static int key_lease_one(const char *name, uint64_t id, int64_t until, int64_t by,
                          uint64_t version, const char *value, size_t len, void *ctx)
 {
@@ -334,7 +348,8 @@ int journal_compact(journal *j, store *st)
                   "copied or recorded", gen);
         goto cleanup;
     }
-    if (store_each_key_locked(st, key_one, key_lease_one, &c) != 0) {
+    if (store_each_key_locked(st, key_one, key_lease_one, &c) != 0 ||
+        store_each_key_run_locked(st, key_run_one, &c) != 0) {
         log_error("journal: compaction into journal.%010u.log failed: a key could not be "
                   "recorded", gen);
         goto cleanup;

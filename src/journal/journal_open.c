@@ -179,6 +179,14 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
             return -1;
         }
     }
+    for (size_t i = 0; i < rs->nruns; i++)
+        if (store_key_run_adopt(st, rs->runs[i].name, rs->runs[i].id, rs->runs[i].until) ==
+            STORE_NOMEM) {
+            buf_printf(err, "cannot restore the run of %s: out of memory", rs->runs[i].name);
+            return -1;
+        }
+    if (rs->nruns)
+        log_info("journal: recovered %zu runs in progress (ONCE)", rs->nruns);
     if (rs->nkeys)
         log_info("journal: recovered %zu keys and %zu counter leases (those past their "
                  "deadline are undone now)", rs->nkeys, rs->nkey_leases);

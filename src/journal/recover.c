@@ -182,7 +182,7 @@ static int each_record(replay *x, record_fn fn)
         size_t pos = WAL_HEADER_SIZE, off;
         wal_rec r;
         while (log_next(g, &pos, &off, &r)) {
-            if (r.type == WAL_COMPACT_DONE || (r.type >= WAL_KEY_SET && r.type <= WAL_KEY_SETTLE))
+            if (r.type == WAL_COMPACT_DONE || WAL_IS_KEY(r.type))
                 continue;
             rent *e = recover_map_get(&x->map, r.name, r.name_len);
             if (!e)
@@ -359,7 +359,7 @@ static int replay_keys(replay *x)
         size_t pos = WAL_HEADER_SIZE, off;
         wal_rec r;
         while (log_next(g, &pos, &off, &r))
-            if (r.type >= WAL_KEY_SET && r.type <= WAL_KEY_SETTLE &&
+            if (WAL_IS_KEY(r.type) &&
                 rkeys_apply(&x->keys, &r) != 0)
                 return fail(x, g->name, off, "out of memory", 0, 0);
     }
@@ -428,7 +428,7 @@ static void report_logs(const replay *x, size_t first_kept)
 {
     static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done",
                                   "lease", "settle", "key set", "key del", "key lease",
-                                  "key settle", "own", "renew"};
+                                  "key settle", "own", "renew", "key run"};
     for (size_t i = 0; i < first_kept; i++) {
         char name[32];
         wal_log_name(name, sizeof name, x->gens[i]);
@@ -594,6 +594,9 @@ void recover_free(recover_state *rs)
     }
     free(rs->keys);
     free(rs->key_leases);
+    for (size_t i = 0; i < rs->nruns; i++)
+        free(rs->runs[i].name);
+    free(rs->runs);
     free(rs->names);
     free(rs->lists);
     free(rs->def_ids);

@@ -54,6 +54,13 @@ typedef struct recover_state {
         int64_t until;       /* wall-clock ms */
         int64_t by;
     } *key_leases;
+    /* ONCE's runs in progress (their keys do not exist). */
+    size_t nruns;
+    struct recover_run {
+        char *name;          /* owned */
+        uint64_t id;
+        int64_t until;       /* wall-clock ms */
+    } *runs;
     /* The log to go on appending to; last_gen 0: none, start a new history. */
     uint32_t last_gen;
     size_t last_end;         /* where its last whole record ends */

@@ -22,6 +22,8 @@ typedef struct rkey {
     size_t len;
     rklease *leases;
     size_t nleases;
+    uint64_t run_id;             /* ONCE's run in progress (0: none) */
+    int64_t run_until;
     size_t name_len;
     char name[];
 } rkey;
@@ -88,6 +90,10 @@ int rkeys_apply(rkeys **mp, const wal_rec *r)
     rkey *k = get(*mp, r->name, r->name_len);
     if (!k)
         return -1;
+    k->run_id = r->type == WAL_KEY_RUN ? r->id : 0;
+    k->run_until = (int64_t)r->n;
+    if (r->type == WAL_KEY_RUN)
+        return 0;
     if (r->type == WAL_KEY_DEL || (r->type == WAL_KEY_SET && r->flag))
         drop_leases(k);
     if (r->type == WAL_KEY_DEL) {
@@ -136,7 +142,23 @@ int rkeys_hand_over(rkeys *m, recover_state *rs)
 {
     if (!m)
         return 0;
-    size_t n = 0, nl = 0;
+    size_t n = 0, nl = 0, nr = 0;
+    for (size_t i = 0; i < m->nb; i++)
+        for (rkey *k = m->b[i]; k; k = k->next)
+            nr += !k->version && k->run_id;
+    rs->runs = calloc(nr ? nr : 1, sizeof *rs->runs);
+    if (!rs->runs)
+        return -1;
+    for (size_t i = 0; i < m->nb; i++)
+        for (rkey *k = m->b[i]; k; k = k->next)
+            if (!k->version && k->run_id) {
+                struct recover_run *o = &rs->runs[rs->nruns];
+                if (!(o->name = strdup(k->name)))
+                    return -1;
+                o->id = k->run_id;
+                o->until = k->run_until;
+                rs->nruns++;
+            }
     rkey **v = malloc((m->n ? m->n : 1) * sizeof *v);
     if (!v)
         return -1;

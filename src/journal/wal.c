@@ -529,6 +529,9 @@ int wal_enc_key(buf *out, int type, const char *name, int flag, uint64_t id, int
         return -1;
     if (type == WAL_KEY_DEL)
         return 0;
+    if (type == WAL_KEY_RUN)
+        return wal_put_varint(out, id) == 0 && wal_put_varint(out, (uint64_t)until) == 0
+               ? 0 : -1;
     if ((type == WAL_KEY_SET || type == WAL_KEY_SETTLE) && buf_append(out, &f, 1) != 0)
         return -1;
     if ((type == WAL_KEY_LEASE || type == WAL_KEY_SETTLE) && wal_put_varint(out, id) != 0)
@@ -638,6 +641,11 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     case WAL_RENEW:
     case WAL_SETTLE:
         if (decode_lease(&p, end, r) != 0)
+            return -1;
+        break;
+    case WAL_KEY_RUN:
+        if (r->name_len == 0 || wal_get_varint(&p, end, &r->id) != 0 ||
+            wal_get_varint(&p, end, &r->n) != 0 || p != end)
             return -1;
         break;
     case WAL_KEY_DEL:

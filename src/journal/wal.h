@@ -146,7 +146,10 @@ enum {
     WAL_OWN = 13,         /* name, lease id, deadline, owner (varint length + bytes), line
                            * (the rest): a LEASE lent to an owner (READ OWNER=) */
     WAL_RENEW = 14,       /* name, lease id, deadline: an owner's READ with LEASE= */
-#define WAL_TYPE_MAX WAL_RENEW
+    WAL_KEY_RUN = 15,     /* name, lease id (0: none), deadline: ONCE's run of the key;
+                           * any other record of the key ends it */
+#define WAL_TYPE_MAX WAL_KEY_RUN
+#define WAL_IS_KEY(t) (((t) >= WAL_KEY_SET && (t) <= WAL_KEY_SETTLE) || (t) == WAL_KEY_RUN)
     /* snapshot file records */
     WAL_LINES = 16,       /* lines, each varint length + bytes, to the end of the body */
     WAL_END_LINES = 17,   /* line count, total bytes */
@@ -163,9 +166,9 @@ typedef struct wal_rec {
                                * id 0: lines */
     size_t data_len;
     uint64_t n;               /* TAKE: positions; SNAPSHOT id 0: lines; COMPACT_DONE: lists;
-                               * LEASE, OWN, RENEW: the deadline */
+                               * LEASE, OWN, RENEW, KEY_RUN: the deadline */
     uint64_t id;              /* REPLACE/SNAPSHOT: snapshot id; COMPACT_DONE: generation;
-                               * LEASE/SETTLE/OWN/RENEW: the lease id; KEY_LEASE/KEY_SETTLE too */
+                               * LEASE/SETTLE/OWN/RENEW: the lease id; KEY_LEASE/KEY_SETTLE/KEY_RUN too */
     uint64_t version;         /* KEY_SET, KEY_LEASE, KEY_SETTLE: the key's version after */
     int64_t by;               /* KEY_LEASE: the increment lent */
     const char *owner;        /* OWN: the owner (owner_len bytes, no NUL) */

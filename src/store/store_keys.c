@@ -173,6 +173,11 @@ static void done_push(key_waiter **done, key_waiter *w, store_rc rc)
  * then every watcher. Call with the lock held. */
 static void serve_locked(store *st, keys_table *t, key *k, uint64_t lsn, key_waiter **done)
 {
+    if (k->version && k->run) {       /* ONCE: done; the change's record ends the run too */
+        klease *l = k->run;
+        keys_lease_unlink(t, l);
+        free(l);
+    }
     while (k->incr_head) {
         key_waiter *w = k->incr_head;
         int64_t nv;
@@ -216,16 +221,11 @@ static void finish(key_waiter *done)
 
 /* ---- the commands ------------------------------------------------------------------- */
 
-store_rc store_key_set(store *st, const char *name, const char *value, size_t len,
-                       int64_t if_version, uint64_t *version, uint64_t *lsn)
+/* SET of k (NULL: ENOMEM) under the lock. */
+static store_rc set_locked(store *st, keys_table *t, key *k, const char *name,
+                           const char *value, size_t len, int64_t if_version,
+                           uint64_t *version, uint64_t *lsn, key_waiter **done)
 {
-    keys_table *t = st->keys;
-    key_waiter *done = NULL;
-    uint64_t scratch;
-    lsn = lsn ? lsn : &scratch;
-    *lsn = 0;
-    pthread_mutex_lock(&t->lock);
-    key *k = keys_find_or_make(t, name);
     store_rc rc = STORE_OK;
     char *v = NULL;
     if (!k) {
@@ -247,12 +247,116 @@ store_rc store_key_set(store *st, const char *name, const char *value, size_t le
             put_value(t, st, k, v, len);
             v = NULL;
             *version = k->version;
-            serve_locked(st, t, k, *lsn, &done);
+            serve_locked(st, t, k, *lsn, done);
         }
     }
     free(v);
+    return rc;
+}
+
+store_rc store_key_set(store *st, const char *name, const char *value, size_t len,
+                       int64_t if_version, uint64_t *version, uint64_t *lsn)
+{
+    keys_table *t = st->keys;
+    key_waiter *done = NULL;
+    uint64_t scratch;
+    lsn = lsn ? lsn : &scratch;
+    *lsn = 0;
+    pthread_mutex_lock(&t->lock);
+    key *k = keys_find_or_make(t, name);
+    store_rc rc = set_locked(st, t, k, name, value, len, if_version, version, lsn, &done);
     if (k)
         keys_maybe_drop(t, k);
+    pthread_mutex_unlock(&t->lock);
+    finish(done);
+    return rc;
+}
+
+/* ---- ONCE's runs ---------------------------------------------------------------------- */
+
+/* Records that k's run is now lease id until `until` (id 0: none). */
+static int record_run(store *st, key *k, uint64_t id, int64_t until, uint64_t *lsn)
+{
+    store_key_rec r = {STORE_KEY_RUN, k->name, 0, id, until, 0, 0, NULL, 0};
+    return record(st, &r, lsn);
+}
+
+/* A new run lease on k (which has none) for lease_ms: recorded, linked; o->lease. */
+static store_rc run_grant_locked(store *st, keys_table *t, key *k, int64_t lease_ms,
+                                 key_out *o)
+{
+    klease *l = calloc(1, sizeof *l);
+    if (!l)
+        return STORE_NOMEM;
+    l->id = keys_lease_new_id(t);
+    l->until = clock_wall_ms() + lease_ms;
+    l->run = 1;
+    l->heap_at = HEAP_NONE;
+    if (record_run(st, k, l->id, l->until, &o->lsn) != 0) {
+        free(l);
+        return STORE_JOURNAL;
+    }
+    if (keys_lease_link(t, k, l) != 0) {
+        free(l);
+        if (st->rec)
+            st->rec->mark_broken(st->rec_ctx);
+        return STORE_NOMEM;
+    }
+    o->lease = l->id;
+    o->version = 0;
+    return STORE_OK;
+}
+
+/* Run l ends unfinished (RELEASE, or its deadline): the first ONCE waiter still there
+ * gets a new run, in the same record; with none, the next caller will. */
+static store_rc run_end_locked(store *st, keys_table *t, klease *l, key_out *o,
+                               key_waiter **done)
+{
+    key *k = l->k;
+    key_waiter *w = k->watch_head, *taker = NULL;
+    while (w && !taker) {
+        key_waiter *nx = w->next;
+        if (w->once) {
+            dequeue(t, w);
+            if (w->claim(w)) {
+                if (w->gone(w))
+                    done_push(done, w, STORE_EMPTY);
+                else
+                    taker = w;
+            }
+        }
+        w = nx;
+    }
+    memset(o, 0, sizeof *o);
+    keys_lease_unlink(t, l);
+    free(l);
+    if (taker) {
+        store_rc rc = run_grant_locked(st, t, k, taker->q.lease_ms, &taker->o);
+        o->lsn = taker->o.lsn;
+        done_push(done, taker, rc);
+        if (rc == STORE_OK)
+            return STORE_OK;
+    }
+    /* An unrecorded end only shortens the run on replay: its deadline ends it there. */
+    record_run(st, k, 0, 0, &o->lsn);
+    return STORE_OK;
+}
+
+store_rc store_key_done(store *st, const char *name, uint64_t id, const char *value,
+                        size_t len, uint64_t *version, uint64_t *lsn)
+{
+    keys_table *t = st->keys;
+    key_waiter *done = NULL;
+    *lsn = 0;
+    *version = 0;
+    pthread_mutex_lock(&t->lock);
+    klease *l = keys_lease_find(t, id);
+    store_rc rc = STORE_NO_LEASE;
+    if (l && l->run && strcmp(l->k->name, name) == 0) {
+        key *k = l->k;
+        rc = set_locked(st, t, k, name, value, len, -1, version, lsn, &done);
+        keys_maybe_drop(t, k);
+    }
     pthread_mutex_unlock(&t->lock);
     finish(done);
     return rc;
@@ -398,6 +502,8 @@ store_rc store_key_wait(store *st, key_waiter *w)
         rc = STORE_NOMEM;
     } else if (!w->incr && k->version != w->version) {
         rc = watch_answer(k, w);
+    } else if (w->once && !k->run) {
+        rc = run_grant_locked(st, t, k, w->q.lease_ms, &w->o);
     } else if (w->incr && !k->incr_head &&
                (rc = incr_locked(st, t, k, &w->q, &w->o, &done)) != STORE_BOUND) {
         ;                                       /* done, or failed otherwise */
@@ -487,9 +593,11 @@ store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, ke
     pthread_mutex_lock(&t->lock);
     klease *l = keys_lease_find(t, id);
     store_rc rc = STORE_NO_LEASE;
+    if (l && l->run && !undo)
+        l = NULL;                          /* a run ends by DONE, not ACK */
     if (l && l->k->name_len == strlen(name) && memcmp(l->k->name, name, l->k->name_len) == 0) {
         key *k = l->k;
-        rc = settle_locked(st, t, l, undo, o, &done);
+        rc = l->run ? run_end_locked(st, t, l, o, &done) : settle_locked(st, t, l, undo, o, &done);
         keys_maybe_drop(t, k);
     }
     pthread_mutex_unlock(&t->lock);
@@ -508,7 +616,8 @@ size_t store_key_lease_expire(store *st, int64_t now, int64_t *next)
     while ((l = heap_top(&t->deadlines)) && l->until <= now) {
         key_out o;
         key *k = l->k;
-        if (settle_locked(st, t, l, 1, &o, &done) != STORE_OK) {
+        if ((l->run ? run_end_locked(st, t, l, &o, &done)
+                    : settle_locked(st, t, l, 1, &o, &done)) != STORE_OK) {
             *next = now + 1000;          /* the journal refuses: again in a second */
             break;
         }
@@ -604,8 +713,52 @@ int store_each_key_locked(store *st,
             const char *v = k->value ? k->value : "";
             rc = fn(k->name, v, k->len, k->version, ctx);
             for (klease *l = k->leases; l && rc == 0; l = l->next)
-                rc = lease_fn(k->name, l->id, l->until, l->by, k->version, v, k->len, ctx);
+                if (!l->run)
+                    rc = lease_fn(k->name, l->id, l->until, l->by, k->version, v, k->len, ctx);
         }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t until)
+{
+    keys_table *t = st->keys;
+    store_rc rc = STORE_NOMEM;
+    pthread_mutex_lock(&t->lock);
+    key *k = keys_find_or_make(t, name);
+    if (k && (k->version || k->run || keys_lease_find(t, id))) {
+        rc = STORE_EXISTS;
+    } else if (k) {
+        klease *l = calloc(1, sizeof *l);
+        if (l) {
+            l->id = id;
+            l->until = until;
+            l->run = 1;
+            l->heap_at = HEAP_NONE;
+            if (keys_lease_link(t, k, l) == 0)
+                rc = STORE_OK;
+            else
+                free(l);
+        }
+    }
+    if (k)
+        keys_maybe_drop(t, k);
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+int store_each_key_run_locked(store *st,
+                              int (*fn)(const char *name, uint64_t id, int64_t until,
+                                        void *ctx),
+                              void *ctx)
+{
+    keys_table *t = st->keys;
+    int rc = 0;
+    pthread_mutex_lock(&t->lock);
+    for (size_t i = 0; i < t->nb && rc == 0; i++)
+        for (key *k = t->b[i]; k && rc == 0; k = k->hnext)
+            if (k->run)
+                rc = fn(k->name, k->run->id, k->run->until, ctx);
     pthread_mutex_unlock(&t->lock);
     return rc;
 }

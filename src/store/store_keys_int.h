@@ -18,6 +18,7 @@ typedef struct klease {
     uint64_t id;
     int64_t until;               /* wall-clock ms */
     int64_t by;
+    int run;                     /* ONCE's run lease (by 0), not a counter's */
     key *k;
     struct klease *hnext;        /* in its id bucket */
     struct klease *prev, *next;  /* in its key's leases */
@@ -33,6 +34,7 @@ struct key {
     key_waiter *incr_head, *incr_tail;     /* INCRs waiting to fit, in arrival order */
     key_waiter *watch_head, *watch_tail;   /* GETs waiting for a change */
     klease *leases;
+    klease *run;                           /* ONCE: the run in progress (in leases) */
     size_t name_len;
     char name[];
 };

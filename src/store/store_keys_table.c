@@ -140,7 +140,7 @@ key *keys_find_or_make(keys_table *t, const char *name)
 
 void keys_maybe_drop(keys_table *t, key *k)
 {
-    if (k->version || k->incr_head || k->watch_head)
+    if (k->version || k->incr_head || k->watch_head || k->leases)
         return;
     key **pp = &t->b[hash_fnv1a(k->name, k->name_len) & (t->nb - 1)];
     while (*pp != k)
@@ -200,6 +200,8 @@ int keys_lease_link(keys_table *t, key *k, klease *l)
     l->hnext = t->lb[h];
     t->lb[h] = l;
     l->k = k;
+    if (l->run)
+        k->run = l;
     l->prev = NULL;
     l->next = k->leases;
     if (k->leases)
@@ -216,6 +218,8 @@ void keys_lease_unlink(keys_table *t, klease *l)
         pp = &(*pp)->hnext;
     *pp = l->hnext;
     heap_remove(&t->deadlines, l);
+    if (l->k->run == l)
+        l->k->run = NULL;
     if (l->prev)
         l->prev->next = l->next;
     else

@@ -208,6 +208,27 @@ script -qec "$STSCTL status" /dev/null > "$tmp/tty.out" 2>&1
 grep -q '^LIST *LINES *ON LOAN *WAITERS' "$tmp/tty.out" && grep -q '^big.csv  *300000 ' "$tmp/tty.out" &&
     ok "status on a terminal: a table" || fail "status on a tty: $(cat "$tmp/tty.out")"
 
+# once: 5 callers at the same time, COMMAND runs on exactly one, all exit with its status.
+rm -f "$tmp/ran"; callers=
+for n in 1 2 3 4 5; do
+    ( "$STSCTL" once setup --lease 30 -- sh -c "echo x >> '$tmp/ran'; sleep 0.5; exit 7" \
+        >"$tmp/once$n.out" 2>&1; echo $? > "$tmp/once$n.rc" ) &
+    callers="$callers $!"
+done
+wait $callers
+runs=$(wc -l < "$tmp/ran" 2>/dev/null || echo 0)
+codes=$(cat "$tmp/once1.rc" "$tmp/once2.rc" "$tmp/once3.rc" "$tmp/once4.rc" "$tmp/once5.rc" | tr '\n' ' ')
+[ "$runs" -eq 1 ] && [ "$codes" = "7 7 7 7 7 " ] &&
+    ok "once: 5 callers, COMMAND ran once, all exited with its status 7" ||
+    fail "once: ran $runs times, statuses $codes: $(cat "$tmp"/once*.out)"
+run get setup; expect "once: the status is key setup's value" 0 "*"
+echo "$out" | grep -q "^value	7$" && ok "once: key setup holds 7" || fail "get setup: $out"
+run once setup -- false; expect "once: done already, COMMAND not run, its status" 7 ""
+run del setup; expect "once: DEL for another round" 0 "*"
+run once setup -- true; expect "once: another round runs COMMAND again" 0 ""
+run once setup; expect "once without COMMAND: exit 2" 2 ""
+run once -- true; expect "once without NAME: exit 2" 2 ""
+
 # 5. stsctl top in a tmux pane.
 if command -v tmux >/dev/null 2>&1; then
     tmux -S "$tmux_sock" new-session -d -x 120 -y 30 -e "STSD_URL=$STSD_URL" "$STSCTL top"

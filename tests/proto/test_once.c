@@ -1,0 +1,362 @@
+/* test_once.c - ONCE and DONE on a real stsd: RUN to the first caller only (200 at once),
+ * DONE to waiters and later callers, failover when the run's lease expires and when it is
+ * RELEASEd, a stale DONE refused, DEL for another round, SET completing a run, the KOs,
+ * and a run's lease across kill -9 with fsync=always. */
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testlib.h"
+#include "expect.h"
+
+static daemon_proc d;
+static int port;
+
+static int setup(void **state)
+{
+    if (td_mkdirs(&d) != 0 || td_start(&d, NULL) != 0)
+        return -1;
+    port = d.port;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    td_cleanup(&d);
+    return 0;
+}
+
+static void expect_get(const char *target, int ok, const char *text)
+{
+    http_reply r;
+    assert_int_equal(http_get(port, target, &r), 0);
+    expect_page(&r, ok, text);
+    http_reply_free(&r);
+}
+
+static void expect_json(const char *target, int status, const char *body)
+{
+    http_reply r;
+    assert_int_equal(http_get(port, target, &r), 0);
+    assert_int_equal(r.status, status);
+    if (strcmp(r.body, body) != 0)
+        fail_msg("%s\nwant: %s\ngot:  %s", target, body, r.body);
+    http_reply_free(&r);
+}
+
+/* GETs target, expects RUN and copies its lease into id. */
+static void expect_run(const char *target, char *id, size_t idlen)
+{
+    http_reply r;
+    assert_int_equal(http_get(port, target, &r), 0);
+    expect_page(&r, 1, "RUN");
+    assert_int_equal(http_header(&r, "X-STS-Lease", id, idlen), 0);
+    assert_int_equal(strlen(id), 16);
+    http_reply_free(&r);
+}
+
+/* Receives a parked answer on c (within ms), expects the page text; copies the lease of a
+ * RUN into id (if id). */
+static void recv_page(http_conn *c, int ms, int ok, const char *text, char *id, size_t idlen)
+{
+    http_reply r;
+    assert_int_equal(http_conn_ready(c, ms), 1);
+    assert_int_equal(http_conn_recv(c, &r), 0);
+    expect_page(&r, ok, text);
+    if (id)
+        assert_int_equal(http_header(&r, "X-STS-Lease", id, idlen), 0);
+    http_reply_free(&r);
+}
+
+static void done_with(const char *name, const char *id, const char *value, int ok,
+                      const char *text)
+{
+    char t[256];
+    snprintf(t, sizeof t, "/sts/DONE?NAME=%s&LEASE=%s%s%s", name, id, value ? "&VALUE=" : "",
+             value ? value : "");
+    expect_get(t, ok, text);
+}
+
+#define STALE(n) "This LEASE is not the run of " n " (expired, given up, or " n " was set), " \
+                 "nothing changed !"
+
+static void test_run_then_done(void **state)
+{
+    char id[64];
+    expect_run("/sts/ONCE?NAME=setup", id, sizeof id);
+    /* Another caller that will not wait: 408. */
+    expect_get("/sts/ONCE?NAME=setup&TIMEOUT=0", 0,
+               "The run of setup is still in progress (TIMEOUT=0), nothing changed !");
+    expect_json("/sts/ONCE?NAME=setup&TIMEOUT=0.2&FORMAT=JSON", 408,
+                "{\"ok\":false,\"error\":\"The run of setup is still in progress at TIMEOUT, "
+                "nothing changed !\"}");
+    done_with("setup", "0123456789abcdef", "x", 0, STALE("setup"));
+    done_with("setup", id, "tenant-7", 1, "DONE");
+    expect_get("/sts/ONCE?NAME=setup", 1, "DONE");
+    expect_json("/sts/ONCE?NAME=setup&FORMAT=JSON", 200,
+                "{\"ok\":true,\"name\":\"setup\",\"state\":\"done\",\"value\":\"tenant-7\"}");
+    expect_get("/sts/GET?NAME=setup", 1, "tenant-7");
+    done_with("setup", id, "again", 0, STALE("setup"));          /* settled already */
+    /* DEL: another round. */
+    expect_get("/sts/DEL?NAME=setup", 1, "");
+    expect_run("/sts/ONCE?NAME=setup&LEASE=5", id, sizeof id);
+    done_with("setup", id, NULL, 1, "DONE");                     /* VALUE empty */
+    expect_get("/sts/GET?NAME=setup", 1, "");
+    expect_get("/sts/DEL?NAME=setup", 1, "");
+}
+
+static void test_bad_parameters(void **state)
+{
+    expect_get("/sts/ONCE", 0, "NAME parameter was missing !");
+    expect_get("/sts/ONCE?NAME=a/b", 0, "Illegal character found !");
+    expect_get("/sts/ONCE?NAME=p&LEASE=0", 0,
+               "LEASE value has to be a number of seconds from 0.001 to 3600 !");
+    expect_get("/sts/ONCE?NAME=p&LEASE=x", 0,
+               "LEASE value has to be a number of seconds from 0.001 to 3600 !");
+    expect_get("/sts/DONE?NAME=p", 0, "LEASE parameter was missing !");
+    expect_json("/sts/DONE?NAME=p&LEASE=zz&FORMAT=JSON", 409,
+                "{\"ok\":false,\"error\":\"" STALE("p") "\"}");
+    expect_json("/sts/DONE?FORMAT=JSON", 400,
+                "{\"ok\":false,\"error\":\"NAME parameter was missing !\"}");
+    /* Nothing changed: p is still runnable, and not done. */
+    expect_get("/sts/GET?NAME=p", 0, "Key p not found !");
+    /* ACK is not how a run ends. */
+    char id[64], t[128];
+    expect_run("/sts/ONCE?NAME=p", id, sizeof id);
+    snprintf(t, sizeof t, "/sts/ACK?NAME=p&LEASE=%s", id);
+    expect_get(t, 0, "No such lease (settled already, expired, or of another key) !");
+    done_with("p", id, "1", 1, "DONE");
+    expect_get("/sts/DEL?NAME=p", 1, "");
+}
+
+/* ---- 200 callers at once: exactly one RUN ------------------------------------------- */
+
+#define CALLERS 200
+static atomic_int runs, dones, errors;
+
+static void *caller(void *arg)
+{
+    http_conn c;
+    http_reply r;
+    char id[64], t[128];
+    (void)arg;
+    if (http_conn_open(&c, port) != 0) {
+        atomic_fetch_add(&errors, 1);
+        return NULL;
+    }
+    if (http_conn_get(&c, "/sts/ONCE?NAME=crowd&TIMEOUT=30&LEASE=30", &r) != 0) {
+        atomic_fetch_add(&errors, 1);
+    } else if (strstr(r.body, "<body>RUN</body>") &&
+               http_header(&r, "X-STS-Lease", id, sizeof id) == 0) {
+        atomic_fetch_add(&runs, 1);
+        http_reply_free(&r);
+        td_sleep_ms(200);                   /* everybody else arrives meanwhile */
+        snprintf(t, sizeof t, "/sts/DONE?NAME=crowd&LEASE=%s&VALUE=ok", id);
+        if (http_conn_get(&c, t, &r) != 0 || !strstr(r.body, "<body>DONE</body>"))
+            atomic_fetch_add(&errors, 1);
+    } else if (strstr(r.body, "<body>DONE</body>")) {
+        atomic_fetch_add(&dones, 1);
+    } else {
+        atomic_fetch_add(&errors, 1);
+    }
+    http_reply_free(&r);
+    http_conn_close(&c);
+    return NULL;
+}
+
+static void test_one_run_among_200(void **state)
+{
+    pthread_t th[CALLERS];
+    for (int i = 0; i < CALLERS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, caller, NULL), 0);
+    for (int i = 0; i < CALLERS; i++)
+        pthread_join(th[i], NULL);
+    assert_int_equal(atomic_load(&errors), 0);
+    assert_int_equal(atomic_load(&runs), 1);
+    assert_int_equal(atomic_load(&dones), CALLERS - 1);
+    expect_get("/sts/GET?NAME=crowd", 1, "ok");
+    expect_get("/sts/DEL?NAME=crowd", 1, "");
+}
+
+/* ---- failover ------------------------------------------------------------------------- */
+
+static void test_failover_when_the_runner_dies(void **state)
+{
+    char a[64], b[64];
+    http_conn w1, w2;
+    expect_run("/sts/ONCE?NAME=f&LEASE=0.5", a, sizeof a);
+    assert_int_equal(http_conn_open(&w1, port), 0);
+    assert_int_equal(http_conn_open(&w2, port), 0);
+    assert_int_equal(http_conn_send(&w1, "/sts/ONCE?NAME=f&TIMEOUT=10&LEASE=30"), 0);
+    td_sleep_ms(50);
+    assert_int_equal(http_conn_send(&w2, "/sts/ONCE?NAME=f&TIMEOUT=10"), 0);
+    assert_int_equal(http_conn_ready(&w1, 200), 0);          /* still running */
+    /* The lease ends: the first waiter runs, the second still waits. */
+    recv_page(&w1, 3000, 1, "RUN", b, sizeof b);
+    assert_string_not_equal(a, b);
+    assert_int_equal(http_conn_ready(&w2, 200), 0);
+    done_with("f", a, "late", 0, STALE("f"));                  /* the dead runner's */
+    done_with("f", b, "fine", 1, "DONE");
+    recv_page(&w2, 3000, 1, "DONE", NULL, 0);
+    expect_get("/sts/GET?NAME=f", 1, "fine");
+    http_conn_close(&w1);
+    http_conn_close(&w2);
+    /* With no waiter, the next caller runs. */
+    expect_get("/sts/DEL?NAME=f", 1, "");
+    expect_run("/sts/ONCE?NAME=f&LEASE=0.3", a, sizeof a);
+    td_sleep_ms(600);
+    expect_run("/sts/ONCE?NAME=f", b, sizeof b);
+    done_with("f", a, NULL, 0, STALE("f"));
+    done_with("f", b, NULL, 1, "DONE");
+    expect_get("/sts/DEL?NAME=f", 1, "");
+}
+
+static void test_failover_on_release(void **state)
+{
+    char a[64], b[64], t[128];
+    http_conn w;
+    expect_run("/sts/ONCE?NAME=g", a, sizeof a);
+    assert_int_equal(http_conn_open(&w, port), 0);
+    assert_int_equal(http_conn_send(&w, "/sts/ONCE?NAME=g&TIMEOUT=10"), 0);
+    assert_int_equal(http_conn_ready(&w, 200), 0);
+    snprintf(t, sizeof t, "/sts/RELEASE?NAME=g&LEASE=%s", a);
+    expect_get(t, 1, "");
+    recv_page(&w, 2000, 1, "RUN", b, sizeof b);
+    expect_get(t, 0, "No such lease (settled already, expired, or of another key) !");
+    done_with("g", a, NULL, 0, STALE("g"));
+    /* Given up with nobody waiting: the next caller runs. */
+    snprintf(t, sizeof t, "/sts/RELEASE?NAME=g&LEASE=%s", b);
+    expect_get(t, 1, "");
+    expect_run("/sts/ONCE?NAME=g", a, sizeof a);
+    done_with("g", b, NULL, 0, STALE("g"));
+    done_with("g", a, "3", 1, "DONE");
+    expect_get("/sts/ONCE?NAME=g&TIMEOUT=0", 1, "DONE");
+    http_conn_close(&w);
+    expect_get("/sts/DEL?NAME=g", 1, "");
+}
+
+static void test_done_reaches_waiters_and_later_callers(void **state)
+{
+    char id[64];
+    http_conn w[3];
+    expect_run("/sts/ONCE?NAME=h", id, sizeof id);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(http_conn_open(&w[i], port), 0);
+        assert_int_equal(http_conn_send(&w[i], i == 2 ? "/sts/ONCE?NAME=h&FORMAT=JSON"
+                                                      : "/sts/ONCE?NAME=h&TIMEOUT=10"), 0);
+    }
+    td_sleep_ms(100);
+    done_with("h", id, "42", 1, "DONE");
+    for (int i = 0; i < 2; i++)
+        recv_page(&w[i], 2000, 1, "DONE", NULL, 0);
+    http_reply r;
+    assert_int_equal(http_conn_ready(&w[2], 2000), 1);
+    assert_int_equal(http_conn_recv(&w[2], &r), 0);
+    assert_string_equal(r.body,
+                        "{\"ok\":true,\"name\":\"h\",\"state\":\"done\",\"value\":\"42\"}");
+    http_reply_free(&r);
+    for (int i = 0; i < 3; i++)
+        http_conn_close(&w[i]);
+    expect_get("/sts/ONCE?NAME=h", 1, "DONE");
+    expect_get("/sts/DEL?NAME=h", 1, "");
+}
+
+static void test_set_completes_a_run(void **state)
+{
+    char id[64];
+    http_conn w;
+    expect_run("/sts/ONCE?NAME=s", id, sizeof id);
+    assert_int_equal(http_conn_open(&w, port), 0);
+    assert_int_equal(http_conn_send(&w, "/sts/ONCE?NAME=s&TIMEOUT=10"), 0);
+    assert_int_equal(http_conn_ready(&w, 200), 0);
+    expect_get("/sts/SET?NAME=s&VALUE=by-hand", 1, "1");
+    recv_page(&w, 2000, 1, "DONE", NULL, 0);
+    http_conn_close(&w);
+    done_with("s", id, "mine", 0, STALE("s"));
+    expect_get("/sts/GET?NAME=s", 1, "by-hand");
+    expect_get("/sts/DEL?NAME=s", 1, "");
+}
+
+static void test_csrf(void **state)
+{
+    http_reply r;
+    const char req[] = "GET /sts/ONCE?NAME=c HTTP/1.1\r\nHost: x\r\n"
+                       "Origin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n\r\n";
+    assert_int_equal(http_raw(port, req, sizeof req - 1, &r), 0);
+    assert_null(strstr(r.body, "RUN"));
+    http_reply_free(&r);
+    expect_get("/sts/GET?NAME=c", 0, "Key c not found !");
+    char id[64];
+    expect_run("/sts/ONCE?NAME=c", id, sizeof id);            /* nobody ran it before */
+    done_with("c", id, NULL, 1, "DONE");
+    expect_get("/sts/DEL?NAME=c", 1, "");
+}
+
+/* ---- kill -9 between RUN and DONE ------------------------------------------------------ */
+
+static void test_run_across_kill9(void **state)
+{
+    daemon_proc d2;
+    char so[400], a[64], b[64], k[64];
+    assert_int_equal(td_mkdirs(&d2), 0);
+    snprintf(so, sizeof so, "--state-dir=%s/state", d2.dir);
+    const char *args[] = {"--journal=on", "-Dstsd.journal.fsync=always", so, NULL};
+    assert_int_equal(td_start(&d2, args), 0);
+    int was = port;
+    port = d2.port;
+    expect_run("/sts/ONCE?NAME=k&LEASE=2.5", a, sizeof a);
+    expect_run("/sts/ONCE?NAME=keep&LEASE=60", k, sizeof k);
+    assert_int_equal(td_stop(&d2, 1), 128 + SIGKILL);
+    assert_int_equal(td_start(&d2, args), 0);
+    port = d2.port;
+    /* The run still holds: nobody else runs it before its deadline. */
+    expect_get("/sts/ONCE?NAME=k&TIMEOUT=0", 0,
+               "The run of k is still in progress (TIMEOUT=0), nothing changed !");
+    expect_get("/sts/ONCE?NAME=keep&TIMEOUT=0", 0,
+               "The run of keep is still in progress (TIMEOUT=0), nothing changed !");
+    /* Past it, a waiter takes over. */
+    http_conn w;
+    assert_int_equal(http_conn_open(&w, port), 0);
+    assert_int_equal(http_conn_send(&w, "/sts/ONCE?NAME=k&TIMEOUT=10"), 0);
+    recv_page(&w, 5000, 1, "RUN", b, sizeof b);
+    http_conn_close(&w);
+    done_with("k", a, NULL, 0, STALE("k"));
+    done_with("k", b, "1", 1, "DONE");
+    /* The other run, still in its lease, ends with its own lease after the restart. */
+    done_with("keep", k, "0", 1, "DONE");
+    /* And through a compaction-free graceful restart, done stays done. */
+    assert_int_equal(td_stop(&d2, 0), 0);
+    assert_int_equal(td_start(&d2, args), 0);
+    port = d2.port;
+    expect_get("/sts/ONCE?NAME=k", 1, "DONE");
+    expect_get("/sts/GET?NAME=keep", 1, "0");
+    port = was;
+    td_stop(&d2, 0);
+    td_cleanup(&d2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_run_then_done),
+        cmocka_unit_test(test_bad_parameters),
+        cmocka_unit_test(test_one_run_among_200),
+        cmocka_unit_test(test_failover_when_the_runner_dies),
+        cmocka_unit_test(test_failover_on_release),
+        cmocka_unit_test(test_done_reaches_waiters_and_later_callers),
+        cmocka_unit_test(test_set_completes_a_run),
+        cmocka_unit_test(test_csrf),
+        cmocka_unit_test(test_run_across_kill9),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -445,7 +445,8 @@ long store_keys_list(store *st, const char *prefix,
     }
     for (size_t i = 0; i < t->nb; i++)
         for (key *k = t->b[i]; k; k = k->hnext)
-            if (k->version && k->name_len >= plen && memcmp(k->name, prefix, plen) == 0)
+            if (k->version && k->name_len >= plen &&
+                (plen == 0 || memcmp(k->name, prefix, plen) == 0))
                 v[n++] = k;
     qsort(v, n, sizeof *v, cmp_key);
     for (size_t i = 0; i < n; i++) {

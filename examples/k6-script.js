@@ -1,6 +1,7 @@
 // k6-script.js - stsd as k6's shared test data: unique logins (READ KEEP=TRUE), producers
 // that ADD jobs, consumers that wait for one (TIMEOUT) and lease it until their ACK
-// (LEASE), a rendezvous of 4 VUs before a step (BARRIER), and a SAVE of what is left in
+// (LEASE), a rendezvous of 4 VUs before a step (BARRIER), a preparation run once across
+// injectors in setup() (ONCE, DONE), and a SAVE of what is left in
 // teardown. Every answer is checked; the
 // thresholds fail the run if one check fails.
 //
@@ -8,7 +9,7 @@
 //     k6 run examples/k6-script.js
 //     k6 run -e STS=http://HOST:9191 examples/k6-script.js      another server
 // The consumers need an stsd with TIMEOUT and LEASE (stsd.maxWait, stsd.maxLease), the
-// rendezvous an stsd with BARRIER.
+// rendezvous an stsd with BARRIER, setup() an stsd with ONCE.
 import http from 'k6/http';
 import { check } from 'k6';
 
@@ -41,6 +42,25 @@ function sts(command, params, name) {
     const query = Object.entries(params)
         .map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
     return http.get(`${STS}/${command}?${query}`, { tags: { name: name } });
+}
+
+// Before any scenario, once per injector: ONCE answers RUN (with a lease id in X-STS-Lease)
+// to exactly one caller of every injector, JMeter and Locust ones too, that say
+// NAME=dataset-ready; that one prepares and sends DONE with its lease, the others wait
+// (TIMEOUT, under the request's own timeout) and get DONE. LEASE=120: if the runner dies,
+// another caller gets RUN after 120 s. DEL NAME=dataset-ready makes the next test prepare.
+export function setup() {
+    const r = http.get(`${STS}/ONCE?NAME=dataset-ready&LEASE=120&TIMEOUT=300`,
+                       { timeout: '310s', tags: { name: 'ONCE dataset-ready' } });
+    check(r, { 'ONCE dataset-ready: RUN or DONE': (x) => ok(x) && /^(RUN|DONE)$/.test(body(x)) });
+    if (body(r) !== 'RUN') return;
+    const lease = r.headers['X-Sts-Lease'];
+    // The preparation goes here (load a data set, create a tenant...); here an ADD.
+    const a = sts('ADD', { FILENAME: 'prepared.csv', LINE: `k6-${Date.now()}`, ADD_MODE: 'LAST' },
+                  'ADD prepared.csv');
+    check(a, { 'ADD prepared.csv: OK': ok });
+    const d = sts('DONE', { NAME: 'dataset-ready', LEASE: lease, VALUE: 'ok' }, 'DONE dataset-ready');
+    check(d, { 'DONE dataset-ready: OK (the lease was still the run)': ok });
 }
 
 // Each iteration gets the next account; KEEP=TRUE puts it back at the tail.

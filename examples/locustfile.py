@@ -1,6 +1,7 @@
 """locustfile.py - stsd as Locust's shared test data: unique logins, a producer/consumer
 queue whose consumers wait (TIMEOUT) instead of polling, every job consumed once, leased
-jobs ACKed when done, and a SAVE of what is left when the test stops.
+jobs ACKed when done, a preparation run once across users and injectors (ONCE, DONE),
+and a SAVE of what is left when the test stops.
 
 Run it against `make run` (Debian: apt-get install python3-locust; or pip install locust):
 
@@ -18,11 +19,15 @@ The user classes (name some after the options to run only those):
   Rendezvous     BARRIER NAME=locust PARTIES=$RENDEZVOUS_PARTIES (default 4): the users of
                  this class (in every injector) meet, then all do the step at once (needs
                  an stsd with BARRIER; run as many of them as PARTIES says, or more)
+  PrepareOnce    on_start: ONCE NAME=dataset-ready; the one user (of every injector) that
+                 gets RUN prepares (ADD prepared.csv) and sends DONE, the others wait
+                 and get DONE (needs an stsd with ONCE)
 A job is recorded with ADD done.csv UNIQUE=TRUE, so a job consumed twice fails a request;
 any answer a plan does not expect fails too, and `locust` then exits with status 1.
 """
 import os
 import re
+import time
 import urllib.request
 import uuid
 
@@ -128,6 +133,54 @@ class Rendezvous(HttpUser):
             r.success()
         # The step all of them do at once goes here; X-STS-Arrival is this user's place.
         sts(self, "READ", "READ logins.csv", FILENAME="logins.csv", KEEP="TRUE")
+
+
+class PrepareOnce(HttpUser):
+    """A preparation run once: every user calls ONCE in on_start. Exactly one (of every
+    injector, JMeter and k6 ones too, that say NAME=dataset-ready) gets RUN with a lease id
+    in X-STS-Lease, prepares and sends DONE with that lease; the others wait, parked, up
+    to TIMEOUT (under the request's own timeout), and get DONE; later callers get DONE at
+    once. LEASE=120: if the runner dies, another caller gets RUN after 120 s. DEL
+    NAME=dataset-ready makes the next test prepare again."""
+    wait_time = constant(0.5)
+    ran = 0     # users of this process that got RUN
+    waited = 0  # users of this process that got DONE
+
+    def on_start(self):
+        with self.client.get("/sts/ONCE", name="ONCE dataset-ready", timeout=310,
+                             catch_response=True,
+                             params={"NAME": "dataset-ready", "LEASE": 120,
+                                     "TIMEOUT": 300}) as r:
+            m = BODY.search(r.text or "")
+            state = m.group(1) if m else ""
+            if r.status_code != 200 or state not in ("RUN", "DONE"):
+                r.failure("ONCE: %s" % (r.text or "")[:80])
+                return
+            r.success()
+        if state == "DONE":
+            PrepareOnce.waited += 1
+            return
+        PrepareOnce.ran += 1
+        lease = r.headers.get("X-STS-Lease")
+        # The preparation goes here (load a data set, create a tenant...): here an ADD,
+        # and a second of work, so that the other users are seen waiting.
+        sts(self, "ADD", "ADD prepared.csv", FILENAME="prepared.csv",
+            LINE="locust-%s" % uuid.uuid4(), ADD_MODE="LAST")
+        time.sleep(1)
+        sts(self, "DONE", "DONE dataset-ready", NAME="dataset-ready", LEASE=lease, VALUE="ok")
+
+    @task
+    def use(self):
+        # The prepared data is there for every user: its value is GET NAME=dataset-ready.
+        body, _ = sts(self, "GET", "GET dataset-ready", NAME="dataset-ready")
+        if body is not None and body != "ok":
+            print("dataset-ready is %r, not 'ok'" % body)
+
+
+@events.test_stop.add_listener
+def once_summary(**_kwargs):
+    if PrepareOnce.ran or PrepareOnce.waited:
+        print("once: %d ran the preparation, %d got DONE" % (PrepareOnce.ran, PrepareOnce.waited))
 
 
 @events.test_stop.add_listener

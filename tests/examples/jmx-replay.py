@@ -4,10 +4,13 @@ against a real stsd, without JMeter (which is not in Debian): ${var} and the fun
 examples use (__P, __machineName, __threadNum, __jexl3 left alone) are substituted, each
 thread group starts from the plan's variables, Response Assertions (substring, regex
 contains) are checked and Regex Extractors (body or headers) set variables. Controllers
-run their children once; If Controllers and Flow Control Actions are only reported.
+run their children once; an If Controller whose condition is ${__jexl3("a" == "b")} (or
+!=) once substituted runs its children when true, any other condition is only reported;
+Flow Control Actions are left alone.
 
-Usage: tests/examples/jmx-replay.py PLAN BASE_URL [--skip PARAM]...
+Usage: tests/examples/jmx-replay.py PLAN BASE_URL [--skip PARAM]... [--group TEXT]
   --skip PARAM: leave out the samplers that send PARAM (a parameter the server lacks yet)
+  --group TEXT: run only the thread groups whose name contains TEXT
 Prints one line per sampler; exits 1 if any sampler fails.
 """
 import re
@@ -65,7 +68,8 @@ def run(base, sampler, children, env, skip, out):
         return
     url = base.rstrip("/") + subst(p["HTTPSampler.path"], env) + "?" + urllib.parse.urlencode(args)
     try:
-        with urllib.request.urlopen(url, timeout=20) as r:
+        wait = int(p.get("HTTPSampler.response_timeout") or 20000) / 1000
+        with urllib.request.urlopen(url, timeout=wait) as r:
             status, body, heads = r.status, r.read().decode("utf-8", "replace"), r.headers
     except urllib.error.HTTPError as e:
         status, body, heads = e.code, e.read().decode("utf-8", "replace"), e.headers
@@ -100,16 +104,26 @@ def run(base, sampler, children, env, skip, out):
         print(f"  ok    {name} -> {short}")
 
 
-def walk(base, tree, env, skip, out):
+JEXL_EQ = re.compile(r'^\$\{__jexl3\("([^"]*)"\s*(==|!=)\s*"([^"]*)"\)\}$')
+
+
+def walk(base, tree, env, skip, out, group=None):
     for el, sub in pairs(tree):
         if el.tag == "HTTPSamplerProxy":
             run(base, el, sub, env, skip, out)
         elif el.tag in ("ThreadGroup", "SetupThreadGroup", "PostThreadGroup"):
+            if group is not None and group not in (el.get("testname") or ""):
+                continue
             print(f"  -- {el.get('testname')}")
             walk(base, sub, dict(env), skip, out)
         elif el.tag == "IfController":
             cond = subst(props(el).get("IfController.condition"), env)
-            print(f"  -- if {cond}: children not run")
+            m = JEXL_EQ.match(cond.strip())
+            if m and (m.group(1) == m.group(3)) == (m.group(2) == "=="):
+                print(f"  -- if {cond}: true, children run")
+                walk(base, sub, env, skip, out)
+            else:
+                print(f"  -- if {cond}: {'false, ' if m else ''}children not run")
         elif el.tag.endswith("Controller"):
             walk(base, sub, env, skip, out)
 
@@ -117,6 +131,11 @@ def walk(base, tree, env, skip, out):
 def main():
     args = sys.argv[1:]
     skip = set()
+    group = None
+    if "--group" in args:
+        i = args.index("--group")
+        group = args[i + 1]
+        del args[i:i + 2]
     while "--skip" in args:
         i = args.index("--skip")
         skip.add(args[i + 1])
@@ -127,7 +146,7 @@ def main():
     out = []
     top = root.find("hashTree")
     for _, sub in pairs(top):          # the TestPlan and its tree
-        walk(base, sub, env, skip, out)
+        walk(base, sub, env, skip, out, group)
     fails = sum(1 for k, _ in out if k == "fail")
     oks = sum(1 for k, _ in out if k == "ok")
     print(f"replay: {oks} samplers ok, {fails} failed, {len(out) - oks - fails} skipped")

@@ -6,7 +6,8 @@
 # the leftovers saved); the shared-state Locust example (issue 24: unique order ids, a
 # semaphore, an abort flag that stops the run; sticky logins once the server has READ
 # ... OWNER=). The parts that need leases and TIMEOUT (issue 10) run once the
-# command table has LEASES. Every example must say in a header what it shows and how to
+# command table has LEASES. A preparation run once (ONCE, DONE: the JMeter plan's setUp
+# group replayed 5 times at once, and Locust's PrepareOnce) must run exactly once. Every example must say in a header what it shows and how to
 # run it; the JMeter plan must be well-formed. A check whose tool is missing is a skip,
 # counted and named (tests/tally.sh; under CI=true a skip fails the run).
 # Usage: tests/examples/test-examples.sh (from the top of the tree, after `make`).
@@ -41,6 +42,8 @@ col() { awk -F, -v name="\"$1\"" -v c="$2" '$2 == name || $2 == substr(name, 2, 
 
 queues=no
 grep -q '{"LEASES"' src/cmd/*.c && queues=yes
+once=no
+grep -q '{"ONCE"' src/cmd/*.c && once=yes
 
 # 1. Headers, and the JMeter plan's XML.
 for f in examples/*; do
@@ -238,6 +241,59 @@ else
             fail "logins.csv: $accounts lines, $loaned on loan after RELEASE by OWNER (want 20, 0)"
     fi
     stop
+fi
+
+# 6. Run once (ONCE, DONE): 5 callers at the same time must prepare exactly once (one ADD to
+# prepared.csv), each seeing RUN or DONE, and dataset-ready ending "ok". First the JMeter
+# plan's ONCE setUp group replayed by 5 processes at once (its If Controller on RUN does
+# the ADD and the DONE), then the Locust PrepareOnce users (5, in on_start), each on a
+# fresh server.
+if [ "$once" = no ]; then
+    skip "ONCE examples: this stsd has no ONCE yet"
+else
+    start
+    host=${STS%/sts}
+    i=1; replays=
+    while [ $i -le 5 ]; do
+        python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group ONCE \
+            >"$tmp/once$i" 2>&1 &
+        replays="$replays $!"; i=$((i + 1))
+    done
+    wait $replays    # not a bare wait: stsd is a child too
+    runs=$(cat "$tmp"/once[1-5] | grep -c 'if ${__jexl3("RUN" == "RUN")}: true, children run')
+    dones=$(cat "$tmp"/once[1-5] | grep -c '^  ok    ONCE dataset-ready .* -> OK DONE$')
+    failed=$(cat "$tmp"/once[1-5] | grep -c '^  FAIL')
+    prepared=$(body 'LENGTH?FILENAME=prepared.csv'); value=$(body 'GET?NAME=dataset-ready')
+    [ "$runs" = 1 ] && [ "$dones" = 4 ] && [ "$failed" = 0 ] && [ "$prepared" = 1 ] &&
+        [ "$value" = ok ] &&
+        ok "examples/stsd-plan.jmx ONCE setUp, 5 replays at once: 1 RUN prepared, 4 DONE, dataset-ready = ok" ||
+        { fail "stsd-plan.jmx ONCE: $runs RUN, $dones DONE, $failed failed (want 1, 4, 0); prepared.csv $prepared lines (want 1), dataset-ready = '$value' (want ok)"
+          sed 's/^/        /' "$tmp"/once[1-5]; }
+    stop
+    if ! command -v locust >/dev/null 2>&1; then
+        skip "Locust PrepareOnce: locust is not installed (Debian: python3-locust)"
+    else
+        start
+        host=${STS%/sts}
+        if locust -f examples/locustfile.py --host "$host" --headless -u 5 -r 5 -t 3s \
+            --stop-timeout 5 --csv "$tmp/once" --only-summary --loglevel WARNING \
+            PrepareOnce >"$tmp/once.log" 2>&1; then
+            ok "locust: PrepareOnce for 3 s, exit status 0"
+        else
+            fail "locust (PrepareOnce) exited with status $? (log below)"
+            tail -n 25 "$tmp/once.log" | sed 's/^/        /'
+        fi
+        stats="$tmp/once_stats.csv"
+        failures=$(col Aggregated 4); onces=$(col "ONCE dataset-ready" 3)
+        line=$(sed -n 's/^once: //p' "$tmp/once.log")
+        prepared=$(body 'LENGTH?FILENAME=prepared.csv'); value=$(body 'GET?NAME=dataset-ready')
+        [ "${failures:-x}" = 0 ] && [ "${onces:-0}" = 5 ] &&
+            [ "$line" = "1 ran the preparation, 4 got DONE" ] && [ "$prepared" = 1 ] &&
+            [ "$value" = ok ] && ! grep -q "^dataset-ready is" "$tmp/once.log" &&
+            ok "locust PrepareOnce: 5 ONCE, $line; prepared.csv 1 line, dataset-ready = ok" ||
+            fail "locust PrepareOnce: '${line:-none}' (want 1 ran, 4 DONE), ${onces:-?} ONCE, ${failures:-?} failed; prepared.csv $prepared lines (want 1), dataset-ready = '$value'"
+        stop
+    fi
 fi
 
 tally examples

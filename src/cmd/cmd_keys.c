@@ -178,16 +178,7 @@ static void incr_answer(cmd_result *r, store_rc rc, const char *name, const key_
 
 /* ---- waiting: watchers and INCRs that wait to fit -------------------------------------- */
 
-typedef struct cmd_kwaiter {
-    key_waiter kw;             /* first: the store hands it back */
-    const cmd_server *srv;
-    park_slot *slot;           /* the caller's reference, dropped in kwaiter_free */
-    cmd_result *r;             /* the handler's result, for arm */
-    int64_t deadline;
-    char *name;
-} cmd_kwaiter;
-
-static void kwaiter_free(cmd_kwaiter *w)
+void cmd_kwaiter_free(cmd_kwaiter *w)
 {
     if (w->slot)
         park_unref(w->slot);
@@ -196,44 +187,22 @@ static void kwaiter_free(cmd_kwaiter *w)
     free(w);
 }
 
-/* Deadline or shutdown: a watcher answers the current state; an INCR has one more try,
- * and at its bound answers that it waited out. */
 static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
 {
     cmd_kwaiter *w = ctx;
-    const cmd_server *srv = w->srv;
-    (void)why;
-    store_key_unwait(srv->st, &w->kw);
-    if (park_client_gone(s)) {
+    store_key_unwait(w->srv->st, &w->kw);
+    if (park_client_gone(s))
         cmd_ko(r, 408, "Client gone !");
-    } else if (!w->kw.incr) {
-        buf value = BUF_INIT;
-        uint64_t version;
-        store_rc rc = store_key_get(srv->st, w->name, &value, &version);
-        value_answer(r, rc, w->name, &value, version);
-        buf_free(&value);
-    } else {
-        key_out o;
-        store_rc rc = store_key_incr(srv->st, w->name, &w->kw.q, &o);
-        if (rc == STORE_BOUND) {
-            buf_clear(&r->text);
-            r->kind = REPLY_KO;
-            r->status = 408;
-            buf_printf(&r->text, "Key %s stayed at its bound until TIMEOUT, nothing "
-                       "changed !", w->name);
-        } else {
-            incr_answer(r, rc, w->name, &o);
-            if (r->lsn && srv->j && journal_wait(srv->j, r->lsn) != 0)
-                commit_ko_not_durable(r);
-            r->lsn = 0;
-        }
-    }
-    kwaiter_free(w);
+    else
+        w->ops->expire(w, why, r);
+    cmd_kwaiter_free(w);
 }
 
 static int on_arm(key_waiter *kw)
 {
     cmd_kwaiter *w = (cmd_kwaiter *)kw;
+    if (!w->srv->lot || (w->ops->late_refused && w->deadline <= clock_now_ms()))
+        return -1;
     w->slot = park_new(w->srv->lot, w->r, w->deadline, on_expire, w);
     if (!w->slot)
         return -1;
@@ -255,46 +224,98 @@ static void on_served(key_waiter *kw, store_rc rc)
 {
     cmd_kwaiter *w = (cmd_kwaiter *)kw;
     cmd_result *r = park_result(w->slot);
-    if (kw->incr)
-        incr_answer(r, rc, w->name, &kw->o);
-    else
-        value_answer(r, rc, w->name, &kw->value, kw->o.version);
+    uint64_t lsn = w->ops->answer(w, rc, r);
     r->lsn = 0;
     /* The answer reports a change (its own, or the one that woke it): it waits for that
      * change's record, parked still. */
-    commit_finish(w->srv->j, w->slot, rc == STORE_OK || !kw->incr ? kw->o.lsn : 0);
-    kwaiter_free(w);
+    commit_finish(w->srv->j, w->slot, lsn);
+    cmd_kwaiter_free(w);
 }
 
-/* Serves w's request now, or parks it until deadline. */
-static void wait_key(const cmd_server *srv, const char *name, int incr, uint64_t version,
-                     const key_incr *q, int64_t deadline, cmd_result *r)
+cmd_kwaiter *cmd_kwaiter_new(const cmd_server *srv, const char *name, int64_t deadline,
+                             const cmd_kwait_ops *ops, cmd_result *r)
 {
     cmd_kwaiter *w = calloc(1, sizeof *w);
     if (!w || !(w->name = strdup(name))) {
         free(w);
-        return ko_key(r, STORE_NOMEM, name, 0);
+        return NULL;
     }
     w->srv = srv;
+    w->ops = ops;
     w->r = r;
     w->deadline = deadline;
     w->kw.name = w->name;
-    w->kw.incr = incr;
-    w->kw.version = version;
-    if (q)
-        w->kw.q = *q;
     w->kw.arm = on_arm;
     w->kw.claim = on_claim;
     w->kw.gone = on_gone;
     w->kw.served = on_served;
-    store_rc rc = store_key_wait(srv->st, &w->kw);
+    return w;
+}
+
+store_rc cmd_kwaiter_run(cmd_kwaiter *w)
+{
+    return store_key_wait(w->srv->st, &w->kw);
+}
+
+/* GET's and INCR's answers once served. */
+static uint64_t key_answer(cmd_kwaiter *w, store_rc rc, cmd_result *r)
+{
+    key_waiter *kw = &w->kw;
+    if (kw->incr)
+        incr_answer(r, rc, w->name, &kw->o);
+    else
+        value_answer(r, rc, w->name, &kw->value, kw->o.version);
+    return rc == STORE_OK || !kw->incr ? kw->o.lsn : 0;
+}
+
+/* Deadline or shutdown: a watcher answers the current state; an INCR has one more try,
+ * and at its bound answers that it waited out. */
+static void key_expire(cmd_kwaiter *w, park_why why, cmd_result *r)
+{
+    const cmd_server *srv = w->srv;
+    (void)why;
+    if (!w->kw.incr) {
+        buf value = BUF_INIT;
+        uint64_t version;
+        store_rc rc = store_key_get(srv->st, w->name, &value, &version);
+        value_answer(r, rc, w->name, &value, version);
+        buf_free(&value);
+        return;
+    }
+    key_out o;
+    store_rc rc = store_key_incr(srv->st, w->name, &w->kw.q, &o);
+    if (rc == STORE_BOUND) {
+        buf_clear(&r->text);
+        r->kind = REPLY_KO;
+        r->status = 408;
+        buf_printf(&r->text, "Key %s stayed at its bound until TIMEOUT, nothing "
+                   "changed !", w->name);
+        return;
+    }
+    incr_answer(r, rc, w->name, &o);
+    if (r->lsn && srv->j && journal_wait(srv->j, r->lsn) != 0)
+        commit_ko_not_durable(r);
+    r->lsn = 0;
+}
+
+static const cmd_kwait_ops key_ops = {key_answer, key_expire, 0};
+
+/* Serves a GET's or INCR's request now, or parks it until deadline. */
+static void wait_key(const cmd_server *srv, const char *name, int incr, uint64_t version,
+                     const key_incr *q, int64_t deadline, cmd_result *r)
+{
+    cmd_kwaiter *w = cmd_kwaiter_new(srv, name, deadline, &key_ops, r);
+    if (!w)
+        return ko_key(r, STORE_NOMEM, name, 0);
+    w->kw.incr = incr;
+    w->kw.version = version;
+    if (q)
+        w->kw.q = *q;
+    store_rc rc = cmd_kwaiter_run(w);
     if (rc == STORE_WAITING)
         return;                         /* w belongs to its slot now */
-    if (incr)
-        incr_answer(r, rc, name, &w->kw.o);
-    else
-        value_answer(r, rc, name, &w->kw.value, w->kw.o.version);
-    kwaiter_free(w);
+    key_answer(w, rc, r);
+    cmd_kwaiter_free(w);
 }
 
 /* ---- the commands ------------------------------------------------------------------- */

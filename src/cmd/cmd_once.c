@@ -14,6 +14,7 @@
 #include "hold/commit.h"
 #include "hold/park.h"
 #include "cmd_answer.h"
+#include "cmd_keys.h"
 #include "cmd_param.h"
 #include "store/keys.h"
 
@@ -23,24 +24,6 @@
 #define MSG_RUN_LEASE     "LEASE value has to be a number of seconds from 0.001 to %d !"
 #define MSG_FULL_KEYS     "Key limit reached (stsd.maxKeys or stsd.maxBytes), nothing changed !"
 #define ONCE_LEASE_MS     60000
-
-typedef struct once_waiter {
-    key_waiter kw;             /* first: the store hands it back */
-    const cmd_server *srv;
-    park_slot *slot;           /* the caller's reference */
-    cmd_result *r;             /* the handler's result, for arm */
-    int64_t deadline;
-    char *name;
-} once_waiter;
-
-static void ow_free(once_waiter *w)
-{
-    if (w->slot)
-        park_unref(w->slot);
-    buf_free(&w->kw.value);
-    free(w->name);
-    free(w);
-}
 
 /* NAME, checked as FILENAME is for files (as the keys' names); NULL with the KO set. */
 static const char *once_name(const params *p, cmd_result *r)
@@ -100,61 +83,33 @@ static void ko_running(cmd_result *r, const char *name, const char *why)
     buf_printf(&r->text, "The run of %s is still in progress%s, nothing changed !", name, why);
 }
 
-/* Deadline or shutdown: DONE if o is done by now, else a KO. */
-static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
+/* A ONCE served (by a DONE, a SET, or the run handed over): DONE, RUN, or a KO. */
+static uint64_t once_served(cmd_kwaiter *w, store_rc rc, cmd_result *r)
 {
-    once_waiter *w = ctx;
-    store_key_unwait(w->srv->st, &w->kw);
+    if (rc == STORE_EMPTY)
+        cmd_ko(r, 408, "Client gone !");
+    else
+        once_answer(r, rc, w->name, &w->kw);
+    /* DONE reports the change that woke it, RUN its own record: both wait to be durable. */
+    return rc == STORE_OK ? w->kw.o.lsn : 0;
+}
+
+/* Deadline or shutdown: DONE if o is done by now, else a KO. */
+static void once_expire(cmd_kwaiter *w, park_why why, cmd_result *r)
+{
     uint64_t version;
     buf_clear(&w->kw.value);
     store_rc rc = store_key_get(w->srv->st, w->name, &w->kw.value, &version);
     memset(&w->kw.o, 0, sizeof w->kw.o);
-    if (park_client_gone(s))
-        cmd_ko(r, 408, "Client gone !");
-    else if (rc == STORE_OK)
+    if (rc == STORE_OK)
         once_answer(r, rc, w->name, &w->kw);
     else if (why == PARK_SHUTDOWN)
         cmd_ko(r, 503, "Server is stopping, nothing changed !");
     else
         ko_running(r, w->name, " at TIMEOUT");
-    ow_free(w);
 }
 
-static int on_arm(key_waiter *kw)
-{
-    once_waiter *w = (once_waiter *)kw;
-    if (!w->srv->lot || w->deadline <= clock_now_ms())
-        return -1;
-    w->slot = park_new(w->srv->lot, w->r, w->deadline, on_expire, w);
-    if (!w->slot)
-        return -1;
-    w->r->park = w->slot;
-    return 0;
-}
-
-static int on_claim(key_waiter *kw)
-{
-    return park_claim(((once_waiter *)kw)->slot);
-}
-
-static int on_gone(key_waiter *kw)
-{
-    return park_client_gone(((once_waiter *)kw)->slot);
-}
-
-static void on_served(key_waiter *kw, store_rc rc)
-{
-    once_waiter *w = (once_waiter *)kw;
-    cmd_result *r = park_result(w->slot);
-    if (rc == STORE_EMPTY)
-        cmd_ko(r, 408, "Client gone !");
-    else
-        once_answer(r, rc, w->name, kw);
-    r->lsn = 0;
-    /* DONE reports the change that woke it, RUN its own record: both wait to be durable. */
-    commit_finish(w->srv->j, w->slot, rc == STORE_OK ? kw->o.lsn : 0);
-    ow_free(w);
-}
+static const cmd_kwait_ops once_ops = {once_served, once_expire, 1};
 
 void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
 {
@@ -171,29 +126,19 @@ void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
         return cmd_ko_format(r, MSG_RUN_LEASE, srv->conf->max_lease);
     if (!lv && lease_ms > (int64_t)srv->conf->max_lease * 1000)
         lease_ms = (int64_t)srv->conf->max_lease * 1000;
-    once_waiter *w = calloc(1, sizeof *w);
-    if (!w || !(w->name = strdup(name))) {
-        free(w);
+    cmd_kwaiter *w = cmd_kwaiter_new(srv, name, clock_now_ms() + wait_ms, &once_ops, r);
+    if (!w)
         return cmd_ko(r, 503, MSG_NOMEM);
-    }
-    w->srv = srv;
-    w->r = r;
-    w->deadline = clock_now_ms() + wait_ms;
-    w->kw.name = w->name;
     w->kw.once = 1;
     w->kw.q.lease_ms = lease_ms;
-    w->kw.arm = on_arm;
-    w->kw.claim = on_claim;
-    w->kw.gone = on_gone;
-    w->kw.served = on_served;
-    store_rc rc = store_key_wait(srv->st, &w->kw);
+    store_rc rc = cmd_kwaiter_run(w);
     if (rc == STORE_WAITING)
         return;                         /* w belongs to its slot now */
     if (rc == STORE_NO_KEY)
         ko_running(r, name, wait_ms > 0 ? " (cannot wait)" : " (TIMEOUT=0)");
     else
         once_answer(r, rc, name, &w->kw);
-    ow_free(w);
+    cmd_kwaiter_free(w);
 }
 
 void cmd_done(const cmd_server *srv, const params *p, cmd_result *r)

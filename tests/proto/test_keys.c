@@ -227,7 +227,7 @@ static void woken(http_conn *c, int n, int ok, const char *text)
 {
     for (int i = 0; i < n; i++) {
         http_reply r;
-        assert_int_equal(http_conn_ready(&c[i], 1000), 1);
+        assert_int_equal(http_conn_ready(&c[i], 5000), 1);
         assert_int_equal(http_conn_recv(&c[i], &r), 0);
         expect_page(&r, ok, text);
         http_reply_free(&r);
@@ -317,7 +317,7 @@ static void test_keys_counts_watchers(void **state)
      * watchers and 1 waiter left. */
     expect_get("/sts/SET?NAME=seen&VALUE=0", 1, "2");
     woken(w, 3, 1, "1");
-    assert_int_equal(http_conn_ready(&i[0], 1000), 1);
+    assert_int_equal(http_conn_ready(&i[0], 5000), 1);
     assert_int_equal(http_conn_recv(&i[0], &r), 0);
     expect_page(&r, 1, "1");
     http_reply_free(&r);
@@ -374,11 +374,11 @@ static void test_incr_waits_until_it_fits(void **state)
     assert_int_equal(http_conn_ready(&c[1], 0), 0);
     expect_get("/sts/INCR?NAME=w&BY=-2", 1, "0");        /* fits both: 0+2, then 2+1 */
     http_reply r;
-    assert_int_equal(http_conn_ready(&c[0], 1000), 1);
+    assert_int_equal(http_conn_ready(&c[0], 5000), 1);
     assert_int_equal(http_conn_recv(&c[0], &r), 0);
     expect_page(&r, 1, "2");
     http_reply_free(&r);
-    assert_int_equal(http_conn_ready(&c[1], 1000), 1);
+    assert_int_equal(http_conn_ready(&c[1], 5000), 1);
     assert_int_equal(http_conn_recv(&c[1], &r), 0);
     expect_page(&r, 1, "3");
     http_reply_free(&r);

@@ -206,10 +206,12 @@ static void test_waiters(void **s)
     assert_memory_equal(a.w.value.data, "go", 2);
     assert_int_equal(b.served, 0);
     /* A version already past: answered at once. */
+    buf_free(&b.w.value);
     tw_init(&b, "k", 0, 0);
     assert_int_equal(store_key_wait(st, &b.w), STORE_OK);
     assert_int_equal(b.armed, 0);
     /* DEL wakes with "no key". */
+    buf_free(&b.w.value);
     tw_init(&b, "k", 0, 1);
     assert_int_equal(store_key_wait(st, &b.w), STORE_WAITING);
     assert_int_equal(store_key_del(st, "k", -1, &v, NULL), STORE_OK);

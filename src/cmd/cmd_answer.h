@@ -14,6 +14,7 @@
 /* The reference's messages, byte for byte (typos included: test plans match them). */
 #define MSG_UNKNOWN        "unknown command !"
 #define MSG_NO_FILENAME    "FILENAME parameter was missing !"
+#define MSG_NO_NAME        "NAME parameter was missing !"
 #define MSG_ILLEGAL        "Illegal character found !"
 #define MSG_TOO_LONG       "Maximum size reached (128) !"
 #define MSG_READ_MODE      "READ_MODE value has to be FIRST, LAST or RANDOM !"

@@ -16,7 +16,6 @@
 #include "cmd_param.h"
 #include "store/keys.h"
 
-#define MSG_NO_NAME       "NAME parameter was missing !"
 #define MSG_NO_VALUE      "VALUE parameter was missing !"
 #define MSG_VALUE_LONG    "VALUE is too long !"
 #define MSG_NUMBER        "%s value has to be an integer from %lld to %lld !"
@@ -27,22 +26,6 @@
 #define MSG_MIN_MAX       "MIN is greater than MAX !"
 
 /* ---- parameters ----------------------------------------------------------------------- */
-
-/* NAME, checked as FILENAME is for files; NULL with the KO set. */
-static const char *key_name(const params *p, cmd_result *r)
-{
-    size_t len;
-    const char *name = params_get(p, PARAM_NAME, &len);
-    if (!name) {
-        cmd_ko(r, 400, MSG_NO_NAME);
-        return NULL;
-    }
-    switch (dataset_check_name(name, len)) {
-    case DATASET_OK:       return name;
-    case DATASET_TOO_LONG: cmd_ko(r, 400, MSG_TOO_LONG); return NULL;
-    default:               cmd_ko(r, 400, MSG_ILLEGAL); return NULL;
-    }
-}
 
 /* A signed integer parameter in [min, max] into *out (dflt when absent). 0, or -1 with
  * the KO set. */
@@ -325,7 +308,7 @@ void cmd_set(const cmd_server *srv, const params *p, cmd_result *r)
     size_t len;
     int64_t ifv;
     uint64_t version = 0;
-    const char *name = key_name(p, r);
+    const char *name = cmd_key_name(p, r);
     if (!name)
         return;
     const char *value = params_get(p, PARAM_VALUE, &len);
@@ -344,7 +327,7 @@ void cmd_set(const cmd_server *srv, const params *p, cmd_result *r)
 void cmd_get(const cmd_server *srv, const params *p, cmd_result *r)
 {
     int64_t version, ms;
-    const char *name = key_name(p, r);
+    const char *name = cmd_key_name(p, r);
     if (!name || int_param(p, PARAM_VERSION, "VERSION", 0, INT64_MAX, -1, r, &version) != 0 ||
         cmd_timeout_param(srv, p, r, &ms) != 0)
         return;
@@ -363,7 +346,7 @@ void cmd_del(const cmd_server *srv, const params *p, cmd_result *r)
 {
     int64_t ifv;
     uint64_t version;
-    const char *name = key_name(p, r);
+    const char *name = cmd_key_name(p, r);
     if (!name || if_version(p, r, &ifv) != 0)
         return;
     store_rc rc = store_key_del(srv->st, name, ifv, &version, &r->lsn);
@@ -420,7 +403,7 @@ void cmd_incr(const cmd_server *srv, const params *p, cmd_result *r)
 {
     key_incr q;
     int64_t ms;
-    const char *name = key_name(p, r);
+    const char *name = cmd_key_name(p, r);
     if (!name || int_param(p, PARAM_BY, "BY", INT64_MIN, INT64_MAX, 1, r, &q.by) != 0 ||
         int_param(p, PARAM_MIN, "MIN", INT64_MIN, INT64_MAX, INT64_MIN, r, &q.min) != 0 ||
         int_param(p, PARAM_MAX, "MAX", INT64_MIN, INT64_MAX, INT64_MAX, r, &q.max) != 0 ||
@@ -439,7 +422,7 @@ void cmd_incr(const cmd_server *srv, const params *p, cmd_result *r)
 void cmd_key_settle(const cmd_server *srv, const params *p, cmd_result *r, int release)
 {
     size_t ilen;
-    const char *name = key_name(p, r);
+    const char *name = cmd_key_name(p, r);
     if (!name)
         return;
     const char *idv = params_get(p, PARAM_LEASE, &ilen);

@@ -22,7 +22,6 @@
 #include "cmd_param.h"
 #include "store/barrier.h"
 
-#define MSG_NO_NAME       "NAME parameter was missing !"
 #define MSG_BAD_NAME      "NAME has to be 1 to 1024 bytes, none of them NUL !"
 #define MSG_NO_PARTIES    "PARTIES parameter was missing !"
 #define MSG_PARTIES       "PARTIES value has to be a number from 1 to %d !"

@@ -18,28 +18,11 @@
 #include "cmd_param.h"
 #include "store/keys.h"
 
-#define MSG_NO_NAME       "NAME parameter was missing !"
 #define MSG_NO_LEASE_ID   "LEASE parameter was missing !"
 #define MSG_VALUE_LONG    "VALUE is too long !"
 #define MSG_RUN_LEASE     "LEASE value has to be a number of seconds from 0.001 to %d !"
 #define MSG_FULL_KEYS     "Key limit reached (stsd.maxKeys or stsd.maxBytes), nothing changed !"
 #define ONCE_LEASE_MS     60000
-
-/* NAME, checked as FILENAME is for files (as the keys' names); NULL with the KO set. */
-static const char *once_name(const params *p, cmd_result *r)
-{
-    size_t len;
-    const char *name = params_get(p, PARAM_NAME, &len);
-    if (!name) {
-        cmd_ko(r, 400, MSG_NO_NAME);
-        return NULL;
-    }
-    switch (dataset_check_name(name, len)) {
-    case DATASET_OK:       return name;
-    case DATASET_TOO_LONG: cmd_ko(r, 400, MSG_TOO_LONG); return NULL;
-    default:               cmd_ko(r, 400, MSG_ILLEGAL); return NULL;
-    }
-}
 
 /* The answer of a ONCE served with rc: DONE (o.lease 0, the value), or RUN (o.lease). */
 static void once_answer(cmd_result *r, store_rc rc, const char *name, const key_waiter *kw)
@@ -115,7 +98,7 @@ void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
 {
     int64_t wait_ms, lease_ms = ONCE_LEASE_MS;
     size_t len;
-    const char *name = once_name(p, r);
+    const char *name = cmd_key_name(p, r);
     if (!name || cmd_timeout_param(srv, p, r, &wait_ms) != 0)
         return;
     if (!params_get(p, PARAM_TIMEOUT, NULL))
@@ -144,7 +127,7 @@ void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
 void cmd_done(const cmd_server *srv, const params *p, cmd_result *r)
 {
     size_t ilen, len = 0;
-    const char *name = once_name(p, r);
+    const char *name = cmd_key_name(p, r);
     if (!name)
         return;
     const char *idv = params_get(p, PARAM_LEASE, &ilen);

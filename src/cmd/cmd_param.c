@@ -28,17 +28,32 @@ const char *cmd_list_name(const params *p, cmd_result *r, size_t *len)
     return name;
 }
 
-const char *cmd_file_name(const params *p, cmd_result *r)
+/* name (len bytes) checked by the dataset's name rules; NULL with the KO set. */
+static const char *checked_name(const char *name, size_t len, cmd_result *r)
 {
-    size_t len;
-    const char *name = cmd_list_name(p, r, &len);
-    if (!name)
-        return NULL;
     switch (dataset_check_name(name, len)) {
     case DATASET_OK:       return name;
     case DATASET_TOO_LONG: cmd_ko(r, 400, MSG_TOO_LONG); return NULL;
     default:               cmd_ko(r, 400, MSG_ILLEGAL); return NULL;
     }
+}
+
+const char *cmd_file_name(const params *p, cmd_result *r)
+{
+    size_t len;
+    const char *name = cmd_list_name(p, r, &len);
+    return name ? checked_name(name, len, r) : NULL;
+}
+
+const char *cmd_key_name(const params *p, cmd_result *r)
+{
+    size_t len;
+    const char *name = params_get(p, PARAM_NAME, &len);
+    if (!name) {
+        cmd_ko(r, 400, MSG_NO_NAME);
+        return NULL;
+    }
+    return checked_name(name, len, r);
 }
 
 int cmd_flag_param(const params *p, param_id id, int dflt)

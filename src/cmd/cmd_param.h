@@ -20,6 +20,10 @@ const char *cmd_list_name(const params *p, cmd_result *r, size_t *len);
  * the reference's KO set. */
 const char *cmd_file_name(const params *p, cmd_result *r);
 
+/* NAME of a key (SET, GET, DEL, INCR, ONCE, DONE), by FILENAME's rules; NULL with the KO
+ * set. */
+const char *cmd_key_name(const params *p, cmd_result *r);
+
 /* A TRUE/FALSE parameter (exact upper case, as the reference): 1/0, dflt when absent, -1
  * when invalid. */
 int cmd_flag_param(const params *p, param_id id, int dflt);

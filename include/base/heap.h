@@ -27,6 +27,8 @@ void heap_free(heap *h);
 int heap_push(heap *h, void *item);
 /* Takes item out if it is in (its place becomes HEAP_NONE); otherwise does nothing. */
 void heap_remove(heap *h, void *item);
+/* Puts item back in its place after its key changed; does nothing if it is not in. */
+void heap_moved(heap *h, void *item);
 /* The item with the least key, or NULL when empty. */
 void *heap_top(const heap *h);
 /* Takes the item with the least key out (its place becomes HEAP_NONE) and returns it,

@@ -18,6 +18,7 @@ typedef enum param_id {
     PARAM_NAME, PARAM_VALUE, PARAM_VERSION, PARAM_IF_VERSION,  /* keys */
     PARAM_PREFIX, PARAM_BY, PARAM_MIN, PARAM_MAX,
     PARAM_PARTIES, PARAM_ON_TIMEOUT,                          /* BARRIER, OPEN */
+    PARAM_RUN,                                                /* ONCE's renewal */
     PARAM_COUNT
 } param_id;
 

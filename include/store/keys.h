@@ -117,6 +117,12 @@ void store_key_unwait(store *st, key_waiter *w);
  * *o: the key's value and version after. */
 store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, key_out *o);
 
+/* Keeps run lease id of name (ONCE) going: its deadline becomes now + lease_ms, recorded
+ * before the answer (*lsn). STORE_NO_LEASE when id is not name's run (stale: expired,
+ * given up, or the key was set); nothing changed then. */
+store_rc store_key_run_renew(store *st, const char *name, uint64_t id, int64_t lease_ms,
+                             uint64_t *lsn);
+
 /* DONE: sets name to value[0..len) as SET does, if id is name's run lease; the run ends.
  * STORE_NO_LEASE when it is not (stale: expired, given up, or the key was set). */
 store_rc store_key_done(store *st, const char *name, uint64_t id, const char *value,

@@ -91,6 +91,15 @@ void heap_remove(heap *h, void *item)
     sift_down(h, *at_of(h, last));
 }
 
+void heap_moved(heap *h, void *item)
+{
+    uint32_t i = *at_of(h, item);
+    if (i == HEAP_NONE)
+        return;
+    sift_up(h, i);
+    sift_down(h, *at_of(h, item));
+}
+
 void *heap_top(const heap *h)
 {
     return h->n ? h->v[0] : NULL;

@@ -1,7 +1,8 @@
 /* cmd_once.c - ONCE and DONE: o is done exactly when key o exists (store/keys.h). The
  * first caller of an o not done gets a run lease (RUN); later ones park as watchers of the
  * key until it comes to exist (DONE), or until the run ends unfinished (its RELEASE with
- * NAME=, or its deadline) and the store hands the first of them a run of its own. */
+ * NAME=, or its deadline) and the store hands the first of them a run of its own. The
+ * runner pushes its deadline on with ONCE RUN=id while it works. */
 #include "cmd_once.h"
 
 #include <stdint.h>
@@ -24,8 +25,10 @@
 #define MSG_FULL_KEYS     "Key limit reached (stsd.maxKeys or stsd.maxBytes), nothing changed !"
 #define ONCE_LEASE_MS     60000
 
-/* The answer of a ONCE served with rc: DONE (o.lease 0, the value), or RUN (o.lease). */
-static void once_answer(cmd_result *r, store_rc rc, const char *name, const key_waiter *kw)
+/* The answer of a ONCE served with rc: DONE (lease 0) with the key's value, or RUN with
+ * the run's lease id and, in JSON, the ms it may take (for the runner's renewals). */
+static void once_answer(cmd_result *r, store_rc rc, const char *name, uint64_t lease,
+                        int64_t lease_ms, const buf *value)
 {
     buf_clear(&r->headers);
     if (rc == STORE_FULL)
@@ -33,31 +36,40 @@ static void once_answer(cmd_result *r, store_rc rc, const char *name, const key_
     if (rc != STORE_OK)
         return cmd_ko_store(r, rc, name, strlen(name));
     char id[24];
-    if (kw->o.lease) {
-        snprintf(id, sizeof id, "%016llx", (unsigned long long)kw->o.lease);
+    if (lease) {
+        snprintf(id, sizeof id, "%016llx", (unsigned long long)lease);
         cmd_header(r, "X-STS-Lease", id);
-        r->lsn = kw->o.lsn;
     }
     if (r->json) {
         json j;
         cmd_json_start(r, &j);
         cmd_json_name(&j, name);
         json_key(&j, "state");
-        json_cstr(&j, kw->o.lease ? "run" : "done");
-        if (kw->o.lease) {
+        json_cstr(&j, lease ? "run" : "done");
+        if (lease) {
             json_key(&j, "lease");
             json_cstr(&j, id);
+            json_key(&j, "lease_ms");
+            json_uint(&j, (uint64_t)lease_ms);
         } else {
-            json_line(&j, "value", kw->value.data ? kw->value.data : "", kw->value.len);
+            json_line(&j, "value", value->data ? value->data : "", value->len);
         }
         json_obj_end(&j);
     } else {
         buf_clear(&r->text);
         r->kind = REPLY_OK;
-        buf_puts(&r->text, kw->o.lease ? "RUN" : "DONE");
+        buf_puts(&r->text, lease ? "RUN" : "DONE");
     }
     if (r->text.oom || r->headers.oom)
         cmd_ko(r, 503, MSG_NOMEM);
+}
+
+/* A waiter's answer: its run's record is the change the answer waits for. */
+static void once_answer_kw(cmd_result *r, store_rc rc, const char *name, const key_waiter *kw)
+{
+    if (kw->o.lease)
+        r->lsn = kw->o.lsn;
+    once_answer(r, rc, name, kw->o.lease, kw->q.lease_ms, &kw->value);
 }
 
 static void ko_running(cmd_result *r, const char *name, const char *why)
@@ -72,7 +84,7 @@ static uint64_t once_served(cmd_kwaiter *w, store_rc rc, cmd_result *r)
     if (rc == STORE_EMPTY)
         cmd_ko(r, 408, "Client gone !");
     else
-        once_answer(r, rc, w->name, &w->kw);
+        once_answer_kw(r, rc, w->name, &w->kw);
     /* DONE reports the change that woke it, RUN its own record: both wait to be durable. */
     return rc == STORE_OK ? w->kw.o.lsn : 0;
 }
@@ -85,7 +97,7 @@ static void once_expire(cmd_kwaiter *w, park_why why, cmd_result *r)
     store_rc rc = store_key_get(w->srv->st, w->name, &w->kw.value, &version);
     memset(&w->kw.o, 0, sizeof w->kw.o);
     if (rc == STORE_OK)
-        once_answer(r, rc, w->name, &w->kw);
+        once_answer_kw(r, rc, w->name, &w->kw);
     else if (why == PARK_SHUTDOWN)
         cmd_ko(r, 503, "Server is stopping, nothing changed !");
     else
@@ -93,6 +105,25 @@ static void once_expire(cmd_kwaiter *w, park_why why, cmd_result *r)
 }
 
 static const cmd_kwait_ops once_ops = {once_served, once_expire, 1};
+
+static void ko_not_run(cmd_result *r, const char *name)
+{
+    cmd_ko(r, 409, "");
+    buf_printf(&r->text, "This LEASE is not the run of %s (expired, given up, or %s was set), "
+               "nothing changed !", name, name);
+}
+
+/* ONCE with RUN=id: the runner keeps its run for lease_ms more; RUN as ONCE gave it. */
+static void once_renew(const cmd_server *srv, const char *name, const char *idv, size_t ilen,
+                       int64_t lease_ms, cmd_result *r)
+{
+    uint64_t id = cmd_lease_id(idv, ilen);
+    store_rc rc = id ? store_key_run_renew(srv->st, name, id, lease_ms, &r->lsn)
+                     : STORE_NO_LEASE;
+    if (rc == STORE_NO_LEASE)
+        return ko_not_run(r, name);
+    once_answer(r, rc, name, id, lease_ms, NULL);
+}
 
 void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
 {
@@ -109,6 +140,9 @@ void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
         return cmd_ko_format(r, MSG_RUN_LEASE, srv->conf->max_lease);
     if (!lv && lease_ms > (int64_t)srv->conf->max_lease * 1000)
         lease_ms = (int64_t)srv->conf->max_lease * 1000;
+    const char *run = params_get(p, PARAM_RUN, &len);
+    if (run)
+        return once_renew(srv, name, run, len, lease_ms, r);
     cmd_kwaiter *w = cmd_kwaiter_new(srv, name, clock_now_ms() + wait_ms, &once_ops, r);
     if (!w)
         return cmd_ko(r, 503, MSG_NOMEM);
@@ -120,7 +154,7 @@ void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
     if (rc == STORE_NO_KEY)
         ko_running(r, name, wait_ms > 0 ? " (cannot wait)" : " (TIMEOUT=0)");
     else
-        once_answer(r, rc, name, &w->kw);
+        once_answer_kw(r, rc, name, &w->kw);
     cmd_kwaiter_free(w);
 }
 
@@ -141,12 +175,8 @@ void cmd_done(const cmd_server *srv, const params *p, cmd_result *r)
     uint64_t id = cmd_lease_id(idv, ilen), version = 0;
     store_rc rc = id ? store_key_done(srv->st, name, id, value, len, &version, &r->lsn)
                      : STORE_NO_LEASE;
-    if (rc == STORE_NO_LEASE) {
-        cmd_ko(r, 409, "");
-        buf_printf(&r->text, "This LEASE is not the run of %s (expired, given up, or %s "
-                   "was set), nothing changed !", name, name);
-        return;
-    }
+    if (rc == STORE_NO_LEASE)
+        return ko_not_run(r, name);
     if (rc == STORE_FULL)
         return cmd_ko(r, 413, MSG_FULL_KEYS);
     if (rc != STORE_OK)

@@ -152,11 +152,14 @@ static const cmd_def commands[] = {
     {"ONCE", cmd_once, CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
      "Run something once among many callers: NAME is done when key NAME exists (DONE, its "
      "value in JSON). Else the first caller gets RUN and a run lease in X-STS-Lease; the "
-     "others wait for DONE, or for RUN if the run expires or is RELEASEd (NAME=, LEASE=).",
+     "others wait for DONE, or for RUN if the run expires or is RELEASEd (NAME=, LEASE=). "
+     "The runner keeps its run going with RUN=.",
      {P_NAME, {"TIMEOUT", "seconds", 1, "wait up to this long (0 to stsd.maxWait, its value "
       "by default) while another caller runs; then a KO (408)"},
       {"LEASE", "60", 1, "seconds the run may take (up to stsd.maxLease); past it the "
-       "first waiter, or the next caller, runs instead"}}},
+       "first waiter, or the next caller, runs instead"},
+      {"RUN", "id", 1, "renew the run of this lease id instead: it may take LEASE seconds "
+       "from now (answers RUN; a KO (409) when the run is no longer its)"}}},
     {"DONE", cmd_done, CMD_CHANGES | CMD_JSON | CMD_FORM, FIELD_MESSAGE,
      "End a run that ONCE gave: sets key NAME to VALUE; every waiter and later caller of "
      "ONCE gets DONE. A lease that is not the run's is a KO (409). GET or POST only.",

@@ -19,7 +19,8 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_VERSION] = "VERSION",     [PARAM_IF_VERSION] = "IF_VERSION",
     [PARAM_PREFIX] = "PREFIX",       [PARAM_BY] = "BY",
     [PARAM_MIN] = "MIN",             [PARAM_MAX] = "MAX",
-    [PARAM_PARTIES] = "PARTIES", [PARAM_ON_TIMEOUT] = "ON_TIMEOUT",
+    [PARAM_PARTIES] = "PARTIES",     [PARAM_ON_TIMEOUT] = "ON_TIMEOUT",
+    [PARAM_RUN] = "RUN",
 };
 
 void params_reset(params *p)

@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/buf.h"
@@ -17,13 +16,12 @@
 #include "ctl_doc.h"
 #include "ctl_http.h"
 #include "ctl_json.h"
+#include "ctl_once.h"
 #include "ctl_out.h"
 #include "ctl_table.h"
 #include "ctl_top.h"
 
 #include "ctl_commands.h"
-
-enum { EXIT_OK = 0, EXIT_KO = 1, EXIT_USAGE = 2, EXIT_SERVER = 3 };
 
 typedef struct opts {
     ctl_conn conn;
@@ -39,7 +37,7 @@ static int usage_error(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fputs("\nTry 'stsctl --help'.\n", stderr);
-    return EXIT_USAGE;
+    return CTL_EXIT_USAGE;
 }
 
 /* "--name=value" or "--name value": the value of option name at argv[*i], advancing *i
@@ -132,45 +130,6 @@ static int choice(const char *alts, const char *value, char *out, size_t n)
     return -1;
 }
 
-/* Prints an answer, or the reason there is none; returns the exit status. */
-static int finish(const opts *o, const ctl_answer *a)
-{
-    /* Lease ids one a line, in the order of the lines (READMULTI sends "id1,id2"). */
-    for (const char *l = a->lease.data ? a->lease.data : ""; *l;) {
-        size_t n = strcspn(l, ",");
-        fprintf(stderr, "%.*s\n", (int)n, l);
-        l += n + (l[n] == ',');
-    }
-    cj *v = cj_parse(a->body.data ? a->body.data : "", a->body.len);
-    const cj *ok = cj_get(v, "ok"), *err = cj_get(v, "error");
-    int rc;
-    if (a->status == 401 || a->status == 403) {
-        fprintf(stderr, "stsctl: %s (HTTP %ld): %s\n",
-                a->status == 401 ? "the server wants a valid token (--token or STSD_TOKEN)"
-                                 : "the server refuses this token or address",
-                a->status, err && err->type == CJ_STRING ? err->s : "no JSON answer");
-        rc = EXIT_SERVER;
-    } else if (ok && ok->type == CJ_BOOL && !ok->b) {
-        if (o->json)
-            printf("%s\n", a->body.data);
-        fprintf(stderr, "%s\n", err && err->type == CJ_STRING ? err->s : "KO");
-        rc = EXIT_KO;
-    } else if (!ok || a->status >= 400) {
-        fprintf(stderr, "stsctl: %s: HTTP %ld, not an answer of stsd\n", o->conn.url,
-                a->status);
-        rc = EXIT_SERVER;
-    } else if (o->json) {
-        fwrite(a->body.data, 1, a->body.len, stdout);
-        if (a->body.len && a->body.data[a->body.len - 1] != '\n')
-            putchar('\n');
-        rc = fflush(stdout) == 0 ? EXIT_OK : EXIT_SERVER;
-    } else {
-        rc = ctl_print(stdout, v, isatty(STDOUT_FILENO)) == 0 ? EXIT_OK : EXIT_SERVER;
-    }
-    cj_free(v);
-    return rc;
-}
-
 static int send(const opts *o, const char *command, const buf *q, int post,
                 const char *upload)
 {
@@ -180,9 +139,9 @@ static int send(const opts *o, const char *command, const buf *q, int post,
         fprintf(stderr, "stsctl: %s\n", a.error);
         ctl_answer_free(&a);
         /* A local file that cannot be read is the caller's mistake, not the server's. */
-        return upload && strstr(a.error, upload) == a.error ? EXIT_USAGE : EXIT_SERVER;
+        return upload && strstr(a.error, upload) == a.error ? CTL_EXIT_USAGE : CTL_EXIT_SERVER;
     }
-    int rc = finish(o, &a);
+    int rc = ctl_finish(&a, o->conn.url, o->json);
     ctl_answer_free(&a);
     return rc;
 }
@@ -195,7 +154,7 @@ static int run_load(opts *o, int argc, char **argv, int i)
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0) {
             ctl_doc_verb(stdout, NULL, ctl_extra_of("load"));
-            return EXIT_OK;
+            return CTL_EXIT_OK;
         }
         if (strncmp(a, "--as", 4) == 0 && (a[4] == '\0' || a[4] == '=')) {
             if (!(as = opt_value(argc, argv, &i, a[4] ? a + 4 : NULL)))
@@ -205,7 +164,7 @@ static int run_load(opts *o, int argc, char **argv, int i)
         if (strncmp(a, "--", 2) == 0 && a[2]) {
             int g = global_option(o, argc, argv, &i);
             if (g < 0)
-                return EXIT_USAGE;
+                return CTL_EXIT_USAGE;
             if (g == 1)
                 continue;
             return usage_error("load: unknown option %s", a);
@@ -218,84 +177,18 @@ static int run_load(opts *o, int argc, char **argv, int i)
         return usage_error("load: which file? (%s)", "load LOCALFILE [--as NAME]");
     if (access(file, R_OK) != 0) {
         fprintf(stderr, "stsctl: %s: %m\n", file);
-        return EXIT_USAGE;
+        return CTL_EXIT_USAGE;
     }
     char *copy = strdup(file);
     if (!copy)
-        return EXIT_SERVER;
+        return CTL_EXIT_SERVER;
     buf q = BUF_INIT;
     ctl_query_add(&q, "FILENAME", as ? as : basename(copy));
     ctl_query_add(&q, "FORMAT", "JSON");
     free(copy);
-    int rc = q.oom ? EXIT_SERVER : send(o, "LOAD", &q, 1, file);
+    int rc = q.oom ? CTL_EXIT_SERVER : send(o, "LOAD", &q, 1, file);
     buf_free(&q);
     return rc;
-}
-
-/* ONCE NAME [TIMEOUT] [LEASE]: 0 with the answer's JSON in *v (state "run" or "done"),
- * or the exit status of a failure (printed). */
-static int once_ask(const opts *o, const char *name, const char *timeout, const char *lease,
-                    cj **v)
-{
-    buf q = BUF_INIT;
-    ctl_answer a;
-    memset(&a, 0, sizeof a);
-    ctl_query_add(&q, "NAME", name);
-    if (timeout)
-        ctl_query_add(&q, "TIMEOUT", timeout);
-    if (lease)
-        ctl_query_add(&q, "LEASE", lease);
-    ctl_query_add(&q, "FORMAT", "JSON");
-    int rc = q.oom ? EXIT_SERVER : -1;
-    if (rc < 0 && ctl_request(&o->conn, "ONCE", q.data, 1, NULL, 0, &a) != 0) {
-        fprintf(stderr, "stsctl: %s\n", a.error);
-        rc = EXIT_SERVER;
-    } else if (rc < 0) {
-        *v = cj_parse(a.body.data ? a.body.data : "", a.body.len);
-        const cj *st = cj_get(*v, "state");
-        if (!st || st->type != CJ_STRING) {
-            cj_free(*v);
-            *v = NULL;
-            rc = finish(o, &a);           /* a KO, or not stsd: said as any verb says it */
-            if (rc == EXIT_OK)
-                rc = EXIT_SERVER;
-        } else {
-            rc = 0;
-        }
-    }
-    ctl_answer_free(&a);
-    buf_free(&q);
-    return rc;
-}
-
-/* COMMAND's exit status: its own, 128 + a signal's number, 127 if it could not start. */
-static int run_command(char **cmd)
-{
-    fflush(NULL);
-    pid_t p = fork();
-    if (p < 0) {
-        fprintf(stderr, "stsctl: once: cannot start %s: %m\n", cmd[0]);
-        return 127;
-    }
-    if (p == 0) {
-        execvp(cmd[0], cmd);
-        fprintf(stderr, "stsctl: once: %s: %m\n", cmd[0]);
-        _exit(127);
-    }
-    int st;
-    while (waitpid(p, &st, 0) < 0)
-        ;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : WIFSIGNALED(st) ? 128 + WTERMSIG(st) : 1;
-}
-
-/* A done run's value as an exit status: a number 0..255 is one; anything else is 0. */
-static int status_of(const cj *v)
-{
-    const cj *val = cj_get(v, "value");
-    uint64_t n;
-    if (val && val->type == CJ_STRING && num_parse_u64(val->s, val->len, 0, 255, &n) == 0)
-        return (int)n;
-    return 0;
 }
 
 /* once NAME [--timeout S] [--lease S] -- COMMAND... */
@@ -307,7 +200,7 @@ static int run_once(opts *o, int argc, char **argv, int i)
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0) {
             ctl_doc_verb(stdout, NULL, e);
-            return EXIT_OK;
+            return CTL_EXIT_OK;
         }
         const char **to = strncmp(a, "--timeout", 9) == 0 && (!a[9] || a[9] == '=') ? &timeout
                         : strncmp(a, "--lease", 7) == 0 && (!a[7] || a[7] == '=') ? &lease
@@ -321,7 +214,7 @@ static int run_once(opts *o, int argc, char **argv, int i)
         if (strncmp(a, "--", 2) == 0) {
             int g = global_option(o, argc, argv, &i);
             if (g < 0)
-                return EXIT_USAGE;
+                return CTL_EXIT_USAGE;
             if (g == 1)
                 continue;
             return usage_error("once: unknown option %s", a);
@@ -333,49 +226,7 @@ static int run_once(opts *o, int argc, char **argv, int i)
     if (!name || i + 1 >= argc)
         return usage_error("once: %s (once %s)", name ? "which command? after --" : "which NAME?",
                            e->usage);
-    char **cmd = argv + i + 1;
-    cj *v = NULL;
-    int rc = once_ask(o, name, timeout, lease, &v);
-    if (rc != 0)
-        return rc;
-    if (strcmp(cj_get(v, "state")->s, "done") == 0) {
-        rc = status_of(v);
-        cj_free(v);
-        return rc;
-    }
-    const cj *id = cj_get(v, "lease");
-    char lid[64];
-    snprintf(lid, sizeof lid, "%s", id && id->type == CJ_STRING ? id->s : "");
-    cj_free(v);
-    int status = run_command(cmd);
-    char num[8];
-    snprintf(num, sizeof num, "%d", status);
-    buf q = BUF_INIT;
-    ctl_answer a;
-    ctl_query_add(&q, "NAME", name);
-    ctl_query_add(&q, "LEASE", lid);
-    ctl_query_add(&q, "VALUE", num);
-    ctl_query_add(&q, "FORMAT", "JSON");
-    if (q.oom) {
-        buf_free(&q);
-        return EXIT_SERVER;
-    }
-    /* DONE even when COMMAND failed: its status is the result every caller exits with.
-     * A DONE refused (the lease ran out and another caller took over) is said; this
-     * caller still exits with its own COMMAND's status. */
-    if (ctl_request(&o->conn, "DONE", q.data, 1, NULL, 0, &a) != 0) {
-        fprintf(stderr, "stsctl: once: DONE not sent: %s\n", a.error);
-    } else {
-        cj *d = cj_parse(a.body.data ? a.body.data : "", a.body.len);
-        const cj *ok = cj_get(d, "ok"), *err = cj_get(d, "error");
-        if (!ok || ok->type != CJ_BOOL || !ok->b)
-            fprintf(stderr, "stsctl: once: DONE refused: %s\n",
-                    err && err->type == CJ_STRING ? err->s : "not an answer of stsd");
-        cj_free(d);
-    }
-    ctl_answer_free(&a);
-    buf_free(&q);
-    return status;
+    return ctl_once(&o->conn, name, timeout, lease, argv + i + 1);
 }
 
 /* Any verb of a row: positionals for required parameters, --options for the others. */
@@ -405,7 +256,7 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
         }
         if (strcmp(a, "--help") == 0) {
             ctl_doc_verb(stdout, c, NULL);
-            return EXIT_OK;
+            return CTL_EXIT_OK;
         }
         const char *body = a + 2, *eq = strchr(body, '=');
         size_t n = eq ? (size_t)(eq - body) : strlen(body);
@@ -436,12 +287,12 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
         if (found < 0) {
             int g = global_option(o, argc, argv, &i);
             if (g < 0)
-                return EXIT_USAGE;
+                return CTL_EXIT_USAGE;
             if (g == 1)
                 continue;
             fprintf(stderr, "stsctl: %s: unknown option %s\n", verb, a);
             ctl_doc_verb(stderr, c, NULL);
-            return EXIT_USAGE;
+            return CTL_EXIT_USAGE;
         }
         const ctl_param *p = &c->params[found];
         switch (ctl_param_kind(p)) {
@@ -460,7 +311,7 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
                 return usage_error("%s needs a value", a);
             if (choice(p->value, v, chosen[found], sizeof chosen[found]) != 0) {
                 fprintf(stderr, "stsctl: --%s: %s is not one of %s\n", name, v, p->value);
-                return EXIT_USAGE;
+                return CTL_EXIT_USAGE;
             }
             val[found] = chosen[found];
             break;
@@ -474,7 +325,7 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
         if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL && !val[k]) {
             fprintf(stderr, "stsctl: %s: missing %s\n", verb, c->params[k].name);
             ctl_doc_verb(stderr, c, NULL);
-            return EXIT_USAGE;
+            return CTL_EXIT_USAGE;
         }
     buf q = BUF_INIT;
     for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
@@ -482,7 +333,7 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
             ctl_query_add(&q, c->params[k].name, val[k]);
     ctl_query_add(&q, "FORMAT", "JSON");
     /* Always a urlencoded POST: a long LINE does not meet a URL's limits. */
-    rc = q.oom ? EXIT_SERVER : send(o, c->name, &q, 1, NULL);
+    rc = q.oom ? CTL_EXIT_SERVER : send(o, c->name, &q, 1, NULL);
     buf_free(&q);
     return rc;
 }
@@ -499,14 +350,14 @@ int main(int argc, char **argv)
         int g = global_option(&o, argc, argv, &i);
         if (g == 10) {
             ctl_doc_usage(stdout, ctl_commands, CTL_N_COMMANDS);
-            return EXIT_OK;
+            return CTL_EXIT_OK;
         }
         if (g == 11) {
             printf("stsctl %s\n", STSD_VERSION);
-            return EXIT_OK;
+            return CTL_EXIT_OK;
         }
         if (g < 0)
-            return EXIT_USAGE;
+            return CTL_EXIT_USAGE;
         if (g == 0)
             return usage_error("unknown option %s", argv[i]);
     }
@@ -514,12 +365,12 @@ int main(int argc, char **argv)
         i++;
     if (i >= argc) {
         ctl_doc_usage(stderr, ctl_commands, CTL_N_COMMANDS);
-        return EXIT_USAGE;
+        return CTL_EXIT_USAGE;
     }
     const char *verb = argv[i++];
     if (ctl_http_init() != 0) {
         fputs("stsctl: could not start libcurl\n", stderr);
-        return EXIT_SERVER;
+        return CTL_EXIT_SERVER;
     }
     if (strcmp(verb, "load") == 0)
         return run_load(&o, argc, argv, i);
@@ -529,11 +380,11 @@ int main(int argc, char **argv)
         for (; i < argc; i++) {
             if (strcmp(argv[i], "--help") == 0) {
                 ctl_doc_verb(stdout, NULL, ctl_extra_of("top"));
-                return EXIT_OK;
+                return CTL_EXIT_OK;
             }
             int g = strncmp(argv[i], "--", 2) == 0 ? global_option(&o, argc, argv, &i) : 0;
             if (g < 0)
-                return EXIT_USAGE;
+                return CTL_EXIT_USAGE;
             if (g != 1)
                 return usage_error("top: unknown argument %s", argv[i]);
         }
@@ -543,7 +394,7 @@ int main(int argc, char **argv)
     if (!c) {
         fprintf(stderr, "stsctl: unknown verb: %s\n\n", verb);
         ctl_doc_usage(stderr, ctl_commands, CTL_N_COMMANDS);
-        return EXIT_USAGE;
+        return CTL_EXIT_USAGE;
     }
     return run_row(&o, c, verb, argc, argv, i);
 }

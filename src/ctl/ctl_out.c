@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int b64val(char c)
 {
@@ -181,4 +182,42 @@ int ctl_print(FILE *out, const cj *v, int tty)
         }
     }
     return fflush(out) != 0 || ferror(out) ? -1 : 0;
+}
+
+int ctl_finish(const ctl_answer *a, const char *url, int json)
+{
+    /* Lease ids one a line, in the order of the lines (READMULTI sends "id1,id2"). */
+    for (const char *l = a->lease.data ? a->lease.data : ""; *l;) {
+        size_t n = strcspn(l, ",");
+        fprintf(stderr, "%.*s\n", (int)n, l);
+        l += n + (l[n] == ',');
+    }
+    cj *v = cj_parse(a->body.data ? a->body.data : "", a->body.len);
+    const cj *ok = cj_get(v, "ok"), *err = cj_get(v, "error");
+    int rc;
+    if (a->status == 401 || a->status == 403) {
+        fprintf(stderr, "stsctl: %s (HTTP %ld): %s\n",
+                a->status == 401 ? "the server wants a valid token (--token or STSD_TOKEN)"
+                                 : "the server refuses this token or address",
+                a->status, err && err->type == CJ_STRING ? err->s : "no JSON answer");
+        rc = CTL_EXIT_SERVER;
+    } else if (ok && ok->type == CJ_BOOL && !ok->b) {
+        if (json)
+            printf("%s\n", a->body.data);
+        fprintf(stderr, "%s\n", err && err->type == CJ_STRING ? err->s : "KO");
+        rc = CTL_EXIT_KO;
+    } else if (!ok || a->status >= 400) {
+        fprintf(stderr, "stsctl: %s: HTTP %ld, not an answer of stsd\n", url,
+                a->status);
+        rc = CTL_EXIT_SERVER;
+    } else if (json) {
+        fwrite(a->body.data, 1, a->body.len, stdout);
+        if (a->body.len && a->body.data[a->body.len - 1] != '\n')
+            putchar('\n');
+        rc = fflush(stdout) == 0 ? CTL_EXIT_OK : CTL_EXIT_SERVER;
+    } else {
+        rc = ctl_print(stdout, v, isatty(STDOUT_FILENO)) == 0 ? CTL_EXIT_OK : CTL_EXIT_SERVER;
+    }
+    cj_free(v);
+    return rc;
 }

@@ -5,7 +5,11 @@
 
 #include <stdio.h>
 
+#include "ctl_http.h"
 #include "ctl_json.h"
+
+/* stsctl's exit statuses. */
+enum { CTL_EXIT_OK = 0, CTL_EXIT_KO = 1, CTL_EXIT_USAGE = 2, CTL_EXIT_SERVER = 3 };
 
 /* Prints answer v (an OK) on out. tty: out is a terminal (STATUS as a table). Returns 0,
  * or -1 on a write error. */
@@ -16,5 +20,10 @@ int ctl_put_base64(FILE *out, const char *s, size_t n);
 
 /* Time to empty in seconds as "42s", "3m20s", "1h05m", or "-" for null, written to out. */
 void ctl_duration(char *out, size_t n, const cj *seconds);
+
+/* Prints answer a as a verb's result: the lease ids (X-STS-Lease) one a line on stderr;
+ * an OK on stdout (its JSON as sent when json); a KO's message on stderr; 401/403 and
+ * answers that are not stsd's said with url. Returns the exit status. */
+int ctl_finish(const ctl_answer *a, const char *url, int json);
 
 #endif

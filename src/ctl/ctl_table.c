@@ -28,10 +28,13 @@ const ctl_extra ctl_extras[] = {
     {"once", "NAME [--timeout S] [--lease S] -- COMMAND...",
      "Run COMMAND on exactly one of the callers of ONCE NAME; the others wait. The runner "
      "ends the run with DONE, VALUE its exit status (failure included: it is the result), "
-     "and every caller exits with that status. Nothing renews the run: give a LEASE longer "
-     "than COMMAND takes (past it another caller runs COMMAND, and this DONE is a KO).",
+     "and every caller exits with that status. While COMMAND runs, the run is renewed "
+     "every third of its lease: another caller takes over only if this one dies or is cut "
+     "off for a whole lease. SIGINT, SIGTERM or SIGHUP: COMMAND gets the signal, the run is "
+     "given up (RELEASE) for the next caller, and the exit status is 128 + the signal.",
      {{"--timeout S", "wait up to S seconds for another caller's run (default stsd.maxWait)"},
-      {"--lease S", "seconds COMMAND may take (default 60, up to stsd.maxLease)"},
+      {"--lease S", "the run's lease in seconds, renewed while COMMAND runs (default 60, "
+       "up to stsd.maxLease): how long the others wait when this caller dies"},
       {NULL, NULL}}},
     {NULL, NULL, NULL, {{NULL, NULL}}},
 };

@@ -362,6 +362,27 @@ store_rc store_key_done(store *st, const char *name, uint64_t id, const char *va
     return rc;
 }
 
+store_rc store_key_run_renew(store *st, const char *name, uint64_t id, int64_t lease_ms,
+                             uint64_t *lsn)
+{
+    keys_table *t = st->keys;
+    *lsn = 0;
+    pthread_mutex_lock(&t->lock);
+    klease *l = keys_lease_find(t, id);
+    store_rc rc = STORE_NO_LEASE;
+    if (l && l->run && strcmp(l->k->name, name) == 0) {
+        int64_t until = clock_wall_ms() + lease_ms;
+        rc = STORE_JOURNAL;
+        if (record_run(st, l->k, l->id, until, lsn) == 0) {
+            l->until = until;
+            heap_moved(&t->deadlines, l);
+            rc = STORE_OK;
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
 store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version)
 {
     keys_table *t = st->keys;

@@ -227,6 +227,30 @@ run once setup -- false; expect "once: done already, COMMAND not run, its status
 run del setup; expect "once: DEL for another round" 0 "*"
 run once setup -- true; expect "once: another round runs COMMAND again" 0 ""
 run once setup; expect "once without COMMAND: exit 2" 2 ""
+# once: a COMMAND four times longer than the lease still runs once (the run is renewed).
+rm -f "$tmp/ran"; callers=
+for n in 1 2 3; do
+    ( "$STSCTL" once long --lease 0.6 -- sh -c "echo x >> '$tmp/ran'; sleep 2.5; exit 5" \
+        >"$tmp/long$n.out" 2>&1; echo $? > "$tmp/long$n.rc" ) &
+    callers="$callers $!"
+done
+wait $callers
+runs=$(wc -l < "$tmp/ran" 2>/dev/null || echo 0)
+codes=$(cat "$tmp/long1.rc" "$tmp/long2.rc" "$tmp/long3.rc" | tr '\n' ' ')
+[ "$runs" -eq 1 ] && [ "$codes" = "5 5 5 " ] && ! grep -q . "$tmp"/long*.out &&
+    ok "once: COMMAND of 2.5 s with a 0.6 s lease, renewed: ran once, all exited 5" ||
+    fail "once renewed: ran $runs times, statuses $codes: $(cat "$tmp"/long*.out)"
+# once: the runner stopped by SIGTERM passes it on and gives the run up at once.
+rm -f "$tmp/started"
+"$STSCTL" once intr --lease 30 -- sh -c "echo > '$tmp/started'; exec sleep 30" &
+runner=$!
+i=0; while [ ! -e "$tmp/started" ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i + 1)); done
+kill -TERM "$runner"; wait "$runner"; rc=$?
+[ $rc -eq 143 ] && ok "once: the runner on SIGTERM exits 143" || fail "once on SIGTERM: exit $rc"
+pgrep -f "^sleep 30$" >/dev/null && fail "once: COMMAND still runs after SIGTERM" ||
+    ok "once: COMMAND got the SIGTERM"
+run once intr --timeout 0 -- sh -c 'exit 3'
+expect "once: the run given up, the next caller runs at once" 3 ""
 run once -- true; expect "once without NAME: exit 2" 2 ""
 
 # 5. stsctl top in a tmux pane.

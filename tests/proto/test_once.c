@@ -1,7 +1,8 @@
 /* test_once.c - ONCE and DONE on a real stsd: RUN to the first caller only (200 at once),
  * DONE to waiters and later callers, failover when the run's lease expires and when it is
- * RELEASEd, a stale DONE refused, DEL for another round, SET completing a run, the KOs,
- * and a run's lease across kill -9 with fsync=always. */
+ * RELEASEd, a run kept past its lease by renewals (RUN=), a stale DONE refused, DEL for
+ * another round, SET completing a run, the KOs, and a run's lease (renewed or not) across
+ * kill -9 with fsync=always. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -245,6 +246,49 @@ static void test_failover_on_release(void **state)
     expect_get("/sts/DEL?NAME=g", 1, "");
 }
 
+/* The runner renews: nobody takes over while it does, and as soon as it stops they do. */
+static void test_renewal_keeps_the_run(void **state)
+{
+    char a[64], b[64], t[160], got[64];
+    http_conn w;
+    expect_run("/sts/ONCE?NAME=r&LEASE=0.4", a, sizeof a);
+    assert_int_equal(http_conn_open(&w, port), 0);
+    assert_int_equal(http_conn_send(&w, "/sts/ONCE?NAME=r&TIMEOUT=10"), 0);
+    snprintf(t, sizeof t, "/sts/ONCE?NAME=r&RUN=%s&LEASE=0.4", a);
+    for (int i = 0; i < 8; i++) {                /* 1.6 s: four times the lease */
+        td_sleep_ms(200);
+        expect_run(t, got, sizeof got);
+        assert_string_equal(got, a);             /* the same run, not a new one */
+    }
+    assert_int_equal(http_conn_ready(&w, 0), 0);
+    snprintf(t, sizeof t, "/sts/ONCE?NAME=r&RUN=%s&LEASE=0.4&FORMAT=JSON", a);
+    char want[160];
+    snprintf(want, sizeof want, "{\"ok\":true,\"name\":\"r\",\"state\":\"run\","
+             "\"lease\":\"%s\",\"lease_ms\":400}", a);
+    expect_json(t, 200, want);
+    /* Not the run: a lease of nothing, of another key, or no lease at all. */
+    expect_json("/sts/ONCE?NAME=r&RUN=0123456789abcdef&FORMAT=JSON", 409,
+                "{\"ok\":false,\"error\":\"" STALE("r") "\"}");
+    expect_get("/sts/ONCE?NAME=r&RUN=zz", 0, STALE("r"));
+    snprintf(t, sizeof t, "/sts/ONCE?NAME=other&RUN=%s", a);
+    expect_get(t, 0, STALE("other"));
+    snprintf(t, sizeof t, "/sts/ONCE?NAME=r&RUN=%s&LEASE=0", a);
+    expect_get(t, 0, "LEASE value has to be a number of seconds from 0.001 to 3600 !");
+    expect_get("/sts/GET?NAME=other", 0, "Key other not found !");
+    /* The renewals stop: the waiter runs, and the old run's renewal is refused. */
+    recv_page(&w, 3000, 1, "RUN", b, sizeof b);
+    assert_string_not_equal(a, b);
+    snprintf(t, sizeof t, "/sts/ONCE?NAME=r&RUN=%s", a);
+    expect_get(t, 0, STALE("r"));
+    done_with("r", b, "7", 1, "DONE");
+    /* Done: a renewal is refused too, and the key stays as DONE set it. */
+    snprintf(t, sizeof t, "/sts/ONCE?NAME=r&RUN=%s", b);
+    expect_get(t, 0, STALE("r"));
+    expect_get("/sts/GET?NAME=r", 1, "7");
+    http_conn_close(&w);
+    expect_get("/sts/DEL?NAME=r", 1, "");
+}
+
 static void test_done_reaches_waiters_and_later_callers(void **state)
 {
     char id[64];
@@ -316,6 +360,10 @@ static void test_run_across_kill9(void **state)
     port = d2.port;
     expect_run("/sts/ONCE?NAME=k&LEASE=2.5", a, sizeof a);
     expect_run("/sts/ONCE?NAME=keep&LEASE=60", k, sizeof k);
+    char ren[64], t[160];
+    expect_run("/sts/ONCE?NAME=ren&LEASE=0.5", ren, sizeof ren);
+    snprintf(t, sizeof t, "/sts/ONCE?NAME=ren&RUN=%s&LEASE=60", ren);
+    expect_run(t, b, sizeof b);
     assert_int_equal(td_stop(&d2, 1), 128 + SIGKILL);
     assert_int_equal(td_start(&d2, args), 0);
     port = d2.port;
@@ -324,6 +372,11 @@ static void test_run_across_kill9(void **state)
                "The run of k is still in progress (TIMEOUT=0), nothing changed !");
     expect_get("/sts/ONCE?NAME=keep&TIMEOUT=0", 0,
                "The run of keep is still in progress (TIMEOUT=0), nothing changed !");
+    /* The renewal's deadline, not the first one's, survived. */
+    td_sleep_ms(600);
+    expect_get("/sts/ONCE?NAME=ren&TIMEOUT=0", 0,
+               "The run of ren is still in progress (TIMEOUT=0), nothing changed !");
+    done_with("ren", ren, "2", 1, "DONE");
     /* Past it, a waiter takes over. */
     http_conn w;
     assert_int_equal(http_conn_open(&w, port), 0);
@@ -353,6 +406,7 @@ int main(void)
         cmocka_unit_test(test_one_run_among_200),
         cmocka_unit_test(test_failover_when_the_runner_dies),
         cmocka_unit_test(test_failover_on_release),
+        cmocka_unit_test(test_renewal_keeps_the_run),
         cmocka_unit_test(test_done_reaches_waiters_and_later_callers),
         cmocka_unit_test(test_set_completes_a_run),
         cmocka_unit_test(test_csrf),

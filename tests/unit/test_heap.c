@@ -44,6 +44,10 @@ static void test_random_against_model(void **state)
             assert_int_equal(heap_push(&h, it), 0);
             it->in = 1;
             in++;
+        } else if (rand() % 3 == 0) {
+            it->when = rand() % 500;          /* a deadline moved, either way */
+            heap_moved(&h, it);
+            assert_int_not_equal(it->at, HEAP_NONE);
         } else {
             heap_remove(&h, it);
             assert_int_equal(it->at, HEAP_NONE);
@@ -57,11 +61,13 @@ static void test_random_against_model(void **state)
         else
             assert_true(top && top->when == want->when && top->in);
     }
-    /* Removing what is not in changes nothing. */
+    /* Removing or moving what is not in changes nothing. */
     for (size_t i = 0; i < N; i++)
         if (!v[i].in) {
             heap_remove(&h, &v[i]);
+            heap_moved(&h, &v[i]);
             assert_int_equal(h.n, in);
+            assert_int_equal(v[i].at, HEAP_NONE);
             break;
         }
     /* Draining by the top, or by popping, yields keys in order. */

@@ -9,7 +9,6 @@
 #include "base/log.h"
 #include "base/num.h"
 #include "cmd_answer.h"
-#include "cmd_match.h"
 #include "cmd_param.h"
 #include "cmd_wait.h"
 

@@ -1,5 +1,5 @@
 /* cmd_param.h - strict parsers of the commands' parameters: each returns the value, or
- * sets the KO the reference gives for it. Private to cmd/. */
+ * sets the KO the reference gives for it; FIND_MODE's matchers. Private to cmd/. */
 #ifndef STSD_CMD_PARAM_H
 #define STSD_CMD_PARAM_H
 
@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "cmd/command.h"
+#include "list/rx.h"
+#include "store/store.h"
 
 /* FIND_MODE's values, in the order of their names. */
 enum { FIND_SUBSTRING, FIND_EQUALS, FIND_REGEX_FIND, FIND_REGEX_MATCH };
@@ -37,6 +39,23 @@ extern const char *const cmd_add_modes[];     /* FIRST LAST */
 int cmd_find_mode_of(const params *p);
 /* The same, with the reference's KO set when invalid. */
 int cmd_find_mode(const params *p, cmd_result *r);
+
+/* FIND_MODE turned into the store's matcher (FIND, waiting FINDs, PEEK's MATCH):
+ * substring, equality, or a pcre2 regex (found anywhere, or matching the whole line). */
+typedef struct cmd_matcher {
+    store_matcher m;          /* what the store calls; points into this struct */
+    rx *re;                   /* the compiled regex (the cache's reference), or NULL */
+    const char *needle;       /* SUBSTRING's and EQUALS's pattern (not owned) */
+    size_t len;
+} cmd_matcher;
+
+/* Sets cm up for mode (FIND_SUBSTRING...) and pattern[0..len), which must outlive it;
+ * cm must not move afterwards. Returns 0, or -1 if a regex does not compile (cm is then
+ * empty). */
+int cmd_matcher_init(cmd_matcher *cm, int mode, const char *pattern, size_t len);
+
+/* Releases cm's regex. */
+void cmd_matcher_free(cmd_matcher *cm);
 
 /* A decimal in [min, max] (dflt when absent) into *out. Returns 0, or -1 when invalid. */
 int cmd_size_param(const params *p, param_id id, size_t min, size_t max, size_t dflt,

@@ -9,7 +9,7 @@
 #include "hold/commit.h"
 #include "hold/park.h"
 #include "cmd_answer.h"
-#include "cmd_match.h"
+#include "cmd_param.h"
 
 typedef struct cmd_waiter {
     store_waiter sw;           /* first: the store hands it back */

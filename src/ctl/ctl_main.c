@@ -229,98 +229,78 @@ static int run_once(opts *o, int argc, char **argv, int i)
     return ctl_once(&o->conn, name, timeout, lease, argv + i + 1);
 }
 
-/* Any verb of a row: positionals for required parameters, --options for the others. */
-static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, char **argv,
-                   int i)
+/* The parameter of c that option "--body" names (n bytes of body, before any '='), or -1.
+ * *neg: it was "--no-NAME" of a TRUE|FALSE parameter (no '=' then). */
+static int option_of(const ctl_command *c, const char *body, size_t n, int has_eq, int *neg)
 {
-    const char *val[CTL_MAX_PARAMS] = {0};
-    char chosen[CTL_MAX_PARAMS][64];
-    int npos = 0, only_pos = 0, rc;
     char name[64];
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        if (!only_pos && strcmp(a, "--") == 0) {
-            only_pos = 1;
-            continue;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *s = body;
+        size_t sl = n;
+        if (pass == 1) {
+            if (n <= 3 || strncmp(body, "no-", 3) != 0 || has_eq)
+                return -1;
+            s += 3;
+            sl -= 3;
         }
-        if (only_pos || strncmp(a, "--", 2) != 0 || !a[2]) {
-            int k, seen = 0;
-            for (k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
-                if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL && seen++ == npos)
-                    break;
-            if (k == CTL_MAX_PARAMS || !c->params[k].name)
-                return usage_error("too many arguments: %s", a);
-            val[k] = a;
-            npos++;
-            continue;
-        }
-        if (strcmp(a, "--help") == 0) {
-            ctl_doc_verb(stdout, c, NULL);
-            return CTL_EXIT_OK;
-        }
-        const char *body = a + 2, *eq = strchr(body, '=');
-        size_t n = eq ? (size_t)(eq - body) : strlen(body);
-        int neg = 0, k, found = -1;
-        for (int pass = 0; pass < 2 && found < 0; pass++) {
-            /* pass 1: "--no-NAME" for a TRUE|FALSE parameter */
-            const char *s = body;
-            size_t sl = n;
-            if (pass == 1) {
-                if (n <= 3 || strncmp(body, "no-", 3) != 0 || eq)
-                    break;
-                s += 3;
-                sl -= 3;
-            }
-            for (k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
-                if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL)
-                    continue;
-                if (pass == 1 && ctl_param_kind(&c->params[k]) != CTL_BOOL)
-                    continue;
-                ctl_option_name(c, &c->params[k], name, sizeof name);
-                if (strlen(name) == sl && strncmp(name, s, sl) == 0) {
-                    found = k;
-                    neg = pass;
-                    break;
-                }
-            }
-        }
-        if (found < 0) {
-            int g = global_option(o, argc, argv, &i);
-            if (g < 0)
-                return CTL_EXIT_USAGE;
-            if (g == 1)
+        for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
+            int kind = ctl_param_kind(&c->params[k]);
+            if (kind == CTL_POSITIONAL || (pass == 1 && kind != CTL_BOOL))
                 continue;
-            fprintf(stderr, "stsctl: %s: unknown option %s\n", verb, a);
-            ctl_doc_verb(stderr, c, NULL);
-            return CTL_EXIT_USAGE;
-        }
-        const ctl_param *p = &c->params[found];
-        switch (ctl_param_kind(p)) {
-        case CTL_BOOL:
-            if (neg) {
-                snprintf(chosen[found], sizeof chosen[found], "FALSE");
-            } else if (choice(p->value, eq ? eq + 1 : "TRUE", chosen[found],
-                              sizeof chosen[found]) != 0) {
-                return usage_error("not true or false: %s", a);
+            ctl_option_name(c, &c->params[k], name, sizeof name);
+            if (strlen(name) == sl && strncmp(name, s, sl) == 0) {
+                *neg = pass;
+                return k;
             }
-            val[found] = chosen[found];
-            break;
-        case CTL_CHOICE: {
-            const char *v = opt_value(argc, argv, &i, eq);
-            if (!v)
-                return usage_error("%s needs a value", a);
-            if (choice(p->value, v, chosen[found], sizeof chosen[found]) != 0) {
-                fprintf(stderr, "stsctl: --%s: %s is not one of %s\n", name, v, p->value);
-                return CTL_EXIT_USAGE;
-            }
-            val[found] = chosen[found];
-            break;
-        }
-        default:
-            if (!(val[found] = opt_value(argc, argv, &i, eq)))
-                return usage_error("%s needs a value", a);
         }
     }
+    return -1;
+}
+
+/* The npos-th positional parameter of c, or -1 when it has no more. */
+static int positional_of(const ctl_command *c, int npos)
+{
+    for (int k = 0, seen = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
+        if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL && seen++ == npos)
+            return k;
+    return -1;
+}
+
+/* Option argv[*i] for parameter p (eq: its '=' or NULL; neg: "--no-"): its value into
+ * *val, a choice spelled as the row spells it in chosen[64]. Returns 0 or an exit
+ * status (said). */
+static int option_value(const ctl_param *p, int neg, const char *eq, int argc, char **argv,
+                        int *i, char chosen[64], const char **val)
+{
+    const char *a = argv[*i], *v;
+    switch (ctl_param_kind(p)) {
+    case CTL_BOOL:
+        if (neg)
+            snprintf(chosen, 64, "FALSE");
+        else if (choice(p->value, eq ? eq + 1 : "TRUE", chosen, 64) != 0)
+            return usage_error("not true or false: %s", a);
+        *val = chosen;
+        return 0;
+    case CTL_CHOICE:
+        if (!(v = opt_value(argc, argv, i, eq)))
+            return usage_error("%s needs a value", a);
+        if (choice(p->value, v, chosen, 64) != 0) {
+            fprintf(stderr, "stsctl: %.*s: %s is not one of %s\n",
+                    (int)(eq ? eq - a : (long)strlen(a)), a, v, p->value);
+            return CTL_EXIT_USAGE;
+        }
+        *val = chosen;
+        return 0;
+    default:
+        if (!(*val = opt_value(argc, argv, i, eq)))
+            return usage_error("%s needs a value", a);
+        return 0;
+    }
+}
+
+/* The query of row c from val (FORMAT=JSON added), sent; the exit status. */
+static int send_row(const opts *o, const ctl_command *c, const char *verb, const char **val)
+{
     for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
         if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL && !val[k]) {
             fprintf(stderr, "stsctl: %s: missing %s\n", verb, c->params[k].name);
@@ -333,9 +313,50 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
             ctl_query_add(&q, c->params[k].name, val[k]);
     ctl_query_add(&q, "FORMAT", "JSON");
     /* Always a urlencoded POST: a long LINE does not meet a URL's limits. */
-    rc = q.oom ? CTL_EXIT_SERVER : send(o, c->name, &q, 1, NULL);
+    int rc = q.oom ? CTL_EXIT_SERVER : send(o, c->name, &q, 1, NULL);
     buf_free(&q);
     return rc;
+}
+
+/* Any verb of a row: positionals for required parameters, --options for the others. */
+static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, char **argv,
+                   int i)
+{
+    const char *val[CTL_MAX_PARAMS] = {0};
+    char chosen[CTL_MAX_PARAMS][64];
+    int npos = 0, only_pos = 0;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!only_pos && strcmp(a, "--") == 0) {
+            only_pos = 1;
+        } else if (only_pos || strncmp(a, "--", 2) != 0 || !a[2]) {
+            int k = positional_of(c, npos++);
+            if (k < 0)
+                return usage_error("too many arguments: %s", a);
+            val[k] = a;
+        } else if (strcmp(a, "--help") == 0) {
+            ctl_doc_verb(stdout, c, NULL);
+            return CTL_EXIT_OK;
+        } else {
+            const char *eq = strchr(a + 2, '=');
+            size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+            int neg = 0, k = option_of(c, a + 2, n, eq != NULL, &neg), rc;
+            if (k >= 0) {
+                rc = option_value(&c->params[k], neg, eq, argc, argv, &i, chosen[k], &val[k]);
+                if (rc != 0)
+                    return rc;
+                continue;
+            }
+            if ((rc = global_option(o, argc, argv, &i)) < 0)
+                return CTL_EXIT_USAGE;
+            if (rc != 1) {
+                fprintf(stderr, "stsctl: %s: unknown option %s\n", verb, a);
+                ctl_doc_verb(stderr, c, NULL);
+                return CTL_EXIT_USAGE;
+            }
+        }
+    }
+    return send_row(o, c, verb, val);
 }
 
 int main(int argc, char **argv)

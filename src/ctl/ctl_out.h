@@ -17,4 +17,10 @@ int ctl_put_base64(FILE *out, const char *s, size_t n);
 /* Time to empty in seconds as "42s", "3m20s", "1h05m", or "-" for null, written to out. */
 void ctl_duration(char *out, size_t n, const cj *seconds);
 
+/* STATUS's table on a terminal, as `stsctl status` and `stsctl top` draw it: the header,
+ * and the row of list l (an item of "lists") under the name given (the caller's: top
+ * shows it made safe and cut to its column). Neither writes a newline. */
+void ctl_status_head(FILE *out);
+void ctl_status_row(FILE *out, const char *name, const cj *l);
+
 #endif

@@ -157,9 +157,9 @@ $(BUILD)/tests/%: tests/stop/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
 $(BUILD)/tests/libfailsync.so: tests/proto/failsync.c | $(BUILD)/tests
 	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
 
-# test_ctl: stsctl's JSON reader, naming rules and printing (no libcurl).
+# test_ctl: stsctl's JSON reader, naming rules, printing and top's tables (no libcurl).
 $(BUILD)/tests/test_ctl: $(BUILD)/obj/ctl/ctl_json.o $(BUILD)/obj/ctl/ctl_table.o \
-	$(BUILD)/obj/ctl/ctl_out.o $(BUILD)/obj/ctl/ctl_doc.o
+	$(BUILD)/obj/ctl/ctl_out.o $(BUILD)/obj/ctl/ctl_doc.o $(BUILD)/obj/ctl/ctl_frame.o
 
 # test_commands reads the stsd(8) generated from the command table.
 $(BUILD)/tests/test_commands: $(BUILD)/stsd.8

@@ -97,26 +97,38 @@ static const char *num_text(const cj *v)
     return v && v->type == CJ_NUMBER ? v->s : "-";
 }
 
+void ctl_status_head(FILE *out)
+{
+    fprintf(out, "%-32s %10s %8s %8s %9s %9s %10s", "LIST", "LINES", "ON LOAN", "WAITERS",
+            "IN/S", "OUT/S", "EMPTY IN");
+}
+
+void ctl_status_row(FILE *out, const char *name, const cj *l)
+{
+    char empty[32];
+    ctl_duration(empty, sizeof empty, cj_get(l, "empty_in_s"));
+    const cj *in = cj_get(l, "added_per_s"), *outr = cj_get(l, "removed_per_s");
+    fprintf(out, "%-32s %10s %8s %8s %9.1f %9.1f %10s", name, num_text(cj_get(l, "lines")),
+            num_text(cj_get(l, "leased")), num_text(cj_get(l, "waiters")),
+            in && in->s ? strtod(in->s, NULL) : 0.0,
+            outr && outr->s ? strtod(outr->s, NULL) : 0.0, empty);
+}
+
 static void put_status(FILE *out, const cj *lists, int tty)
 {
-    if (tty)
-        fprintf(out, "%-32s %10s %8s %8s %9s %9s %10s\n", "LIST", "LINES", "ON LOAN",
-                "WAITERS", "IN/S", "OUT/S", "EMPTY IN");
+    if (tty) {
+        ctl_status_head(out);
+        fputc('\n', out);
+    }
     for (size_t i = 0; i < lists->n; i++) {
         const cj *l = lists->items[i], *name = cj_get(l, "name");
         if (!name || name->type != CJ_STRING)
             continue;
-        if (!tty) {
-            fprintf(out, "%s\t%s\n", name->s, num_text(cj_get(l, "lines")));
-            continue;
-        }
-        char empty[32];
-        ctl_duration(empty, sizeof empty, cj_get(l, "empty_in_s"));
-        const cj *in = cj_get(l, "added_per_s"), *outr = cj_get(l, "removed_per_s");
-        fprintf(out, "%-32s %10s %8s %8s %9.1f %9.1f %10s\n", name->s,
-                num_text(cj_get(l, "lines")), num_text(cj_get(l, "leased")),
-                num_text(cj_get(l, "waiters")), in && in->s ? strtod(in->s, NULL) : 0.0,
-                outr && outr->s ? strtod(outr->s, NULL) : 0.0, empty);
+        if (tty)
+            ctl_status_row(out, name->s, l);
+        else
+            fprintf(out, "%s\t%s", name->s, num_text(cj_get(l, "lines")));
+        fputc('\n', out);
     }
 }
 

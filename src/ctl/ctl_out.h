@@ -26,4 +26,10 @@ void ctl_duration(char *out, size_t n, const cj *seconds);
  * answers that are not stsd's said with url. Returns the exit status. */
 int ctl_finish(const ctl_answer *a, const char *url, int json);
 
+/* STATUS's table on a terminal, as `stsctl status` and `stsctl top` draw it: the header,
+ * and the row of list l (an item of "lists") under the name given (the caller's: top
+ * shows it made safe and cut to its column). Neither writes a newline. */
+void ctl_status_head(FILE *out);
+void ctl_status_row(FILE *out, const char *name, const cj *l);
+
 #endif

@@ -1,6 +1,7 @@
-/* ctl_top.c - `stsctl top` in plain ANSI escape codes: STATUS's JSON (lines, on loan,
- * waiters, in/s, out/s, time to empty) redrawn each second on the alternate screen; the
- * terminal in non-canonical mode so that a single q quits. */
+/* ctl_top.c - `stsctl top`: the lists (STATUS), keys (KEYS) and barriers (BARRIERS) redrawn
+ * each second in plain ANSI escape codes on the alternate screen, the terminal in
+ * non-canonical mode so that a single q quits. STATUS must answer; KEYS and BARRIERS may
+ * fail (a server from before them) and their sections say so. The tables: ctl_frame. */
 #include "ctl_top.h"
 
 #include <errno.h>
@@ -14,8 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ctl_frame.h"
 #include "ctl_json.h"
-#include "ctl_out.h"
+
+/* One round of answers: the parsed documents (NULL when not had) and why not. */
+typedef struct top_docs {
+    cj *status, *keys, *barriers;
+    char error[512], keys_error[512], barriers_error[512];
+} top_docs;
 
 static volatile sig_atomic_t stop;
 
@@ -32,7 +39,8 @@ static void term_restore(void)
     if (raw_on)
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved);
     raw_on = 0;
-    fputs("\033[?25h\033[?1049l", stdout);   /* cursor back, main screen back */
+    /* cursor back, lines wrap again, main screen back */
+    fputs("\033[?25h\033[?7h\033[?1049l", stdout);
     fflush(stdout);
 }
 
@@ -45,76 +53,116 @@ static void term_raw(void)
         t.c_cc[VTIME] = 0;
         raw_on = tcsetattr(STDIN_FILENO, TCSAFLUSH, &t) == 0;
     }
-    fputs("\033[?1049h\033[?25l", stdout);   /* alternate screen, cursor hidden */
+    /* Alternate screen, cursor hidden, no wrapping: a line wider than the screen is cut
+     * by the terminal instead of taking two rows that the frame did not count. */
+    fputs("\033[?1049h\033[?25l\033[?7l", stdout);
 }
 
-/* The screen's rows (24 when unknown). */
-static int rows(void)
+/* The screen's rows and columns (24 x 80 when unknown). */
+static void screen_size(int *rows, int *cols)
 {
     struct winsize w;
-    return ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_row > 0 ? w.ws_row : 24;
+    int known = ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0;
+    *rows = known && w.ws_row > 0 ? w.ws_row : 24;
+    *cols = known && w.ws_col > 0 ? w.ws_col : 80;
 }
 
-/* One frame: the title, then the table cut to the screen. */
-static void draw(const ctl_conn *c, const char *table, size_t len, const char *error)
-{
-    char when[32];
-    time_t now = time(NULL);
-    strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
-    fputs("\033[H\033[2J", stdout);
-    printf("stsctl top - %s - %s - q quits\n\n", c->url, when);
-    if (error) {
-        printf("%s\n", error);
-        fflush(stdout);
-        return;
-    }
-    int room = rows() - 3, shown = 0, total = 0;
-    for (size_t i = 0; i < len; i++)
-        total += table[i] == '\n';
-    const char *p = table, *end = table + len;
-    while (p < end) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        if (shown == room - 1 && total - shown > 1) {
-            printf("... %d more lists\n", total - shown);
-            break;
-        }
-        printf("%.*s\n", (int)l, p);
-        shown++;
-        p += l + 1;
-    }
-    fflush(stdout);
-}
-
-/* STATUS as the table ctl_print writes for a terminal, into *out (malloc'd). Returns 0,
- * or -1 with error filled. */
-static int fetch(const ctl_conn *c, char **out, size_t *len, char *error, size_t n)
+/* command?FORMAT=JSON's answer into *doc (free with cj_free). Returns 0 when the server
+ * answered OK (error empty), else -1 with *doc NULL and error filled. */
+static int fetch(const ctl_conn *c, const char *command, cj **doc, char *error, size_t n)
 {
     ctl_answer a;
-    *out = NULL;
-    if (ctl_request(c, "STATUS", "FORMAT=JSON", 0, NULL, 0, &a) != 0) {
+    *doc = NULL;
+    *error = '\0';
+    if (ctl_request(c, command, "FORMAT=JSON", 0, NULL, 0, &a) != 0) {
         snprintf(error, n, "cannot reach the server: %.400s", a.error);
         ctl_answer_free(&a);
         return -1;
     }
     cj *v = cj_parse(a.body.data ? a.body.data : "", a.body.len);
     const cj *ok = cj_get(v, "ok"), *err = cj_get(v, "error");
-    int rc = -1;
-    if (!ok || ok->type != CJ_BOOL || !ok->b) {
+    if (ok && ok->type == CJ_BOOL && ok->b) {
+        *doc = v;
+    } else {
         snprintf(error, n, "HTTP %ld: %.400s", a.status,
                  err && err->type == CJ_STRING ? err->s : "not an answer of stsd");
-    } else {
-        FILE *f = open_memstream(out, len);
-        if (f) {
-            ctl_print(f, v, 1);
-            rc = fclose(f) == 0 ? 0 : -1;
-        }
-        if (rc != 0)
-            snprintf(error, n, "out of memory");
+        cj_free(v);
     }
-    cj_free(v);
     ctl_answer_free(&a);
-    return rc;
+    return *doc ? 0 : -1;
+}
+
+static void docs_free(top_docs *d)
+{
+    cj_free(d->status);
+    cj_free(d->keys);
+    cj_free(d->barriers);
+    d->status = d->keys = d->barriers = NULL;
+}
+
+/* One round: STATUS, then KEYS and BARRIERS unless STATUS failed. Returns STATUS's 0 or
+ * -1 (d->error says why); the others' failures are only their errors. */
+static int fetch_all(const ctl_conn *c, top_docs *d)
+{
+    docs_free(d);
+    if (fetch(c, "STATUS", &d->status, d->error, sizeof d->error) != 0)
+        return -1;
+    fetch(c, "KEYS", &d->keys, d->keys_error, sizeof d->keys_error);
+    fetch(c, "BARRIERS", &d->barriers, d->barriers_error, sizeof d->barriers_error);
+    return 0;
+}
+
+/* One frame: the title, then STATUS's error or the tables cut to the screen. */
+static void draw(const ctl_conn *c, const top_docs *d)
+{
+    char when[32];
+    int rows, cols;
+    time_t now = time(NULL);
+    strftime(when, sizeof when, "%H:%M:%S", localtime(&now));
+    screen_size(&rows, &cols);
+    fputs("\033[H\033[2J", stdout);
+    printf("stsctl top - %s - %s - q quits\n\n", c->url, when);
+    if (!d->status) {
+        char cell[4 * sizeof d->error + 1];
+        ctl_frame_cell(cell, sizeof cell, d->error, strlen(d->error), cols, 0);
+        printf("%s\n", cell);
+    } else {
+        ctl_frame f = {cj_get(d->status, "lists"), cj_get(d->keys, "keys"),
+                       cj_get(d->barriers, "barriers"), d->error, d->keys_error,
+                       d->barriers_error};
+        /* The title's two lines, and the last row left empty: a newline there scrolls. */
+        ctl_frame_draw(stdout, &f, rows - 3, cols);
+    }
+    fflush(stdout);
+}
+
+static void on_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Waits a second, or less when a key comes. Returns 1 for q, 0 to redraw. *in_fd becomes
+ * -1 once stdin is closed: the pace is then the clock's alone. */
+static int wait_key(int *in_fd)
+{
+    struct pollfd pf = {*in_fd, POLLIN, 0};
+    int r = poll(&pf, 1, 1000);
+    if (r > 0) {
+        char ch;
+        ssize_t got = read(STDIN_FILENO, &ch, 1);
+        if (got == 1 && (ch == 'q' || ch == 'Q'))
+            return 1;
+        if (got <= 0)
+            *in_fd = -1;
+    } else if (r < 0 && errno != EINTR) {
+        return 1;
+    }
+    return 0;
 }
 
 int ctl_top_run(const ctl_conn *c)
@@ -123,42 +171,22 @@ int ctl_top_run(const ctl_conn *c)
         fputs("stsctl: top needs a terminal (for scripts: stsctl status)\n", stderr);
         return 2;
     }
-    char error[512];
-    char *table;
-    size_t len;
-    if (fetch(c, &table, &len, error, sizeof error) != 0) {
-        fprintf(stderr, "stsctl: %s\n", error);
-        free(table);
+    top_docs d = {0};
+    if (fetch_all(c, &d) != 0) {
+        fprintf(stderr, "stsctl: %s\n", d.error);
+        docs_free(&d);
         return 3;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    on_signals();
     term_raw();
-    int failed = 0, in_fd = STDIN_FILENO;
+    int in_fd = STDIN_FILENO;
     while (!stop) {
-        draw(c, table, len, failed ? error : NULL);
-        free(table);
-        table = NULL;
-        /* A second, or less when a key comes: q quits, anything else redraws. */
-        struct pollfd pf = {in_fd, POLLIN, 0};
-        int r = poll(&pf, 1, 1000);
-        if (r > 0) {
-            char ch;
-            ssize_t got = read(STDIN_FILENO, &ch, 1);
-            if (got == 1 && (ch == 'q' || ch == 'Q'))
-                break;
-            if (got <= 0)   /* stdin closed: keep the pace on the clock alone */
-                in_fd = -1;
-        } else if (r < 0 && errno != EINTR) {
+        draw(c, &d);
+        if (wait_key(&in_fd))
             break;
-        }
-        failed = fetch(c, &table, &len, error, sizeof error) != 0;
+        fetch_all(c, &d);
     }
-    free(table);
+    docs_free(&d);
     term_restore();
     return 0;
 }

@@ -2,7 +2,8 @@
 # test-stsctl.sh - stsctl against a real stsd: every verb, its raw output and --json, each
 # exit status (0 OK, 1 KO, 2 usage, 3 unreachable or refused), load's progress bar on a
 # terminal only (script(1) gives it one), and `stsctl top` in a tmux pane: a list and its
-# count on screen, a change made with curl shown within 2 s, q quits. The help, the
+# count, a key and its value (control bytes as '?') and a barrier with 1 of 2 arrived on
+# screen, an ADD and a SET made with curl shown within 2 s, q quits. The help, the
 # completion and stsctl(1) must name every command of src/cmd/command.c.
 # Usage: tests/ctl/test-stsctl.sh (from the top of the tree, after `make`).
 set -u
@@ -12,9 +13,10 @@ STSCTL=${STSCTL:-build/stsctl}
 STSCTL=$(cd "$(dirname "$STSCTL")" && pwd)/$(basename "$STSCTL")
 tmp=$(mktemp -d /tmp/stsctl-test-XXXXXX)
 pid=
+bpid=
 tmux_sock="$tmp/tmux"
-trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; tmux -S "$tmux_sock" kill-server 2>/dev/null;
-      [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
+trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; [ -n "$bpid" ] && kill "$bpid" 2>/dev/null;
+      tmux -S "$tmux_sock" kill-server 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 
 # Starts stsd on a free port over a fresh dataset directory; extra -D options in "$@".
 start() {
@@ -253,22 +255,44 @@ run once intr --timeout 0 -- sh -c 'exit 3'
 expect "once: the run given up, the next caller runs at once" 3 ""
 run once -- true; expect "once without NAME: exit 2" 2 ""
 
-# 5. stsctl top in a tmux pane.
+# 5. stsctl top in a tmux pane: the lists, a key and a barrier with one of two arrived.
 if command -v tmux >/dev/null 2>&1; then
+    curl -s "$STS/SET?NAME=topkey&VALUE=first" >/dev/null
+    curl -s "$STS/SET?NAME=topesc&VALUE=a%1b%5b2Jb" >/dev/null
+    curl -s "$STS/BARRIER?NAME=b1&PARTIES=2&TIMEOUT=30" >/dev/null 2>&1 &
+    bpid=$!
     tmux -S "$tmux_sock" new-session -d -x 120 -y 30 -e "STSD_URL=$STSD_URL" "$STSCTL top"
     screen() { tmux -S "$tmux_sock" capture-pane -p 2>/dev/null; }
-    i=0; while ! screen | grep -q '^big.csv  *300000 ' && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
-    screen | grep -q '^big.csv  *300000 ' && screen | grep -q 'LINES *ON LOAN *WAITERS *IN/S *OUT/S *EMPTY IN' &&
+    # on_screen PATTERN [TENTHS]: waits up to TENTHS tenths of a second (30) for PATTERN.
+    on_screen() {
+        i=0; while ! screen | grep -q "$1" && [ $i -lt "${2:-30}" ]; do sleep 0.1; i=$((i + 1)); done
+        screen | grep -q "$1"
+    }
+    on_screen '^big.csv  *300000 ' && screen | grep -q 'LINES *ON LOAN *WAITERS *IN/S *OUT/S *EMPTY IN' &&
         ok "top: the lists and their counts on screen" || fail "top's screen: $(screen)"
+    on_screen '^topkey  *first  *1  *0  *0$' && screen | grep -q '^KEY  *VALUE  *VERSION *WATCHERS *WAITERS$' &&
+        ok "top: a key, its value and version on screen" || fail "top: no key topkey: $(screen)"
+    on_screen '^topesc  *a?\[2Jb ' && screen | grep -q '^big.csv ' &&
+        ok "top: a value's control bytes shown as '?', the screen intact" || fail "top: topesc: $(screen)"
+    on_screen '^b1  *1/2  *0$' && screen | grep -q '^BARRIER  *ARRIVED  *GENERATION$' &&
+        ok "top: a barrier with 1 of 2 arrived on screen" || fail "top: no barrier b1 at 1/2: $(screen)"
     curl -s "$STS/ADD?FILENAME=big.csv&LINE=one-more" >/dev/null
     t0=$(date +%s%N); i=0
     while ! screen | grep -q '^big.csv  *300001 ' && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
     ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     screen | grep -q '^big.csv  *300001 ' && [ $ms -le 2000 ] && ok "top: an ADD by curl on screen after $ms ms" ||
         fail "top: the ADD not on screen after $ms ms: $(screen)"
+    curl -s "$STS/SET?NAME=topkey&VALUE=second" >/dev/null
+    t0=$(date +%s%N); i=0
+    while ! screen | grep -q '^topkey  *second  *2 ' && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
+    ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    screen | grep -q '^topkey  *second  *2 ' && [ $ms -le 2000 ] && ok "top: a SET by curl on screen after $ms ms" ||
+        fail "top: the SET not on screen after $ms ms: $(screen)"
     tmux -S "$tmux_sock" send-keys q
     i=0; while tmux -S "$tmux_sock" has-session 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
     tmux -S "$tmux_sock" has-session 2>/dev/null && fail "top: q did not quit" || ok "top: q quits"
+    kill "$bpid" 2>/dev/null; wait "$bpid" 2>/dev/null; bpid=
+    curl -s "$STS/DEL?NAME=topkey" >/dev/null; curl -s "$STS/DEL?NAME=topesc" >/dev/null
 else
     skip "stsctl top: no tmux (scripts/deps.sh test installs it)"
 fi

@@ -1,7 +1,8 @@
 /* test_ctl.c - unit tests of stsctl's pieces that need no server: the JSON reader
  * (src/ctl/ctl_json), how a command row becomes a verb and options (ctl_table, so that a
- * command added to the server's table gets a usable verb with no code), and printing
- * answers for scripts (ctl_out). */
+ * command added to the server's table gets a usable verb with no code), printing
+ * answers for scripts (ctl_out), and top's tables (ctl_frame: cut to the screen, control
+ * bytes never reach the terminal). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 
 #include "cmd/command.h"
 #include "ctl/ctl_doc.h"
+#include "ctl/ctl_frame.h"
 #include "ctl/ctl_json.h"
 #include "ctl/ctl_out.h"
 #include "ctl/ctl_table.h"
@@ -157,6 +159,118 @@ static void test_print(void **state)
     free(t);
 }
 
+static void cell_is(const char *s, size_t len, int width, int pad, const char *want)
+{
+    char out[128];
+    ctl_frame_cell(out, sizeof out, s, len, width, pad);
+    if (strcmp(out, want) != 0)
+        fail_msg("cell of [%.*s] in %d: [%s], not [%s]", (int)len, s, width, out, want);
+}
+
+static void test_frame_cell(void **state)
+{
+    cell_is("abc", 3, 5, 1, "abc  ");
+    cell_is("abc", 3, 5, 0, "abc");
+    cell_is("abcdefgh", 8, 6, 0, "abc...");
+    cell_is("a\x1b[2Jb\tc\x7f", 9, 20, 0, "a?[2Jb?c?");
+    cell_is("caf\xc3\xa9!", 6, 5, 1, "caf\xc3\xa9!");       /* one column per character */
+    cell_is("\xc2\x9b" "1m", 4, 9, 0, "??1m");               /* C1 CSI: 8-bit escape */
+    cell_is("caf\xe9", 4, 9, 0, "caf?");                     /* Latin-1: not UTF-8 */
+    cell_is("\xe2\x82", 2, 9, 0, "??");                      /* a sequence cut short */
+    cell_is("\xed\xa0\x80", 3, 9, 0, "???");                 /* a surrogate */
+    cell_is("\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80x", 17, 4,
+            0, "\xf0\x9f\x98\x80...");
+    char small[4];
+    ctl_frame_cell(small, sizeof small, "abcdef", 6, 6, 1);   /* cap wins, NUL kept */
+    assert_string_equal(small, "abc");
+}
+
+/* The frame of documents status, keys and barriers (NULL: failed with "HTTP 404") in rows
+ * x cols, its lines counted. */
+static char *frame(const char *status, const char *keys, const char *barriers, int rows,
+                   int cols, int *lines)
+{
+    cj *s = PARSE(status), *k = keys ? PARSE(keys) : NULL;
+    cj *b = barriers ? PARSE(barriers) : NULL;
+    ctl_frame f = {cj_get(s, "lists"), cj_get(k, "keys"), cj_get(b, "barriers"), "",
+                   "HTTP 404", "HTTP 404"};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    *lines = ctl_frame_draw(out, &f, rows, cols);
+    fclose(out);
+    cj_free(s);
+    cj_free(k);
+    cj_free(b);
+    int nl = 0;
+    for (size_t i = 0; i < len; i++)
+        nl += text[i] == '\n';
+    assert_int_equal(nl, *lines);
+    assert_true(*lines <= rows);
+    return text;
+}
+
+static void test_frame(void **state)
+{
+    const char *st = "{\"ok\":true,\"lists\":[{\"name\":\"a.csv\",\"lines\":2},"
+                     "{\"name\":\"b\\u001b[2J.csv\",\"lines\":5},{\"name\":\"c.csv\"}]}";
+    const char *ks = "{\"ok\":true,\"keys\":[{\"name\":\"k1\",\"value\":\"red\\u001b[31m\","
+                     "\"version\":3,\"watchers\":1,\"waiters\":0},{\"name\":\"k2\","
+                     "\"value_base64\":\"Y2Fm6Q==\",\"version\":1,\"watchers\":0,\"waiters\":2},"
+                     "{\"name\":\"k3\",\"value\":\"\"}]}";
+    const char *bs = "{\"ok\":true,\"barriers\":[{\"name\":\"b1\",\"parties\":2,"
+                     "\"arrived\":1,\"generation\":4}]}";
+    int n;
+    char *t = frame(st, ks, bs, 30, 120, &n);
+    assert_int_equal(n, 4 + 1 + 4 + 1 + 2);
+    assert_non_null(strstr(t, "LIST "));
+    assert_non_null(strstr(t, "b?[2J.csv "));
+    assert_non_null(strstr(t, "KEY "));
+    assert_non_null(strstr(t, "red?[31m "));
+    assert_non_null(strstr(t, "caf? "));
+    assert_non_null(strstr(t, "BARRIER "));
+    assert_non_null(strstr(t, "1/2          4"));
+    for (const char *p = t; (p = strchr(p, '\x1b')); p++)   /* only our bold, dim, plain */
+        assert_true(strncmp(p, "\x1b[1m", 4) == 0 || strncmp(p, "\x1b[2m", 4) == 0 ||
+                    strncmp(p, "\x1b[0m", 4) == 0);
+    free(t);
+    /* Cut: 8 rows hold the lists (4), a blank and the keys' header, a row and "more". */
+    t = frame(st, ks, bs, 8, 120, &n);
+    assert_int_equal(n, 8);
+    assert_non_null(strstr(t, "k1 "));
+    assert_null(strstr(t, "k2 "));
+    assert_non_null(strstr(t, "... 2 more keys"));
+    assert_null(strstr(t, "BARRIER"));
+    free(t);
+    /* Too few rows for a key: the section in one line; past a blank, nothing. */
+    t = frame(st, ks, bs, 7, 120, &n);
+    assert_int_equal(n, 6);
+    assert_non_null(strstr(t, "keys: 3, not shown"));
+    free(t);
+    t = frame(st, ks, bs, 5, 120, &n);
+    assert_int_equal(n, 4);
+    free(t);
+    /* Cut within the lists: the other sections are left out. */
+    t = frame(st, ks, bs, 3, 120, &n);
+    assert_int_equal(n, 3);
+    assert_non_null(strstr(t, "a.csv "));
+    assert_non_null(strstr(t, "... 2 more lists"));
+    assert_null(strstr(t, "KEY"));
+    free(t);
+    /* Narrow: no line wider than the screen. */
+    t = frame(st, ks, bs, 30, 40, &n);
+    for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n"))
+        assert_true(strlen(line) <= 40 + 8);   /* the bold or dim codes around it */
+    free(t);
+    /* Empty sections and a server without KEYS or BARRIERS: one dim line each. */
+    t = frame("{\"ok\":true,\"lists\":[]}", NULL, "{\"ok\":true,\"barriers\":[]}", 30, 80, &n);
+    assert_int_equal(n, 5);
+    assert_non_null(strstr(t, "no lists"));
+    assert_non_null(strstr(t, "keys: HTTP 404"));
+    assert_non_null(strstr(t, "no barriers"));
+    free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -164,6 +278,8 @@ int main(void)
         cmocka_unit_test(test_json_refuses),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_frame_cell),
+        cmocka_unit_test(test_frame),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

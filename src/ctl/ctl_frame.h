@@ -1,0 +1,33 @@
+/* ctl_frame.h - the tables of `stsctl top`: LISTS, KEYS and BARRIERS cut to the screen,
+ * names and values made safe for a terminal. */
+#ifndef STSCTL_FRAME_H
+#define STSCTL_FRAME_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "ctl_json.h"
+
+/* What one frame shows: the arrays of STATUS ("lists"), KEYS ("keys") and BARRIERS
+ * ("barriers"), as the JSON answers hold them. An array that could not be had is NULL
+ * and its error says why (a KO, an HTTP error: a server without KEYS). */
+typedef struct ctl_frame {
+    const cj *lists, *keys, *barriers;
+    const char *lists_error, *keys_error, *barriers_error;
+} ctl_frame;
+
+/* Draws f on out in at most rows lines, each cut to cols columns: the lists first, then
+ * the keys, then the barriers, a blank line between them, each a bold header row and its
+ * rows. A section with nothing in it is one dim line ("no keys"), one that could not be
+ * had one dim line with its error (NULL or empty: "not an answer of stsd"). One cut short
+ * ends in a dim "... N more keys" (only "keys: N, not shown" when not even a row fits),
+ * and the sections after it are left out. Returns the lines written. */
+int ctl_frame_draw(FILE *out, const ctl_frame *f, int rows, int cols);
+
+/* s[0..len) as one cell of width columns into out (NUL-ended; cap >= 4 * width + 1 holds
+ * any cell): one column per character, a control byte (C0, DEL, C1) or a byte that is
+ * not well-formed UTF-8 as '?', cut with "..." when longer than width, padded with spaces
+ * to width when pad is set. */
+void ctl_frame_cell(char *out, size_t cap, const char *s, size_t len, int width, int pad);
+
+#endif

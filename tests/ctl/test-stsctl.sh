@@ -210,19 +210,26 @@ script -qec "$STSCTL status" /dev/null > "$tmp/tty.out" 2>&1
 grep -q '^LIST *LINES *ON LOAN *WAITERS' "$tmp/tty.out" && grep -q '^big.csv  *300000 ' "$tmp/tty.out" &&
     ok "status on a terminal: a table" || fail "status on a tty: $(cat "$tmp/tty.out")"
 
+# once_crowd NAME N LEASE SECONDS STATUS: N callers of `once NAME` at the same time, each
+# COMMAND a line in $tmp/ran, a sleep and exit STATUS; sets runs (COMMANDs run), codes
+# (the callers' statuses) and said (what they printed).
+once_crowd() {
+    rm -f "$tmp/ran" "$tmp"/crowd*; callers=
+    for n in $(seq "$2"); do
+        ( "$STSCTL" once "$1" --lease "$3" -- sh -c "echo x >> '$tmp/ran'; sleep $4; exit $5" \
+            >"$tmp/crowd$n.out" 2>&1; echo $? > "$tmp/crowd$n.rc" ) &
+        callers="$callers $!"
+    done
+    wait $callers
+    runs=$(wc -l < "$tmp/ran" 2>/dev/null || echo 0)
+    codes=$(for n in $(seq "$2"); do cat "$tmp/crowd$n.rc"; done | tr '\n' ' ')
+    said=$(cat "$tmp"/crowd*.out)
+}
 # once: 5 callers at the same time, COMMAND runs on exactly one, all exit with its status.
-rm -f "$tmp/ran"; callers=
-for n in 1 2 3 4 5; do
-    ( "$STSCTL" once setup --lease 30 -- sh -c "echo x >> '$tmp/ran'; sleep 0.5; exit 7" \
-        >"$tmp/once$n.out" 2>&1; echo $? > "$tmp/once$n.rc" ) &
-    callers="$callers $!"
-done
-wait $callers
-runs=$(wc -l < "$tmp/ran" 2>/dev/null || echo 0)
-codes=$(cat "$tmp/once1.rc" "$tmp/once2.rc" "$tmp/once3.rc" "$tmp/once4.rc" "$tmp/once5.rc" | tr '\n' ' ')
+once_crowd setup 5 30 0.5 7
 [ "$runs" -eq 1 ] && [ "$codes" = "7 7 7 7 7 " ] &&
     ok "once: 5 callers, COMMAND ran once, all exited with its status 7" ||
-    fail "once: ran $runs times, statuses $codes: $(cat "$tmp"/once*.out)"
+    fail "once: ran $runs times, statuses $codes: $said"
 run get setup; expect "once: the status is key setup's value" 0 "*"
 echo "$out" | grep -q "^value	7$" && ok "once: key setup holds 7" || fail "get setup: $out"
 run once setup -- false; expect "once: done already, COMMAND not run, its status" 7 ""
@@ -230,18 +237,10 @@ run del setup; expect "once: DEL for another round" 0 "*"
 run once setup -- true; expect "once: another round runs COMMAND again" 0 ""
 run once setup; expect "once without COMMAND: exit 2" 2 ""
 # once: a COMMAND four times longer than the lease still runs once (the run is renewed).
-rm -f "$tmp/ran"; callers=
-for n in 1 2 3; do
-    ( "$STSCTL" once long --lease 0.6 -- sh -c "echo x >> '$tmp/ran'; sleep 2.5; exit 5" \
-        >"$tmp/long$n.out" 2>&1; echo $? > "$tmp/long$n.rc" ) &
-    callers="$callers $!"
-done
-wait $callers
-runs=$(wc -l < "$tmp/ran" 2>/dev/null || echo 0)
-codes=$(cat "$tmp/long1.rc" "$tmp/long2.rc" "$tmp/long3.rc" | tr '\n' ' ')
-[ "$runs" -eq 1 ] && [ "$codes" = "5 5 5 " ] && ! grep -q . "$tmp"/long*.out &&
+once_crowd long 3 0.6 2.5 5
+[ "$runs" -eq 1 ] && [ "$codes" = "5 5 5 " ] && [ -z "$said" ] &&
     ok "once: COMMAND of 2.5 s with a 0.6 s lease, renewed: ran once, all exited 5" ||
-    fail "once renewed: ran $runs times, statuses $codes: $(cat "$tmp"/long*.out)"
+    fail "once renewed: ran $runs times, statuses $codes: $said"
 # once: the runner stopped by SIGTERM passes it on and gives the run up at once.
 rm -f "$tmp/started"
 "$STSCTL" once intr --lease 30 -- sh -c "echo > '$tmp/started'; exec sleep 30" &

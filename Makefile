@@ -50,7 +50,7 @@ TESTLIB := $(BUILD)/obj/tests/testlib.o
 # stsctl: its room, and the only server objects it links (base helpers, no server room).
 # Its verbs come from the server's command table through scripts/mkctl (ctl_commands.h).
 CTL_OBJS := $(patsubst src/%.c,$(BUILD)/obj/%.o,$(wildcard src/ctl/*.c))
-CTL_BASE := $(BUILD)/obj/base/buf.o $(BUILD)/obj/base/num.o
+CTL_BASE := $(BUILD)/obj/base/buf.o $(BUILD)/obj/base/num.o $(BUILD)/obj/base/utf8.o
 CTL_GEN  := $(BUILD)/gen/ctl_commands.h
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "ctl_out.h"
 
 #define NAME_WIDTH 32       /* the name column of every table, as STATUS's */
@@ -28,24 +29,15 @@ typedef struct section {
 } section;
 
 /* The bytes of the character at s[0..n) when it may go to a terminal as it is: printable
- * ASCII, or well-formed UTF-8 (no overlong form, no surrogate) other than a C1 control
- * (U+0080 to U+009F: 8-bit escapes to some terminals). 0: show a '?' for s[0]. */
+ * ASCII, or well-formed UTF-8 other than a C1 control (U+0080 to U+009F: 8-bit escapes
+ * to some terminals). 0: show a '?' for s[0]. */
 static size_t char_len(const unsigned char *s, size_t n)
 {
-    unsigned c = s[0];
-    if (c < 0x80)
-        return c >= 0x20 && c != 0x7f;
-    /* The second byte's range narrows after some leads (RFC 3629's table): after 0xc2 it
-     * also leaves out the C1 controls. */
-    unsigned lo = c == 0xc2 ? 0xa0 : c == 0xe0 ? 0xa0 : c == 0xf0 ? 0x90 : 0x80;
-    unsigned hi = c == 0xed ? 0x9f : c == 0xf4 ? 0x8f : 0xbf;
-    size_t len = c < 0xc2 ? 0 : c <= 0xdf ? 2 : c <= 0xef ? 3 : c <= 0xf4 ? 4 : 0;
-    if (len == 0 || n < len || s[1] < lo || s[1] > hi)
+    if (s[0] < 0x80)
+        return s[0] >= 0x20 && s[0] != 0x7f;
+    if (s[0] == 0xc2 && n > 1 && s[1] < 0xa0)
         return 0;
-    for (size_t i = 2; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
+    return utf8_seq((const char *)s, n);
 }
 
 void ctl_frame_cell(char *out, size_t cap, const char *s, size_t len, int width, int pad)

@@ -1,13 +1,11 @@
 /* ctl_frame.c - the tables of `stsctl top`: lists, keys and barriers, cut to the screen's
- * rows and columns. Names and values are the clients' bytes: a control byte among them
- * would move the cursor or change the terminal, so each goes out as '?'. */
+ * rows and columns, each name and value a cell made safe for a terminal (ctl_cell). */
 #include "ctl_frame.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/utf8.h"
 #include "ctl_out.h"
 
 #define NAME_WIDTH 32       /* the name column of every table, as STATUS's */
@@ -28,56 +26,14 @@ typedef struct section {
     void (*row)(FILE *out, const cj *item, int cols);
 } section;
 
-/* The bytes of the character at s[0..n) when it may go to a terminal as it is: printable
- * ASCII, or well-formed UTF-8 other than a C1 control (U+0080 to U+009F: 8-bit escapes
- * to some terminals). 0: show a '?' for s[0]. */
-static size_t char_len(const unsigned char *s, size_t n)
-{
-    if (s[0] < 0x80)
-        return s[0] >= 0x20 && s[0] != 0x7f;
-    if (s[0] == 0xc2 && n > 1 && s[1] < 0xa0)
-        return 0;
-    return utf8_seq((const char *)s, n);
-}
-
-void ctl_frame_cell(char *out, size_t cap, const char *s, size_t len, int width, int pad)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t chars = 0, o = 0, i = 0;
-    int col = 0;
-    for (size_t at = 0; at < len; chars++) {
-        size_t l = char_len(u + at, len - at);
-        at += l ? l : 1;
-    }
-    int cut = chars > (size_t)width, keep = cut && width > 3 ? width - 3 : width;
-    while (i < len && col < keep) {
-        size_t l = char_len(u + i, len - i);
-        if (o + (l ? l : 1) >= cap)
-            break;
-        if (l)
-            memcpy(out + o, s + i, l);
-        else
-            out[o] = '?';
-        o += l ? l : 1;
-        i += l ? l : 1;
-        col++;
-    }
-    for (; cut && col < width && o + 1 < cap; col++)
-        out[o++] = '.';
-    for (; pad && col < width && o + 1 < cap; col++)
-        out[o++] = ' ';
-    if (cap)
-        out[o < cap ? o : cap - 1] = '\0';
-}
-
 /* A string member of item as a cell ("-" when it has none). */
 static void member_cell(char *out, size_t cap, const cj *item, const char *key, int width)
 {
     const cj *v = cj_get(item, key);
     if (v && v->type == CJ_STRING)
-        ctl_frame_cell(out, cap, v->s, v->len, width, 1);
+        ctl_cell(out, cap, v->s, v->len, width, 1);
     else
-        ctl_frame_cell(out, cap, "-", 1, width, 1);
+        ctl_cell(out, cap, "-", 1, width, 1);
 }
 
 static const char *num(const cj *item, const char *key)
@@ -95,7 +51,7 @@ static void dim(FILE *out, int cols, const char *fmt, ...)
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
     int width = cols < (int)sizeof text ? cols : (int)sizeof text;
-    ctl_frame_cell(cell, sizeof cell, text, strlen(text), width, 0);
+    ctl_cell(cell, sizeof cell, text, strlen(text), width, 0);
     fprintf(out, DIM "%s" PLAIN "\n", cell);
 }
 
@@ -138,9 +94,9 @@ static void value_cell(char *out, size_t cap, const cj *k, int width)
     }
     int bad = ctl_put_base64(f, b->s, b->len) != 0;
     if (fclose(f) != 0 || bad)
-        ctl_frame_cell(out, cap, "-", 1, width, 1);
+        ctl_cell(out, cap, "-", 1, width, 1);
     else
-        ctl_frame_cell(out, cap, bytes, len, width, 1);
+        ctl_cell(out, cap, bytes, len, width, 1);
     free(bytes);
 }
 
@@ -181,7 +137,7 @@ static void put_row(FILE *out, const section *s, const cj *item, int cols)
     else
         s->head(m, cols);
     if (fclose(m) == 0) {
-        ctl_frame_cell(cell, sizeof cell, text, len, cols < 512 ? cols : 512, 0);
+        ctl_cell(cell, sizeof cell, text, len, cols < 512 ? cols : 512, 0);
         fprintf(out, item ? "%s\n" : BOLD "%s" PLAIN "\n", cell);
     } else {
         fputc('\n', out);

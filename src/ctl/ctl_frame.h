@@ -24,10 +24,4 @@ typedef struct ctl_frame {
  * and the sections after it are left out. Returns the lines written. */
 int ctl_frame_draw(FILE *out, const ctl_frame *f, int rows, int cols);
 
-/* s[0..len) as one cell of width columns into out (NUL-ended; cap >= 4 * width + 1 holds
- * any cell): one column per character, a control byte (C0, DEL, C1) or a byte that is
- * not well-formed UTF-8 as '?', cut with "..." when longer than width, padded with spaces
- * to width when pad is set. */
-void ctl_frame_cell(char *out, size_t cap, const char *s, size_t len, int width, int pad);
-
 #endif

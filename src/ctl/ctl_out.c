@@ -5,6 +5,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/utf8.h"
+
 static int b64val(char c)
 {
     if (c >= 'A' && c <= 'Z') return c - 'A';
@@ -97,6 +99,48 @@ static const char *num_text(const cj *v)
     return v && v->type == CJ_NUMBER ? v->s : "-";
 }
 
+/* The bytes of the character at s[0..n) when it may go to a terminal as it is: printable
+ * ASCII, or well-formed UTF-8 other than a C1 control (U+0080 to U+009F: 8-bit escapes
+ * to some terminals). 0: show a '?' for s[0]. */
+static size_t char_len(const unsigned char *s, size_t n)
+{
+    if (s[0] < 0x80)
+        return s[0] >= 0x20 && s[0] != 0x7f;
+    if (s[0] == 0xc2 && n > 1 && s[1] < 0xa0)
+        return 0;
+    return utf8_seq((const char *)s, n);
+}
+
+void ctl_cell(char *out, size_t cap, const char *s, size_t len, int width, int pad)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t chars = 0, o = 0, i = 0;
+    int col = 0;
+    for (size_t at = 0; at < len; chars++) {
+        size_t l = char_len(u + at, len - at);
+        at += l ? l : 1;
+    }
+    int cut = chars > (size_t)width, keep = cut && width > 3 ? width - 3 : width;
+    while (i < len && col < keep) {
+        size_t l = char_len(u + i, len - i);
+        if (o + (l ? l : 1) >= cap)
+            break;
+        if (l)
+            memcpy(out + o, s + i, l);
+        else
+            out[o] = '?';
+        o += l ? l : 1;
+        i += l ? l : 1;
+        col++;
+    }
+    for (; cut && col < width && o + 1 < cap; col++)
+        out[o++] = '.';
+    for (; pad && col < width && o + 1 < cap; col++)
+        out[o++] = ' ';
+    if (cap)
+        out[o < cap ? o : cap - 1] = '\0';
+}
+
 void ctl_status_head(FILE *out)
 {
     fprintf(out, "%-32s %10s %8s %8s %9s %9s %10s", "LIST", "LINES", "ON LOAN", "WAITERS",
@@ -124,8 +168,11 @@ static void put_status(FILE *out, const cj *lists, int tty)
         const cj *l = lists->items[i], *name = cj_get(l, "name");
         if (!name || name->type != CJ_STRING)
             continue;
-        if (tty)
-            ctl_status_row(out, name->s, l);
+        if (tty) {
+            char cell[4 * 32 + 1];
+            ctl_cell(cell, sizeof cell, name->s, name->len, 32, 1);
+            ctl_status_row(out, cell, l);
+        }
         else
             fprintf(out, "%s\t%s", name->s, num_text(cj_get(l, "lines")));
         fputc('\n', out);

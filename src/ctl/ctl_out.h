@@ -26,6 +26,13 @@ void ctl_duration(char *out, size_t n, const cj *seconds);
  * answers that are not stsd's said with url. Returns the exit status. */
 int ctl_finish(const ctl_answer *a, const char *url, int json);
 
+/* Names and values are the clients' bytes: on a terminal a control byte among them
+ * would move the cursor or change the terminal. s[0..len) as one cell of width columns into out (NUL-ended; cap >= 4 * width + 1 holds
+ * any cell): one column per character, a control byte (C0, DEL, C1) or a byte that is
+ * not well-formed UTF-8 as '?', cut with "..." when longer than width, padded with spaces
+ * to width when pad is set. */
+void ctl_cell(char *out, size_t cap, const char *s, size_t len, int width, int pad);
+
 /* STATUS's table on a terminal, as `stsctl status` and `stsctl top` draw it: the header,
  * and the row of list l (an item of "lists") under the name given (the caller's: top
  * shows it made safe and cut to its column). Neither writes a newline. */

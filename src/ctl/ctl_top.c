@@ -17,6 +17,7 @@
 
 #include "ctl_frame.h"
 #include "ctl_json.h"
+#include "ctl_out.h"
 
 /* One round of answers: the parsed documents (NULL when not had) and why not. */
 typedef struct top_docs {
@@ -124,7 +125,7 @@ static void draw(const ctl_conn *c, const top_docs *d)
     printf("stsctl top - %s - %s - q quits\n\n", c->url, when);
     if (!d->status) {
         char cell[4 * sizeof d->error + 1];
-        ctl_frame_cell(cell, sizeof cell, d->error, strlen(d->error), cols, 0);
+        ctl_cell(cell, sizeof cell, d->error, strlen(d->error), cols, 0);
         printf("%s\n", cell);
     } else {
         ctl_frame f = {cj_get(d->status, "lists"), cj_get(d->keys, "keys"),

@@ -296,6 +296,17 @@ else
     skip "stsctl top: no tmux (scripts/deps.sh test installs it)"
 fi
 run top; expect "top without a terminal: exit 2" 2 ""
+# status on a terminal: a list's name is the client's bytes, made safe and cut to its column.
+curl -s "$STS/ADD?FILENAME=evil%1B%5B2Jname&LINE=x" >/dev/null
+curl -s "$STS/ADD?FILENAME=a-list-name-longer-than-its-32-columns&LINE=x" >/dev/null
+script -qec "$STSCTL status" /dev/null > "$tmp/tty.out" 2>&1
+grep -q '^evil?\[2Jname  *1 ' "$tmp/tty.out" && ! grep -q "$(printf '\033')\[2J" "$tmp/tty.out" &&
+    grep -q '^a-list-name-longer-than-its-3\.\.\. *1 ' "$tmp/tty.out" &&
+    ok "status on a terminal: a control byte in a name as ?, a long name cut" ||
+    fail "status on a tty, odd names: $(cat -v "$tmp/tty.out")"
+run status
+echo "$out" | grep -q "^evil$(printf '\033')\[2Jname${tab}1\$" &&
+    ok "status piped: names as stored" || fail "status piped: $(echo "$out" | cat -v)"
 
 # The README's script (examples/stsctl-script.sh, shown there whole) against this server.
 if STSCTL="$STSCTL" sh examples/stsctl-script.sh > "$tmp/script.out" 2>&1 &&

@@ -162,7 +162,7 @@ static void test_print(void **state)
 static void cell_is(const char *s, size_t len, int width, int pad, const char *want)
 {
     char out[128];
-    ctl_frame_cell(out, sizeof out, s, len, width, pad);
+    ctl_cell(out, sizeof out, s, len, width, pad);
     if (strcmp(out, want) != 0)
         fail_msg("cell of [%.*s] in %d: [%s], not [%s]", (int)len, s, width, out, want);
 }
@@ -181,7 +181,7 @@ static void test_frame_cell(void **state)
     cell_is("\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80x", 17, 4,
             0, "\xf0\x9f\x98\x80...");
     char small[4];
-    ctl_frame_cell(small, sizeof small, "abcdef", 6, 6, 1);   /* cap wins, NUL kept */
+    ctl_cell(small, sizeof small, "abcdef", 6, 6, 1);   /* cap wins, NUL kept */
     assert_string_equal(small, "abc");
 }
 

@@ -51,7 +51,10 @@ typedef struct store_matcher {
  * `served` runs, and the store never touches it again) or store_unwait returns. Waiters
  * on a list are served in arrival order: a READ waiter that needs more lines than there
  * are holds the READ waiters behind it; a FIND waiter is tried only against lines that
- * may match it; a KEEP=TRUE waiter leaves the line for the next one. */
+ * may match it; a KEEP=TRUE waiter leaves the line for the next one. An owner's waiter
+ * (READ OWNER=) takes one line and lends it to its owner as store_read_owned does; once
+ * its owner holds a line (taken by an earlier waiter of the same owner, or otherwise) it
+ * is answered that line and takes none. */
 typedef struct store_waiter store_waiter;
 struct store_waiter {
     /* What it waits for, set by the caller: */
@@ -60,6 +63,10 @@ struct store_waiter {
     size_t n;
     int keep;
     const store_matcher *m;       /* FIND: the matcher (NULL: a READ); valid while queued */
+    const char *owner;            /* READ OWNER= (n 1, keep 0): owner_len bytes, valid while
+                                   * queued; NULL: none. lease_ms is then the loan's (0: no
+                                   * deadline), ids gets its id, count 1 */
+    size_t owner_len;
     /* Called under the lock that guards the queue, just before w is queued: returns 0 to
      * queue it (whoever ends w otherwise must call store_unwait, which waits for that
      * lock), or -1 to answer at once with the error it would have had without waiting. */
@@ -84,6 +91,7 @@ struct store_waiter {
     /* The store's own: */
     store_waiter *prev, *next;
     void *where;                  /* the entry it is queued on, NULL: not created yet */
+    uint64_t owner_hash;          /* owner's place in an owner table */
     int queued;
     store_rc rc;
 };
@@ -130,10 +138,11 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
 store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out,
                     uint64_t *lsn);
 
-/* READ/READMULTI that waits: serves w (w->end, n, keep) now into out as store_read does,
- * or, when the list is absent, empty or too short and w->arm agrees, queues w and
- * returns STORE_WAITING (then the caller must not touch w until it is ended). Any other
- * error is returned as store_read's. */
+/* READ/READMULTI that waits: serves w (w->end, n, keep) now into out as store_read does
+ * (with w->owner: as store_read_owned, its id into w->ids), or, when the list is absent,
+ * empty or too short (an owner: holds no line and the list is absent or empty) and
+ * w->arm agrees, queues w and returns STORE_WAITING (then the caller must not touch w
+ * until it is ended). Any other error is returned as store_read's. */
 store_rc store_read_wait(store *st, store_waiter *w, buf *out, size_t *count);
 
 /* FIND that waits: as store_find with w->m and w->keep, or STORE_WAITING (queued) when the

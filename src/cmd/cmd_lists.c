@@ -21,7 +21,6 @@
 
 #define MSG_OFFSET "OFFSET value has to be an integer from 0 !"
 #define MSG_OWNER_KEEP "OWNER needs KEEP=FALSE !"
-#define MSG_OWNER_WAIT "OWNER does not wait: TIMEOUT has to be 0 !"
 #define MSG_LIMIT  "LIMIT value has to be an integer from 1 to 1000 !"
 
 /* The KO that comes first when some parameter is invalid: the list's own state
@@ -86,15 +85,14 @@ static void read_now(const cmd_server *srv, const cmd_read_req *q, cmd_result *r
     cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
 }
 
-/* READ OWNER=: the owner's line, taken now if it holds none; its lease id in the
- * X-STS-Lease header. */
-static void read_owned(const cmd_server *srv, const cmd_read_req *q, const char *who,
-                       size_t wlen, cmd_result *r)
+/* READ OWNER= without TIMEOUT: the owner's line, taken now if it holds none; its lease id
+ * in the X-STS-Lease header. */
+static void read_owned(const cmd_server *srv, const cmd_read_req *q, cmd_result *r)
 {
     uint64_t id;
     int taken;
-    store_rc rc = store_read_owned(srv->st, q->name, q->end, who, wlen, q->lease_ms, &r->text,
-                                   &id, &taken, &r->lsn);
+    store_rc rc = store_read_owned(srv->st, q->name, q->end, q->owner, q->olen, q->lease_ms,
+                                   &r->text, &id, &taken, &r->lsn);
     if (rc == STORE_OK) {
         buf ids = BUF_INIT;
         if (buf_append(&ids, &id, sizeof id) == 0)
@@ -104,10 +102,10 @@ static void read_owned(const cmd_server *srv, const cmd_read_req *q, const char 
     cmd_read_answer(r, rc, q->name, q->nlen, 1, 1, 0);
 }
 
-/* OWNER= of a READ (keep, wait_ms: its KEEP and TIMEOUT) into *who: 0, or -1 with the KO
- * set. READMULTI has no owners. */
-static int owner_of_read(const params *p, cmd_result *r, int multi, int keep, int64_t wait_ms,
-                         const char **who, size_t *wlen)
+/* OWNER= of a READ (keep: its KEEP) into *who: 0, or -1 with the KO set. READMULTI has
+ * no owners. */
+static int owner_of_read(const params *p, cmd_result *r, int multi, int keep, const char **who,
+                         size_t *wlen)
 {
     if (cmd_owner_param(p, r, who, wlen) != 0)
         return -1;
@@ -117,8 +115,6 @@ static int owner_of_read(const params *p, cmd_result *r, int multi, int keep, in
         cmd_ko(r, 400, MSG_OWNER_ONLY);
     else if (keep)
         cmd_ko(r, 400, MSG_OWNER_KEEP);
-    else if (wait_ms > 0)
-        cmd_ko(r, 400, MSG_OWNER_WAIT);
     else
         return 0;
     return -1;
@@ -142,18 +138,16 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
             ko_read_params(r, end, keep, nb, vlen, nb_bad, n);
         return;
     }
-    cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi, 0};
-    const char *who;
-    size_t wlen;
-    if (owner_of_read(p, r, multi, keep, wait_ms, &who, &wlen) != 0 ||
+    cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi, 0, NULL, 0};
+    if (owner_of_read(p, r, multi, keep, &q.owner, &q.olen) != 0 ||
         cmd_lease_param(srv, p, keep, n, r, &q.lease_ms) != 0)
         return;
     if (strlen(name) != nlen)
         return cmd_ko_store(r, STORE_NOT_LOADED, name, nlen);
-    if (who)
-        return read_owned(srv, &q, who, wlen, r);
     if (wait_ms > 0 && srv->lot)
         return cmd_wait_read(srv, &q, clock_now_ms() + wait_ms, r);
+    if (q.owner)
+        return read_owned(srv, &q, r);
     read_now(srv, &q, r);
 }
 

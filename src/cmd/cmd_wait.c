@@ -23,6 +23,7 @@ typedef struct cmd_waiter {
     cmd_matcher cm;
     char *name;                /* owned copies of what the request asked */
     char *line;
+    char *owner;
 } cmd_waiter;
 
 static void waiter_free(cmd_waiter *w)
@@ -34,6 +35,7 @@ static void waiter_free(cmd_waiter *w)
     buf_free(&w->sw.ids);
     free(w->name);
     free(w->line);
+    free(w->owner);
     free(w);
 }
 
@@ -50,10 +52,24 @@ static void answer(cmd_waiter *w, store_rc rc, buf *out, size_t count, cmd_resul
     else
         cmd_read_answer(r, rc, w->rq.name, w->rq.nlen, w->rq.n, count, w->rq.multi);
     buf_clear(&r->headers);
-    if (rc == STORE_OK && w->sw.lease_ms)
+    if (rc == STORE_OK && (w->sw.lease_ms || w->sw.owner))
         cmd_lease_ids(r, &w->sw.ids);
     if (r->text.oom || r->headers.oom)
         cmd_ko_store(r, STORE_NOMEM, w->name, 0);
+}
+
+/* An owner waiter's READ at its deadline, as an immediate READ OWNER= (its id into ids). */
+static store_rc read_owned_now(const cmd_server *srv, cmd_waiter *w, buf *out, size_t *count,
+                               uint64_t *lsn)
+{
+    uint64_t id;
+    int taken;
+    store_rc rc = store_read_owned(srv->st, w->name, w->rq.end, w->sw.owner, w->sw.owner_len,
+                                   w->sw.lease_ms, out, &id, &taken, lsn);
+    *count = rc == STORE_OK;
+    if (rc == STORE_OK && buf_append(&w->sw.ids, &id, sizeof id) != 0)
+        out->oom = 1;
+    return rc;
 }
 
 /* Deadline or shutdown: the answer the request gets now, without waiting. */
@@ -68,6 +84,8 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     store_rc rc;
     if (park_client_gone(s))
         rc = STORE_EMPTY;              /* nobody will read it: take no line */
+    else if (w->sw.owner)
+        rc = read_owned_now(srv, w, &out, &count, &lsn);
     else if (w->find && w->sw.lease_ms)
         rc = store_find_leased(srv->st, w->name, &w->cm.m, w->sw.lease_ms, &out, &w->sw.ids,
                                &lsn);
@@ -157,13 +175,22 @@ void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadlin
     w->sw.keep = q->keep;
     w->sw.n = (size_t)q->n;
     w->sw.lease_ms = q->lease_ms;
+    if (q->owner) {
+        if (!(w->owner = malloc(q->olen))) {
+            waiter_free(w);
+            return ko_nomem(r);
+        }
+        memcpy(w->owner, q->owner, q->olen);
+        w->rq.owner = w->sw.owner = w->owner;
+        w->sw.owner_len = q->olen;
+    }
     size_t count;
     store_rc rc = store_read_wait(srv->st, &w->sw, &r->text, &count);
     if (rc == STORE_WAITING)
         return;                         /* w belongs to its slot now */
     r->lsn = w->sw.lsn;                 /* served at once: answered once durable */
     cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
-    if (rc == STORE_OK && q->lease_ms)
+    if (rc == STORE_OK && (q->lease_ms || q->owner))
         cmd_lease_ids(r, &w->sw.ids);
     waiter_free(w);
 }

@@ -16,6 +16,8 @@ typedef struct cmd_read_req {
     long n;
     int multi;
     int64_t lease_ms;     /* LEASE (keep 0), 0: none */
+    const char *owner;    /* OWNER (a READ, keep 0): olen bytes; NULL: none */
+    size_t olen;
 } cmd_read_req;
 
 /* What a FIND asks: LINE, its mode (FIND_SUBSTRING...), keep. */

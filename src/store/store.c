@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/clock.h"
 #include "store_keys.h"
 #include "store_lease.h"
 #include "store_names.h"
@@ -187,26 +186,14 @@ store_rc store_read_owned(store *st, const char *name, store_end end, const char
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_NOT_LOADED;
-    int64_t until = lease_ms > 0 ? clock_wall_ms() + lease_ms : STORE_LOAN_FOREVER;
-    store_rc rc = STORE_OK;
+    store_owned_req q = {who, wlen, store_owner_hash(who, wlen), end, lease_ms};
+    buf ids = BUF_INIT;
     pthread_mutex_lock(&e->lock);
-    owner *o = store_owner_find(&e->owners, who, wlen);
-    if (!o) {
-        rc = store_read_owned_locked(st, e, end, until, who, wlen, out, id, lsn);
-        *taken = rc == STORE_OK;
-    } else if (lease_ms > 0 && store_lease_renew_locked(st, e, o->l, until, lsn) != 0) {
-        rc = STORE_JOURNAL;
-    } else {
-        /* Answered again: only once the record that made it so is durable. */
-        if (lease_ms > 0)
-            o->lsn = *lsn;
-        else
-            *lsn = o->lsn;
-        *id = o->l->id;
-        if (store_out_line(out, o->l->line, o->l->len) != 0)
-            rc = STORE_NOMEM;
-    }
+    store_rc rc = store_read_owner_locked(st, e, &q, out, &ids, taken, lsn);
     pthread_mutex_unlock(&e->lock);
+    if (rc == STORE_OK)
+        memcpy(id, ids.data, sizeof *id);
+    buf_free(&ids);
     return rc;
 }
 

@@ -21,7 +21,7 @@ static void seed_init(void)
         seed = hash_fnv1a_more(HASH_FNV1A_INIT, &k, sizeof k);
 }
 
-static uint64_t hash_of(const char *name, size_t len)
+uint64_t store_owner_hash(const char *name, size_t len)
 {
     pthread_once(&seed_once, seed_init);
     return hash_fnv1a_more(seed, name, len);
@@ -29,9 +29,13 @@ static uint64_t hash_of(const char *name, size_t len)
 
 owner *store_owner_find(const owner_table *t, const char *name, size_t len)
 {
+    return store_owner_find_hash(t, name, len, store_owner_hash(name, len));
+}
+
+owner *store_owner_find_hash(const owner_table *t, const char *name, size_t len, uint64_t h)
+{
     if (!t->b)
         return NULL;
-    uint64_t h = hash_of(name, len);
     for (owner *o = t->b[h & t->mask]; o; o = o->hnext)
         if (o->hash == h && o->len == len && memcmp(o->name, name, len) == 0)
             return o;
@@ -68,7 +72,7 @@ owner *store_owner_add(owner_table *t, const char *name, size_t len, lease *l)
     if (!o)
         return NULL;
     o->l = l;
-    o->hash = hash_of(name, len);
+    o->hash = store_owner_hash(name, len);
     o->lsn = 0;
     o->len = (uint32_t)len;
     memcpy(o->name, name, len);

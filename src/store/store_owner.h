@@ -6,8 +6,15 @@
 
 #include "store_int.h"
 
+/* The hash an owner name[0..len) is filed under (seeded per process). */
+uint64_t store_owner_hash(const char *name, size_t len);
+
 /* The owner of name[0..len) in t, or NULL. */
 owner *store_owner_find(const owner_table *t, const char *name, size_t len);
+
+/* The same, with h = store_owner_hash(name, len) worked out already (a waiter's, kept
+ * while it is queued). */
+owner *store_owner_find_hash(const owner_table *t, const char *name, size_t len, uint64_t h);
 
 /* Adds owner name[0..len) (absent from t) holding lease l, and sets l->own. Returns it,
  * or NULL on ENOMEM (nothing changed). */

@@ -167,9 +167,10 @@ store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t 
     return rc;
 }
 
-store_rc store_read_owned_locked(store *st, entry *e, store_end end, int64_t until,
-                                 const char *who, size_t wlen, buf *out, uint64_t *id,
-                                 uint64_t *lsn)
+/* One line of e taken from end, recorded first, appended to out and lent to who[0..wlen)
+ * until the deadline; its id appended to ids. */
+static store_rc take_owned(store *st, entry *e, store_end end, int64_t until, const char *who,
+                           size_t wlen, buf *out, buf *ids, uint64_t *lsn)
 {
     list *l = e->l;
     size_t len = list_length(l), pos, llen;
@@ -179,19 +180,44 @@ store_rc store_read_owned_locked(store *st, entry *e, store_end end, int64_t unt
     if (st->rec && st->rec->take(st->rec_ctx, e->name, 0, &pos, 1, lsn) != 0)
         return STORE_JOURNAL;
     const char *s = list_get(l, pos, &llen);
-    buf ids = BUF_INIT;
+    size_t had = ids->len;
     store_rc rc = store_out_line(out, s, llen) != 0 ? STORE_NOMEM
-                : lend(st, e, s, llen, until, who, wlen, &ids, lsn);
+                : lend(st, e, s, llen, until, who, wlen, ids, lsn);
     if (rc == STORE_OK) {
-        memcpy(id, ids.data, sizeof *id);
         list_remove(l, pos);
         store_bytes_release(st, llen);
         store_count_traffic(e, 0, 1);
-    } else if (st->rec) {
-        st->rec->mark_broken(st->rec_ctx);  /* the journal holds the take, memory not */
+    } else {
+        ids->len = had;
+        if (st->rec)
+            st->rec->mark_broken(st->rec_ctx);  /* the journal holds the take, memory not */
     }
-    buf_free(&ids);
     return rc;
+}
+
+store_rc store_read_owner_locked(store *st, entry *e, const store_owned_req *q, buf *out,
+                                 buf *ids, int *taken, uint64_t *lsn)
+{
+    int64_t until = q->lease_ms > 0 ? clock_wall_ms() + q->lease_ms : STORE_LOAN_FOREVER;
+    *taken = 0;
+    owner *o = store_owner_find_hash(&e->owners, q->who, q->wlen, q->hash);
+    if (!o) {
+        store_rc rc = take_owned(st, e, q->end, until, q->who, q->wlen, out, ids, lsn);
+        *taken = rc == STORE_OK;
+        return rc;
+    }
+    if (q->lease_ms > 0) {
+        if (store_lease_renew_locked(st, e, o->l, until, lsn) != 0)
+            return STORE_JOURNAL;
+        o->lsn = *lsn;
+    } else {
+        /* Answered again: only once the record that made it so is durable. */
+        *lsn = o->lsn;
+    }
+    if (buf_append(ids, &o->l->id, sizeof o->l->id) != 0 ||
+        store_out_line(out, o->l->line, o->l->len) != 0)
+        return STORE_NOMEM;
+    return STORE_OK;
 }
 
 store_rc store_find_pos_locked(entry *e, const store_matcher *m, size_t *pos)

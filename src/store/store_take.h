@@ -30,12 +30,24 @@ store_rc store_read_locked(store *st, entry *e, store_end end, int keep, size_t 
                            int64_t lease_ms, buf *ids, buf *out, size_t *count,
                            uint64_t *lsn);
 
-/* READ OWNER= for an owner holding no line of e: one line taken from end, recorded first,
- * appended to out and lent to who[0..wlen) until the deadline (wall-clock ms,
- * STORE_LOAN_FOREVER: none); its id in *id. Call with e->lock held; sets *lsn. */
-store_rc store_read_owned_locked(store *st, entry *e, store_end end, int64_t until,
-                                 const char *who, size_t wlen, buf *out, uint64_t *id,
-                                 uint64_t *lsn);
+/* What a READ OWNER= asks: the owner who[0..wlen) (hash: store_owner_hash of it), from
+ * which end a line is taken, and its LEASE (0: a loan with no deadline). */
+typedef struct store_owned_req {
+    const char *who;
+    size_t wlen;
+    uint64_t hash;
+    store_end end;
+    int64_t lease_ms;
+} store_owned_req;
+
+/* READ OWNER=, now or for a waiter: appends to out the line q->who holds in e (with
+ * lease_ms > 0 its deadline moves to now + lease_ms, recorded); or, if it holds none, one
+ * line taken from q->end, recorded first and lent to q->who (until now + lease_ms, or for
+ * good), *taken set to 1. The lease's id is appended to ids. STORE_EMPTY when the owner
+ * holds none and the list is empty (nothing changed). Call with e->lock held; sets *lsn:
+ * the record the answer waits for (the renewal's, the loan's, or the last of this loan). */
+store_rc store_read_owner_locked(store *st, entry *e, const store_owned_req *q, buf *out,
+                                 buf *ids, int *taken, uint64_t *lsn);
 
 /* FIND's position in e's list: STORE_OK with *pos, or the store error (STORE_EMPTY,
  * STORE_NO_MATCH, STORE_NOMEM, STORE_MATCH_LIMIT). Call with e->lock held. */

@@ -5,6 +5,7 @@
 
 #include "store_wait.h"
 #include "store_names.h"
+#include "store_owner.h"
 #include "store_take.h"
 
 /* ---- serving ---- */
@@ -17,15 +18,36 @@ static int may_match(const store_matcher *m, const char *line, size_t len)
     return m->match(line, len, m->ctx) != 0;
 }
 
+/* READ OWNER= for owner waiter w on e (lock held), into out and w->ids. */
+static store_rc read_owner(store *st, entry *e, store_waiter *w, buf *out, size_t *count,
+                           int *taken, uint64_t *lsn)
+{
+    store_owned_req q = {w->owner, w->owner_len, w->owner_hash, w->end, w->lease_ms};
+    store_rc rc = store_read_owner_locked(st, e, &q, out, &w->ids, taken, lsn);
+    *count = rc == STORE_OK;
+    return rc;
+}
+
 void store_wait_serve_locked(store *st, entry *e, const char *line, size_t len,
                              store_waiter **done, uint64_t *lsn)
 {
     int reads_held = 0;     /* a READ waiter needs more lines: the READs behind it wait */
-    for (store_waiter *w = e->wait_head, *next; w && list_length(e->l) > 0; w = next) {
+    /* An owner took a line in this pass: its other waiters, further on, need none, so the
+     * pass goes on past an emptied list for them (a walk of the queue, owners only). */
+    int owned = 0;
+    for (store_waiter *w = e->wait_head, *next; w && (owned || list_length(e->l) > 0);
+         w = next) {
         next = w->next;
         size_t pos = 0;
         store_rc rc = STORE_OK;
-        if (!w->m) {
+        int empty = list_length(e->l) == 0;
+        if (w->owner) {
+            if ((reads_held || empty) &&
+                !store_owner_find_hash(&e->owners, w->owner, w->owner_len, w->owner_hash))
+                continue;
+        } else if (empty) {
+            continue;
+        } else if (!w->m) {
             if (reads_held)
                 continue;
             if (w->n > list_length(e->l)) {
@@ -43,14 +65,18 @@ void store_wait_serve_locked(store *st, entry *e, const char *line, size_t len,
         if (!w->claim(w))
             continue;                   /* ended already (deadline, shutdown): no line */
         uint64_t l = 0;
+        int taken = 0;
         if (w->gone && w->gone(w))
             rc = STORE_EMPTY;           /* nobody will read it: takes no line */
+        else if (w->owner)
+            rc = read_owner(st, e, w, &w->out, &w->count, &taken, &l);
         else if (rc == STORE_OK && !w->m)
             rc = store_read_locked(st, e, w->end, w->keep, w->n, w->lease_ms, &w->ids,
                                    &w->out, &w->count, &l);
         else if (rc == STORE_OK)
             rc = store_take_locked(st, e, &pos, 1, w->keep, w->lease_ms, &w->ids, &w->out,
                                    &w->count, &l);
+        owned |= taken;
         if (l > *lsn)
             *lsn = l;
         w->rc = rc;
@@ -86,7 +112,11 @@ static store_rc try_or_queue(store *st, entry *e, store_waiter *w, buf *out, siz
 {
     store_rc rc;
     int waitable;
-    if (w->m) {
+    if (w->owner) {
+        int taken;
+        rc = read_owner(st, e, w, out, count, &taken, lsn);
+        waitable = rc == STORE_EMPTY;
+    } else if (w->m) {
         size_t pos;
         rc = store_find_pos_locked(e, w->m, &pos);
         if (rc == STORE_OK)
@@ -110,6 +140,8 @@ static store_rc wait_on(store *st, store_waiter *w, buf *out, size_t *count)
     uint64_t lsn = 0;
     store_rc rc;
     *count = 0;
+    if (w->owner)
+        w->owner_hash = store_owner_hash(w->owner, w->owner_len);
     entry *e = store_names_lookup_or_orphan(st, w, &rc);
     if (!e)
         return rc;
@@ -130,6 +162,7 @@ store_rc store_read_wait(store *st, store_waiter *w, buf *out, size_t *count)
 store_rc store_find_wait(store *st, store_waiter *w, buf *out)
 {
     size_t count;
+    w->owner = NULL;
     return wait_on(st, w, out, &count);
 }
 

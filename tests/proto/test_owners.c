@@ -1,8 +1,9 @@
 /* test_owners.c - lines that stick to their owner (READ KEEP=FALSE OWNER=o) on a real
  * stsd: 100 owners reading 5 times each, renewal with LEASE and expiry back to the head,
  * RELEASE and ACK by owner, LENGTH and LEASES, RESET and INITFILE dropping the owners,
- * the KOs (with their HTTP status in JSON), and an owner's line across kill -9 with
- * fsync=always. */
+ * the KOs (with their HTTP status in JSON), owners that wait with TIMEOUT (in arrival
+ * order, two READs of one owner sharing a line, timeouts, leases), and an owner's line
+ * (one lent while it waited too) across kill -9 with fsync=always. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -214,8 +215,6 @@ static void test_bad_owners(void **state)
     const char *only = "OWNER works with READ, ACK and RELEASE only !";
     expect_get("/sts/READMULTI?FILENAME=o6&NB_LINES=1&KEEP=FALSE&OWNER=a", 0, only);
     expect_get("/sts/FIND?FILENAME=o6&LINE=line&KEEP=FALSE&OWNER=a", 0, only);
-    expect_get("/sts/READ?FILENAME=o6&KEEP=FALSE&OWNER=a&TIMEOUT=1", 0,
-               "OWNER does not wait: TIMEOUT has to be 0 !");
     const char *value = "OWNER value has to be 1 to 128 bytes, without NUL !";
     expect_get("/sts/READ?FILENAME=o6&KEEP=FALSE&OWNER=", 0, value);
     expect_get("/sts/READ?FILENAME=o6&KEEP=FALSE&OWNER=a%00b", 0, value);
@@ -237,6 +236,193 @@ static void test_bad_owners(void **state)
     expect_get("/sts/LENGTH?FILENAME=o6", 1, "1");
     expect_get("/sts/LEASES?FILENAME=o6", 1, "1");
     expect_get("/sts/READ?FILENAME=nolist&KEEP=FALSE&OWNER=a", 0, "nolist not loaded yet !");
+}
+
+/* ---- owners that wait (TIMEOUT) ---- */
+
+/* Opens a connection and sends target on it: a waiter. */
+static void start(http_conn *c, const char *target)
+{
+    assert_int_equal(http_conn_open(c, d.port), 0);
+    assert_int_equal(http_conn_send(c, target), 0);
+}
+
+/* The answer r is the OK page of text with an X-STS-Lease, copied to id (17 bytes). */
+static void expect_lent(http_reply *r, const char *text, char *id)
+{
+    expect_page(r, 1, text);
+    assert_int_equal(http_header(r, "X-STS-Lease", id, 17), 0);
+    assert_int_equal(strlen(id), 16);
+}
+
+/* The waiter on c is answered within ms with the OK page of text and a lease id (into
+ * id, 17 bytes). */
+static void expect_served(http_conn *c, int ms, const char *text, char *id)
+{
+    assert_true(http_conn_ready(c, ms));
+    http_reply r;
+    assert_int_equal(http_conn_recv(c, &r), 0);
+    expect_lent(&r, text, id);
+    http_reply_free(&r);
+    http_conn_close(c);
+}
+
+/* GET target: the OK page of text with a lease id (into id, 17 bytes). */
+static void get_lent(const char *target, const char *text, char *id)
+{
+    http_reply r;
+    assert_int_equal(http_get(d.port, target, &r), 0);
+    expect_lent(&r, text, id);
+    http_reply_free(&r);
+}
+
+/* An owner holding no line waits for one another owner releases; once it holds it, its
+ * READs (with TIMEOUT or not) answer it at once, with the same id. */
+static void test_owner_waits_for_release(void **state)
+{
+    char id[17], id2[17];
+    http_conn b;
+    add_lines("w1", 1);
+    expect_get("/sts/READ?FILENAME=w1&KEEP=FALSE&OWNER=a", 1, "line000");
+    start(&b, "/sts/READ?FILENAME=w1&KEEP=FALSE&OWNER=b&TIMEOUT=5");
+    assert_false(http_conn_ready(&b, 200));
+    expect_get("/sts/LEASES?FILENAME=w1", 1, "1");          /* waiting takes nothing */
+    expect_get("/sts/RELEASE?FILENAME=w1&OWNER=a", 1, "");
+    expect_served(&b, 1000, "line000", id);
+    get_lent("/sts/READ?FILENAME=w1&KEEP=FALSE&OWNER=b", "line000", id2);
+    assert_string_equal(id, id2);
+    int64_t t0 = td_now_ms();
+    get_lent("/sts/READ?FILENAME=w1&KEEP=FALSE&OWNER=b&TIMEOUT=5", "line000", id2);
+    assert_true(td_now_ms() - t0 < 1000);                   /* holds one: no wait */
+    assert_string_equal(id, id2);
+    expect_get("/sts/LENGTH?FILENAME=w1", 1, "0");
+    expect_get("/sts/LEASES?FILENAME=w1", 1, "1");
+    expect_get("/sts/READ?FILENAME=w1&KEEP=FALSE&OWNER=a", 0, "No more line !");
+    /* The lease id settles it too, and the owner's next READ takes afresh. */
+    char t[128];
+    snprintf(t, sizeof t, "/sts/ACK?FILENAME=w1&LEASE=%s", id);
+    expect_get(t, 1, "");
+    expect_get("/sts/RELEASE?FILENAME=w1&OWNER=b", 0, NO_OWNER);
+}
+
+/* Plain READs and owners wait in one queue, in arrival order; an owner's answer in JSON
+ * is that of an immediate owned READ. */
+static void test_owner_waiters_in_arrival_order(void **state)
+{
+    char id[17], id2[17];
+    http_conn p, o;
+    start(&p, "/sts/READ?FILENAME=w5&KEEP=FALSE&TIMEOUT=5");
+    td_sleep_ms(50);
+    start(&o, "/sts/READ?FILENAME=w5&KEEP=FALSE&OWNER=j&TIMEOUT=5&FORMAT=JSON");
+    assert_false(http_conn_ready(&o, 200));                 /* no list yet: waits */
+    expect_get("/sts/ADD?FILENAME=w5&LINE=first", 1, "");
+    assert_true(http_conn_ready(&p, 1000));
+    http_reply r;
+    assert_int_equal(http_conn_recv(&p, &r), 0);
+    expect_page(&r, 1, "first");
+    http_reply_free(&r);
+    http_conn_close(&p);
+    assert_false(http_conn_ready(&o, 200));
+    expect_get("/sts/ADD?FILENAME=w5&LINE=second", 1, "");
+    assert_true(http_conn_ready(&o, 1000));
+    assert_int_equal(http_conn_recv(&o, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_string_equal(r.body, "{\"ok\":true,\"line\":\"second\"}");
+    assert_int_equal(http_header(&r, "X-STS-Lease", id, sizeof id), 0);
+    http_reply_free(&r);
+    http_conn_close(&o);
+    get_lent("/sts/READ?FILENAME=w5&KEEP=FALSE&OWNER=j", "second", id2);
+    assert_string_equal(id, id2);
+}
+
+/* Two waiting READs of one owner take one line: the second gets the first's, while an
+ * owner between them waits on. */
+static void test_same_owner_waiters_share_a_line(void **state)
+{
+    char id1[17], id2[17], id3[17];
+    http_conn c1, other, c2;
+    add_lines("w2", 1);
+    expect_get("/sts/READ?FILENAME=w2&KEEP=FALSE", 1, "line000");
+    start(&c1, "/sts/READ?FILENAME=w2&KEEP=FALSE&OWNER=c&TIMEOUT=5");
+    td_sleep_ms(50);
+    start(&other, "/sts/READ?FILENAME=w2&KEEP=FALSE&OWNER=x&TIMEOUT=5");
+    td_sleep_ms(50);
+    start(&c2, "/sts/READ?FILENAME=w2&KEEP=FALSE&OWNER=c&TIMEOUT=5&LEASE=60");
+    assert_false(http_conn_ready(&c1, 200));
+    assert_false(http_conn_ready(&c2, 0));
+    expect_get("/sts/ADD?FILENAME=w2&LINE=shared", 1, "");
+    expect_served(&c1, 1000, "shared", id1);
+    expect_served(&c2, 1000, "shared", id2);
+    assert_string_equal(id1, id2);
+    assert_false(http_conn_ready(&other, 100));
+    expect_get("/sts/LENGTH?FILENAME=w2", 1, "0");
+    expect_get("/sts/LEASES?FILENAME=w2", 1, "1");
+    expect_get("/sts/ADD?FILENAME=w2&LINE=next", 1, "");
+    expect_served(&other, 1000, "next", id3);
+    assert_string_not_equal(id1, id3);
+    expect_get("/sts/LEASES?FILENAME=w2", 1, "2");
+}
+
+/* Plain READ's and an owner's answers of the same target, FORMAT=JSON or not: the same
+ * status and body, each after at least ms. */
+static void same_as_plain(const char *plain, const char *owned, int ms)
+{
+    http_reply a, b;
+    int64_t t0 = td_now_ms();
+    assert_int_equal(http_get(d.port, plain, &a), 0);
+    assert_true(td_now_ms() - t0 >= ms);
+    t0 = td_now_ms();
+    assert_int_equal(http_get(d.port, owned, &b), 0);
+    int64_t took = td_now_ms() - t0;
+    assert_true(took >= ms && took < ms + 1000);
+    assert_int_equal(a.status, b.status);
+    assert_string_equal(a.body, b.body);
+    http_reply_free(&a);
+    http_reply_free(&b);
+}
+
+/* At its timeout an owner gets a plain READ's KO; a waiter whose client left takes no
+ * line. */
+static void test_owner_timeout(void **state)
+{
+    expect_get("/sts/READ?FILENAME=w3&KEEP=FALSE&OWNER=t&TIMEOUT=0.3", 0,
+               "w3 not loaded yet !");
+    same_as_plain("/sts/READ?FILENAME=w3&KEEP=FALSE&TIMEOUT=0.3&FORMAT=JSON",
+                  "/sts/READ?FILENAME=w3&KEEP=FALSE&OWNER=t&TIMEOUT=0.3&FORMAT=JSON", 300);
+    add_lines("w3", 1);
+    expect_get("/sts/READ?FILENAME=w3&KEEP=FALSE", 1, "line000");
+    same_as_plain("/sts/READ?FILENAME=w3&KEEP=FALSE&TIMEOUT=0.3",
+                  "/sts/READ?FILENAME=w3&KEEP=FALSE&OWNER=t&TIMEOUT=0.3", 300);
+    expect_get("/sts/READ?FILENAME=w3&KEEP=FALSE&OWNER=t&TIMEOUT=0.3", 0, "No more line !");
+    same_as_plain("/sts/READ?FILENAME=w3&KEEP=FALSE&TIMEOUT=0.3&FORMAT=JSON",
+                  "/sts/READ?FILENAME=w3&KEEP=FALSE&OWNER=t&TIMEOUT=0.3&FORMAT=JSON", 300);
+    http_conn g;
+    start(&g, "/sts/READ?FILENAME=w3&KEEP=FALSE&OWNER=g&TIMEOUT=10");
+    td_sleep_ms(50);
+    http_conn_close(&g);
+    td_sleep_ms(50);
+    add_lines("w3", 1);
+    expect_get("/sts/LENGTH?FILENAME=w3", 1, "1");
+    expect_get("/sts/LEASES?FILENAME=w3", 1, "0");
+    expect_get("/sts/RELEASE?FILENAME=w3&OWNER=g", 0, NO_OWNER);
+}
+
+/* A waiter's LEASE is its loan's deadline: not renewed, the line goes back. */
+static void test_owner_waiter_lease_expires(void **state)
+{
+    char id[17];
+    http_conn c;
+    start(&c, "/sts/READ?FILENAME=w4&KEEP=FALSE&OWNER=e&LEASE=0.5&TIMEOUT=5");
+    assert_false(http_conn_ready(&c, 200));
+    expect_get("/sts/ADD?FILENAME=w4&LINE=lent", 1, "");
+    expect_served(&c, 1000, "lent", id);
+    expect_get("/sts/LENGTH?FILENAME=w4", 1, "0");
+    expect_get("/sts/LEASES?FILENAME=w4", 1, "1");
+    td_sleep_ms(1300);
+    expect_get("/sts/LEASES?FILENAME=w4", 1, "0");
+    expect_get("/sts/LENGTH?FILENAME=w4", 1, "1");
+    expect_get("/sts/RELEASE?FILENAME=w4&OWNER=e", 0, NO_OWNER);
+    expect_get("/sts/READ?FILENAME=w4", 1, "lent");
 }
 
 /* --check-journal on d2's state: its report (in d2's dataset folder) must hold want. */
@@ -275,8 +461,16 @@ static void test_owner_across_kill9(void **state)
     expect_get("/sts/READ?FILENAME=k&KEEP=FALSE&OWNER=c", 1, "line002");
     expect_get("/sts/ACK?FILENAME=k&OWNER=c", 1, "");
     expect_get("/sts/READ?FILENAME=k&KEEP=FALSE&OWNER=e&LEASE=1", 1, "line003");
+    /* An owner served while it waited: its loan is journaled before it is answered. */
+    http_conn w;
+    start(&w, "/sts/READ?FILENAME=kw&KEEP=FALSE&OWNER=w&TIMEOUT=10");
+    assert_false(http_conn_ready(&w, 200));
+    expect_get("/sts/ADD?FILENAME=kw&LINE=mine", 1, "");
+    expect_get("/sts/ADD?FILENAME=kw&LINE=spare", 1, "");
+    char id[17], id2[17];
+    expect_served(&w, 1000, "mine", id);
     assert_int_equal(td_stop(&d2, 1), 128 + SIGKILL);
-    check_journal(&d2, " 4 own 1 renew");
+    check_journal(&d2, " 5 own 1 renew");
     td_sleep_ms(1200);                          /* b's first deadline and e's pass */
     assert_int_equal(td_start(&d2, args), 0);
     d.port = d2.port;
@@ -288,6 +482,10 @@ static void test_owner_across_kill9(void **state)
     expect_get("/sts/RELEASE?FILENAME=k&OWNER=e", 0, NO_OWNER);
     expect_get("/sts/READ?FILENAME=k", 1, "line003");       /* e's, back at the head */
     expect_get("/sts/LENGTH?FILENAME=k", 1, "2");
+    get_lent("/sts/READ?FILENAME=kw&KEEP=FALSE&OWNER=w", "mine", id2);
+    assert_string_equal(id, id2);
+    expect_get("/sts/LENGTH?FILENAME=kw", 1, "1");
+    expect_get("/sts/LEASES?FILENAME=kw", 1, "1");
     d.port = port;
     td_stop(&d2, 0);
     td_cleanup(&d2);
@@ -302,6 +500,11 @@ int main(void)
         cmocka_unit_test(test_settle_by_owner),
         cmocka_unit_test(test_reset_and_initfile_drop_owners),
         cmocka_unit_test(test_bad_owners),
+        cmocka_unit_test(test_owner_waits_for_release),
+        cmocka_unit_test(test_owner_waiters_in_arrival_order),
+        cmocka_unit_test(test_same_owner_waiters_share_a_line),
+        cmocka_unit_test(test_owner_timeout),
+        cmocka_unit_test(test_owner_waiter_lease_expires),
         cmocka_unit_test(test_owner_across_kill9),
     };
     return cmocka_run_group_tests(tests, setup, td_teardown_state);

@@ -1,6 +1,7 @@
 /* test_store_wait.c - the store's wait queues against a model: random waiters (READ,
  * READMULTI, FIND; KEEP or not), lines added at either end, waiters ended elsewhere or
- * whose client left; every waiter must get what the model says, in the same order. */
+ * whose client left; every waiter must get what the model says, in the same order. And
+ * owners' waiters (READ OWNER=): one line per owner, shared by its waiters, journaled. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -303,11 +304,254 @@ static void test_orphan_waiter(void **state)
     store_free(st);
 }
 
+/* ---- owners that wait ---- */
+
+/* A recorder that numbers the records, and remembers the last loan's owner. */
+static uint64_t rec_seq, rec_lease_lsn;
+static char rec_owner[32];
+
+static int r_push(void *c, const char *n, int t, const char *l, size_t len, uint64_t *lsn)
+{
+    (void)c, (void)n, (void)t, (void)l, (void)len;
+    *lsn = ++rec_seq;
+    return 0;
+}
+
+static int r_take(void *c, const char *n, int k, const size_t *pos, size_t cnt, uint64_t *lsn)
+{
+    (void)c, (void)n, (void)k, (void)pos, (void)cnt;
+    *lsn = ++rec_seq;
+    return 0;
+}
+
+static int r_lease(void *c, const char *n, uint64_t id, int64_t until, const char *owner,
+                   size_t olen, const char *line, size_t len, uint64_t *lsn)
+{
+    (void)c, (void)n, (void)id, (void)until, (void)line, (void)len;
+    snprintf(rec_owner, sizeof rec_owner, "%.*s", owner ? (int)olen : 4,
+             owner ? owner : "none");
+    *lsn = rec_lease_lsn = ++rec_seq;
+    return 0;
+}
+
+static int r_settle(void *c, const char *n, uint64_t id, int rel, const char *line, size_t len,
+                    uint64_t *lsn)
+{
+    (void)c, (void)n, (void)id, (void)rel, (void)line, (void)len;
+    *lsn = ++rec_seq;
+    return 0;
+}
+
+static void r_broken(void *c)
+{
+    (void)c;
+    fail_msg("the store marked the journal broken");
+}
+
+static const store_recorder counting = {
+    .push = r_push, .take = r_take, .lease = r_lease, .settle = r_settle,
+    .mark_broken = r_broken,
+};
+
+/* An owner's READ waiter on list name. */
+static void owner_waiter(twaiter *t, const char *name, const char *who)
+{
+    memset(t, 0, sizeof *t);
+    t->sw.name = name;
+    t->sw.n = 1;
+    t->sw.owner = who;
+    t->sw.owner_len = strlen(who);
+    t->sw.arm = t_arm;
+    t->sw.claim = t_claim;
+    t->sw.gone = t_gone;
+    t->sw.served = t_served;
+}
+
+static uint64_t first_id(const buf *ids)
+{
+    uint64_t id;
+    assert_int_equal(ids->len, sizeof id);
+    memcpy(&id, ids->data, sizeof id);
+    return id;
+}
+
+static size_t leases_of(store *st, const char *name)
+{
+    size_t n;
+    assert_int_equal(store_leases(st, name, &n), STORE_OK);
+    return n;
+}
+
+/* Two waiters of owner c with one of x between them, and a plain READ behind: one line
+ * serves both of c's (same line, same lease, one take), x and the READ wait on. */
+static void test_owner_waiters(void **state)
+{
+    (void)state;
+    store *st = store_create(NULL);
+    store_set_recorder(st, &counting, NULL);
+    twaiter c1, x, c2, p;
+    buf out = BUF_INIT;
+    size_t count;
+    owner_waiter(&c1, "o", "c");
+    owner_waiter(&x, "o", "x");
+    owner_waiter(&c2, "o", "c");
+    owner_waiter(&p, "o", "c");
+    p.sw.owner = NULL;                                /* a plain READ */
+    /* No list yet: every one waits, and takes nothing. */
+    assert_int_equal(store_read_wait(st, &c1.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_read_wait(st, &x.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_read_wait(st, &c2.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_read_wait(st, &p.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_add(st, "o", "l1", 2, 1, 0, NULL), STORE_OK);
+    assert_true(c1.served && c2.served);
+    assert_false(x.served || p.served);
+    assert_int_equal(c1.rc, STORE_OK);
+    assert_int_equal(c2.rc, STORE_OK);
+    assert_string_equal(c1.got, "l1");
+    assert_string_equal(c2.got, "l1");
+    assert_int_equal(c1.sw.count, 1);
+    assert_true(first_id(&c1.sw.ids) == first_id(&c2.sw.ids));
+    assert_string_equal(rec_owner, "c");
+    /* Answered once the loan's record is durable. */
+    assert_true(c1.sw.lsn >= rec_lease_lsn && c2.sw.lsn >= rec_lease_lsn);
+    size_t len;
+    assert_int_equal(store_length(st, "o", &len), STORE_OK);
+    assert_int_equal(len, 0);
+    assert_int_equal(leases_of(st, "o"), 1);
+    /* c holds it: its READ answers it at once, taking nothing. */
+    uint64_t id;
+    int taken;
+    assert_int_equal(store_read_owned(st, "o", STORE_FIRST, "c", 1, 0, &out, &id, &taken,
+                                      NULL), STORE_OK);
+    assert_false(taken);
+    assert_true(id == first_id(&c1.sw.ids));
+    buf_clear(&out);
+    twaiter c3;
+    owner_waiter(&c3, "o", "c");
+    assert_int_equal(store_read_wait(st, &c3.sw, &out, &count), STORE_OK);
+    assert_false(c3.armed);
+    assert_int_equal(count, 1);
+    assert_true(first_id(&c3.sw.ids) == id);
+    buf_clear(&out);
+    /* c's RELEASE feeds x, in arrival order before the plain READ. */
+    assert_int_equal(store_settle_owner(st, "o", 1, "c", 1, NULL), STORE_OK);
+    assert_true(x.served);
+    assert_false(p.served);
+    assert_string_equal(x.got, "l1");
+    assert_string_equal(rec_owner, "x");
+    assert_true(first_id(&x.sw.ids) != id);
+    assert_int_equal(store_add(st, "o", "l2", 2, 1, 0, NULL), STORE_OK);
+    assert_true(p.served);
+    assert_string_equal(p.got, "l2");
+    assert_int_equal(leases_of(st, "o"), 1);
+    twaiter *all[] = {&c1, &x, &c2, &p, &c3};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        buf_free(&all[i]->sw.out);
+        buf_free(&all[i]->sw.ids);
+    }
+    buf_free(&out);
+    store_free(st);
+}
+
+/* A waiter ended elsewhere or whose client left takes no line; a LEASE is the loan's. */
+static void test_owner_waiter_gone_and_leased(void **state)
+{
+    (void)state;
+    store *st = store_create(NULL);
+    twaiter g, e, l;
+    buf out = BUF_INIT;
+    size_t count, len;
+    assert_int_equal(store_add(st, "o", "x", 1, 1, 0, NULL), STORE_OK);
+    assert_int_equal(store_read(st, "o", STORE_FIRST, 0, 1, &out, &count, NULL), STORE_OK);
+    owner_waiter(&g, "o", "g");
+    owner_waiter(&e, "o", "e");
+    owner_waiter(&l, "o", "l");
+    l.sw.lease_ms = 60000;
+    assert_int_equal(store_read_wait(st, &g.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_read_wait(st, &e.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_read_wait(st, &l.sw, &out, &count), STORE_WAITING);
+    g.gone = 1;
+    e.ended = 1;
+    assert_int_equal(store_add(st, "o", "y", 1, 1, 0, NULL), STORE_OK);
+    assert_true(g.served);
+    assert_int_equal(g.rc, STORE_EMPTY);
+    assert_false(e.served);
+    assert_true(l.served);
+    assert_string_equal(l.got, "y");
+    assert_int_equal(store_length(st, "o", &len), STORE_OK);
+    assert_int_equal(len, 0);
+    assert_int_equal(leases_of(st, "o"), 1);
+    assert_int_equal(store_settle_owner(st, "o", 1, "g", 1, NULL), STORE_NO_LEASE);
+    /* The loan has LEASE's deadline: it expires and the line is back. */
+    int64_t next;
+    assert_int_equal(store_lease_expire(st, INT64_MAX - 1, &next), 1);
+    assert_int_equal(store_length(st, "o", &len), STORE_OK);
+    assert_int_equal(len, 1);
+    assert_int_equal(store_settle_owner(st, "o", 1, "l", 1, NULL), STORE_NO_LEASE);
+    buf_free(&g.sw.out);
+    buf_free(&l.sw.out);
+    buf_free(&l.sw.ids);
+    buf_free(&out);
+    store_free(st);
+}
+
+/* An owner's waiter that would take a line waits behind a READMULTI that needs more; one
+ * whose owner holds a line already (taken since it queued) is answered that line. */
+static void test_owner_waiter_behind_readmulti(void **state)
+{
+    (void)state;
+    store *st = store_create(NULL);
+    twaiter m, a, b;
+    buf out = BUF_INIT;
+    size_t count, len;
+    owner_waiter(&m, "o", "-");
+    m.sw.owner = NULL;
+    m.sw.n = 2;
+    owner_waiter(&a, "o", "a");
+    owner_waiter(&b, "o", "b");
+    assert_int_equal(store_read_wait(st, &m.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_read_wait(st, &a.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_read_wait(st, &b.sw, &out, &count), STORE_WAITING);
+    assert_int_equal(store_add(st, "o", "l1", 2, 1, 0, NULL), STORE_OK);
+    assert_false(m.served || a.served || b.served);
+    /* b takes l1 now (no TIMEOUT); its waiter gets l1 at the next line, still held. */
+    uint64_t id;
+    int taken;
+    assert_int_equal(store_read_owned(st, "o", STORE_FIRST, "b", 1, 0, &out, &id, &taken,
+                                      NULL), STORE_OK);
+    assert_true(taken);
+    assert_int_equal(store_add(st, "o", "l2", 2, 1, 0, NULL), STORE_OK);
+    assert_false(m.served || a.served);
+    assert_true(b.served);
+    assert_string_equal(b.got, "l1");
+    assert_true(first_id(&b.sw.ids) == id);
+    assert_int_equal(store_add(st, "o", "l3", 2, 1, 0, NULL), STORE_OK);
+    assert_true(m.served);
+    assert_string_equal(m.got, "l2|l3");
+    assert_false(a.served);
+    assert_int_equal(store_add(st, "o", "l4", 2, 1, 0, NULL), STORE_OK);
+    assert_true(a.served);
+    assert_string_equal(a.got, "l4");
+    assert_int_equal(store_length(st, "o", &len), STORE_OK);
+    assert_int_equal(len, 0);
+    assert_int_equal(leases_of(st, "o"), 2);
+    twaiter *all[] = {&m, &a, &b};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+        buf_free(&all[i]->sw.out);
+        buf_free(&all[i]->sw.ids);
+    }
+    buf_free(&out);
+    store_free(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_against_model),
         cmocka_unit_test(test_orphan_waiter),
+        cmocka_unit_test(test_owner_waiters),
+        cmocka_unit_test(test_owner_waiter_gone_and_leased),
+        cmocka_unit_test(test_owner_waiter_behind_readmulti),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -50,7 +50,8 @@ static const cmd_def commands[] = {
      {P_FILENAME, {"READ_MODE", "FIRST|LAST|RANDOM", 1, "where the line is taken"}, P_KEEP,
       P_TIMEOUT, P_LEASE,
       {"OWNER", "name", 1, "with KEEP=FALSE: 1 to 128 bytes; the first READ lends a line "
-       "to this owner, every later one answers that same line (LEASE= renews it)"}}},
+       "to this owner, every later one answers that same line (LEASE= renews it; with "
+       "TIMEOUT an owner holding none waits for one)"}}},
     {"READMULTI", cmd_readmulti, CMD_WAITS, FIELD_MESSAGE,
      "Take NB_LINES lines at once, one per <br /> line.",
      {P_FILENAME, {"NB_LINES", "n", 0, "how many lines (1 or more)"},

@@ -3,12 +3,10 @@
  * applied, then the key's waiters served. */
 #include "store/keys.h"
 
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "base/clock.h"
 #include "base/hash.h"
@@ -26,20 +24,6 @@ static int record(store *st, const store_key_rec *r, uint64_t *lsn)
     return st->rec ? st->rec->key(st->rec_ctx, r, lsn) : 0;
 }
 
-/* Gives k the value v[0..len) (a buffer made by the caller, owned from now on) and the
- * next version; bytes already reserved. */
-static void put_value(keys_table *t, store *st, key *k, char *v, size_t len)
-{
-    if (k->version)
-        store_bytes_release(st, k->len);
-    else
-        t->count++;
-    free(k->value);
-    k->value = v;
-    k->len = len;
-    k->version++;
-}
-
 /* Room for k to hold len bytes: maxKeys for a new key, maxBytes. Returns 0 (reserved) or
  * -1. */
 static int reserve(store *st, keys_table *t, key *k, size_t len)
@@ -54,21 +38,13 @@ static void unreserve(store *st, key *k, size_t len)
     store_bytes_release(st, len + (k->version ? 0 : k->name_len));
 }
 
-static char *copy_bytes(const char *s, size_t len)
-{
-    char *p = malloc(len ? len : 1);
-    if (p && len)
-        memcpy(p, s, len);
-    return p;
-}
-
 /* INCR of k by q to nv (which fits): recorded, applied, a lease linked. */
 static store_rc apply_incr(store *st, keys_table *t, key *k, const key_incr *q, int64_t nv,
                            key_out *o)
 {
     char num[24];
     size_t len = keys_format(nv, num);
-    char *v = copy_bytes(num, len);
+    char *v = keys_copy_bytes(num, len);
     klease *l = q->lease_ms > 0 ? calloc(1, sizeof *l) : NULL;
     if (!v || (q->lease_ms > 0 && !l)) {
         free(v);
@@ -97,7 +73,7 @@ static store_rc apply_incr(store *st, keys_table *t, key *k, const key_incr *q, 
         free(l);
         return STORE_JOURNAL;
     }
-    put_value(t, st, k, v, len);
+    keys_put_value(t, st, k, v, len);
     o->lease = 0;
     if (l) {
         if (keys_lease_link(t, k, l) != 0) {
@@ -233,7 +209,7 @@ static store_rc set_locked(store *st, keys_table *t, key *k, const char *name,
     } else if (if_version >= 0 && (uint64_t)if_version != k->version) {
         rc = STORE_VERSION;
         *version = k->version;
-    } else if (!(v = copy_bytes(value, len))) {
+    } else if (!(v = keys_copy_bytes(value, len))) {
         rc = STORE_NOMEM;
     } else if (reserve(st, t, k, len) != 0) {
         rc = STORE_FULL;
@@ -244,7 +220,7 @@ static store_rc set_locked(store *st, keys_table *t, key *k, const char *name,
             rc = STORE_JOURNAL;
         } else {
             keys_drop_leases(t, k);
-            put_value(t, st, k, v, len);
+            keys_put_value(t, st, k, v, len);
             v = NULL;
             *version = k->version;
             serve_locked(st, t, k, *lsn, done);
@@ -568,7 +544,7 @@ static store_rc settle_locked(store *st, keys_table *t, klease *l, int undo, key
             __builtin_sub_overflow(nv, l->by, &nv))
             nv = nv < 0 ? INT64_MIN : INT64_MAX;       /* cannot be: SET drops leases */
         len = keys_format(nv, num);
-        if (!(v = copy_bytes(num, len)))
+        if (!(v = keys_copy_bytes(num, len)))
             return STORE_NOMEM;
         /* Taking back is never refused for want of room: it was counted before. */
         if (len > k->len)
@@ -667,120 +643,4 @@ size_t store_key_waiters(store *st)
     size_t n = st->keys->waiters;
     pthread_mutex_unlock(&st->keys->lock);
     return n;
-}
-
-/* ---- recovery and compaction -------------------------------------------------------- */
-
-store_rc store_key_adopt(store *st, const char *name, const char *value, size_t len,
-                         uint64_t version)
-{
-    keys_table *t = st->keys;
-    pthread_mutex_lock(&t->lock);
-    key *k = keys_find_or_make(t, name);
-    char *v = k ? copy_bytes(value, len) : NULL;
-    store_rc rc = STORE_NOMEM;
-    if (v) {
-        /* What was kept before the crash is kept again, past the limits if need be. */
-        atomic_fetch_add(&st->bytes, len + (k->version ? 0 : k->name_len));
-        put_value(t, st, k, v, len);
-        k->version = version;
-        rc = STORE_OK;
-    } else if (k) {
-        keys_maybe_drop(t, k);
-    }
-    pthread_mutex_unlock(&t->lock);
-    return rc;
-}
-
-store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
-                               int64_t by)
-{
-    keys_table *t = st->keys;
-    store_rc rc = STORE_NO_KEY;
-    pthread_mutex_lock(&t->lock);
-    key *k = keys_find(t, name, strlen(name));
-    if (k && k->version && !keys_lease_find(t, id)) {
-        klease *l = calloc(1, sizeof *l);
-        rc = STORE_NOMEM;
-        if (l) {
-            l->id = id;
-            l->until = until;
-            l->by = by;
-            l->heap_at = HEAP_NONE;
-            if (keys_lease_link(t, k, l) == 0)
-                rc = STORE_OK;
-            else
-                free(l);
-        }
-    }
-    pthread_mutex_unlock(&t->lock);
-    return rc;
-}
-
-int store_each_key_locked(store *st,
-                          int (*fn)(const char *name, const char *value, size_t len,
-                                    uint64_t version, void *ctx),
-                          int (*lease_fn)(const char *name, uint64_t id, int64_t until,
-                                       int64_t by, uint64_t version, const char *value,
-                                       size_t len, void *ctx),
-                          void *ctx)
-{
-    keys_table *t = st->keys;
-    int rc = 0;
-    pthread_mutex_lock(&t->lock);
-    for (size_t i = 0; i < t->nb && rc == 0; i++)
-        for (key *k = t->b[i]; k && rc == 0; k = k->hnext) {
-            if (!k->version)
-                continue;
-            const char *v = k->value ? k->value : "";
-            rc = fn(k->name, v, k->len, k->version, ctx);
-            for (klease *l = k->leases; l && rc == 0; l = l->next)
-                if (!l->run)
-                    rc = lease_fn(k->name, l->id, l->until, l->by, k->version, v, k->len, ctx);
-        }
-    pthread_mutex_unlock(&t->lock);
-    return rc;
-}
-
-store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t until)
-{
-    keys_table *t = st->keys;
-    store_rc rc = STORE_NOMEM;
-    pthread_mutex_lock(&t->lock);
-    key *k = keys_find_or_make(t, name);
-    if (k && (k->version || k->run || keys_lease_find(t, id))) {
-        rc = STORE_EXISTS;
-    } else if (k) {
-        klease *l = calloc(1, sizeof *l);
-        if (l) {
-            l->id = id;
-            l->until = until;
-            l->run = 1;
-            l->heap_at = HEAP_NONE;
-            if (keys_lease_link(t, k, l) == 0)
-                rc = STORE_OK;
-            else
-                free(l);
-        }
-    }
-    if (k)
-        keys_maybe_drop(t, k);
-    pthread_mutex_unlock(&t->lock);
-    return rc;
-}
-
-int store_each_key_run_locked(store *st,
-                              int (*fn)(const char *name, uint64_t id, int64_t until,
-                                        void *ctx),
-                              void *ctx)
-{
-    keys_table *t = st->keys;
-    int rc = 0;
-    pthread_mutex_lock(&t->lock);
-    for (size_t i = 0; i < t->nb && rc == 0; i++)
-        for (key *k = t->b[i]; k && rc == 0; k = k->hnext)
-            if (k->run)
-                rc = fn(k->name, k->run->id, k->run->until, ctx);
-    pthread_mutex_unlock(&t->lock);
-    return rc;
 }

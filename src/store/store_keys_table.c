@@ -12,6 +12,7 @@
 #include "base/num.h"
 #include "store_int.h"
 #include "store_keys.h"
+#include "store_take.h"
 
 /* ---- arithmetic --------------------------------------------------------------------- */
 
@@ -236,4 +237,26 @@ void keys_drop_leases(keys_table *t, key *k)
         keys_lease_unlink(t, l);
         free(l);
     }
+}
+
+/* Gives k the value v[0..len) (a buffer made by the caller, owned from now on) and the
+ * next version; bytes already reserved. */
+void keys_put_value(keys_table *t, store *st, key *k, char *v, size_t len)
+{
+    if (k->version)
+        store_bytes_release(st, k->len);
+    else
+        t->count++;
+    free(k->value);
+    k->value = v;
+    k->len = len;
+    k->version++;
+}
+
+char *keys_copy_bytes(const char *s, size_t len)
+{
+    char *p = malloc(len ? len : 1);
+    if (p && len)
+        memcpy(p, s, len);
+    return p;
 }

@@ -1,6 +1,6 @@
-/* store_keys_table.h - what store_keys_table.c offers store_keys.c: finding and making
- * keys, and the index of counter leases by id and deadline. Every call is made under the
- * table's lock. Private to store/. */
+/* store_keys_table.h - what store_keys_table.c offers store_keys.c and store_keys_adopt.c:
+ * finding and making keys, their values, and the index of counter leases by id and
+ * deadline. Every call is made under the table's lock. Private to store/. */
 #ifndef STSD_STORE_KEYS_TABLE_H
 #define STSD_STORE_KEYS_TABLE_H
 
@@ -23,5 +23,11 @@ int keys_lease_link(keys_table *t, key *k, klease *l);
 void keys_lease_unlink(keys_table *t, klease *l);
 /* Unlinks and frees k's leases. */
 void keys_drop_leases(keys_table *t, key *k);
+
+/* Gives k the value v[0..len) (a buffer made by the caller, owned from now on) and the
+ * next version; the bytes reserved already (store_bytes_reserve). */
+void keys_put_value(keys_table *t, store *st, key *k, char *v, size_t len);
+/* A copy of s[0..len) (malloc'd, 1 byte when empty), or NULL on ENOMEM. */
+char *keys_copy_bytes(const char *s, size_t len);
 
 #endif

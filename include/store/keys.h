@@ -1,6 +1,6 @@
 /* keys.h - the keys beside the lists: a name, a string value and a version per key; SET
- * (with compare-and-set), GET, DEL, KEYS, INCR (signed 64-bit, bounds, lent increments)
- * and waiters on a key (watchers, INCRs waiting until they fit).
+ * (with compare-and-set), GET, DEL, KEYS, INCR (signed 64-bit, bounds, lent increments),
+ * waiters on a key (watchers, INCRs waiting until they fit), ONCE's runs and RUNS.
  *
  * One lock guards every key: a change records itself with the store's recorder under it,
  * so the log holds each key's changes in the order they were applied. A key's version
@@ -52,6 +52,20 @@ typedef struct key_info {
  * ENOMEM. */
 long store_keys_list(store *st, const char *prefix,
                      void (*fn)(const key_info *k, void *ctx), void *ctx);
+
+/* A run in progress (ONCE) as RUNS sees it, valid only during the callback. */
+typedef struct key_run_info {
+    const char *name;
+    int64_t until;          /* the run lease's deadline, wall-clock ms (may be past: the
+                             * lease timer has not ended it yet) */
+    size_t waiters;         /* ONCE callers waiting for it */
+} key_run_info;
+
+/* RUNS: fn for every run in progress whose key's name starts with prefix, sorted by name.
+ * The runs are copied under the keys' lock and fn is called after it (fn may call the
+ * store). Returns the number of runs, or -1 on ENOMEM (fn not called). */
+long store_keys_runs(store *st, const char *prefix,
+                     void (*fn)(const key_run_info *r, void *ctx), void *ctx);
 
 /* What an INCR asks. */
 typedef struct key_incr {

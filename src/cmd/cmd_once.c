@@ -1,8 +1,9 @@
-/* cmd_once.c - ONCE and DONE: o is done exactly when key o exists (store/keys.h). The
- * first caller of an o not done gets a run lease (RUN); later ones park as watchers of the
- * key until it comes to exist (DONE), or until the run ends unfinished (its RELEASE with
- * NAME=, or its deadline) and the store hands the first of them a run of its own. The
- * runner pushes its deadline on with ONCE RUN=id while it works. */
+/* cmd_once.c - ONCE, DONE and RUNS: o is done exactly when key o exists (store/keys.h).
+ * The first caller of an o not done gets a run lease (RUN); later ones park as watchers of
+ * the key until it comes to exist (DONE), or until the run ends unfinished (its RELEASE
+ * with NAME=, or its deadline) and the store hands the first of them a run of its own.
+ * The runner pushes its deadline on with ONCE RUN=id while it works. RUNS lists the runs
+ * in progress. */
 #include "cmd_once.h"
 
 #include <stdint.h>
@@ -197,4 +198,62 @@ void cmd_done(const cmd_server *srv, const params *p, cmd_result *r)
     }
     r->kind = REPLY_OK;
     buf_puts(&r->text, "DONE");
+}
+
+/* RUNS: what a run's lease has left, as of one reading of the wall clock. */
+typedef struct runs_walk {
+    int64_t now;
+    void *out;                  /* RUNS' listing (a buf) or its JSON array (a json) */
+} runs_walk;
+
+/* A deadline passed that the lease timer has not acted on yet shows as 0. */
+static uint64_t runs_left_ms(const runs_walk *w, const key_run_info *k)
+{
+    return k->until > w->now ? (uint64_t)(k->until - w->now) : 0;
+}
+
+static void runs_entry(const key_run_info *k, void *ctx)
+{
+    runs_walk *w = ctx;
+    uint64_t ms = runs_left_ms(w, k);
+    char v[96];
+    snprintf(v, sizeof v, "lease ends in %llu.%llu s, %zu waiting",
+             (unsigned long long)(ms / 1000), (unsigned long long)(ms % 1000 / 100),
+             k->waiters);
+    cmd_entry(w->out, k->name, strlen(k->name), " = ", v, strlen(v));
+}
+
+static void runs_one(const key_run_info *k, void *ctx)
+{
+    runs_walk *w = ctx;
+    json *j = w->out;
+    json_obj_begin(j);
+    cmd_json_name(j, k->name);
+    json_key(j, "expires_in_ms");
+    json_uint(j, runs_left_ms(w, k));
+    json_key(j, "waiters");
+    json_uint(j, k->waiters);
+    json_obj_end(j);
+}
+
+void cmd_runs(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    const char *prefix = params_get(p, PARAM_PREFIX, NULL);
+    runs_walk w = {clock_wall_ms(), &r->text};
+    long n;
+    if (r->json) {
+        json j;
+        cmd_json_start(r, &j);
+        json_key(&j, "runs");
+        json_arr_begin(&j);
+        w.out = &j;
+        n = store_keys_runs(srv->st, prefix, runs_one, &w);
+        json_arr_end(&j);
+        json_obj_end(&j);
+    } else {
+        n = store_keys_runs(srv->st, prefix, runs_entry, &w);
+        r->kind = REPLY_LISTING;
+    }
+    if (n < 0 || r->text.oom)
+        cmd_ko(r, 503, MSG_NOMEM);
 }

@@ -1,4 +1,5 @@
-/* cmd_once.h - ONCE and DONE: run something once among many callers (cmd_once.c). */
+/* cmd_once.h - ONCE and DONE: run something once among many callers, and RUNS, the runs
+ * in progress (cmd_once.c). */
 #ifndef STSD_CMD_ONCE_H
 #define STSD_CMD_ONCE_H
 
@@ -6,5 +7,6 @@
 
 void cmd_once(const cmd_server *srv, const params *p, cmd_result *r);
 void cmd_done(const cmd_server *srv, const params *p, cmd_result *r);
+void cmd_runs(const cmd_server *srv, const params *p, cmd_result *r);
 
 #endif

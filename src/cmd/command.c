@@ -38,8 +38,9 @@
 #define P_BARRIER  {"NAME", "b", 0, "the barrier (1 to 1024 bytes), created at its first arrival"}
 
 /* One row per command: a new command is a row here and a handler in its family's file
- * (cmd_lists, cmd_files, cmd_server, cmd_leases, cmd_meet). The help page (GET /sts/), stsd(8),
- * the access checks and the metrics labels all come from these rows. */
+ * (cmd_lists, cmd_files, cmd_server, cmd_leases, cmd_keys, cmd_meet, cmd_once). The help
+ * page (GET /sts/), stsd(8), the access checks and the metrics labels all come from these
+ * rows. */
 static const cmd_def commands[] = {
     {"INITFILE", cmd_initfile, CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
      "Load a file of the dataset directory as a list (one line per element), replacing a "
@@ -166,6 +167,10 @@ static const cmd_def commands[] = {
      "ONCE gets DONE. A lease that is not the run's is a KO (409). GET or POST only.",
      {P_NAME, {"LEASE", "id", 0, "the run's lease, as X-STS-Lease gave it"},
       {"VALUE", "text", 1, "the result, as key NAME's value (empty by default)"}}},
+    {"RUNS", cmd_runs, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+     "Every run of ONCE in progress, sorted by name: the time its lease has left and the "
+     "ONCE callers waiting for it.",
+     {{"PREFIX", "text", 1, "only the runs whose name starts with it"}}},
     {"OPEN", cmd_open, CMD_ADMIN, FIELD_MESSAGE,
      "Open a barrier now for everyone waiting at it (\"released\":\"hand\"). Answers how "
      "many were released.",

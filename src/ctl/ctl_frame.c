@@ -1,5 +1,6 @@
-/* ctl_frame.c - the tables of `stsctl top`: lists, keys and barriers, cut to the screen's
- * rows and columns, each name and value a cell made safe for a terminal (ctl_cell). */
+/* ctl_frame.c - the tables of `stsctl top`: lists, keys, barriers and ONCE's runs, cut to
+ * the screen's rows and columns, each name and value a cell made safe for a terminal
+ * (ctl_cell). */
 #include "ctl_frame.h"
 
 #include <stdarg.h>
@@ -122,6 +123,22 @@ static void barrier_row(FILE *out, const cj *b, int cols)
     fprintf(out, "%s %9s %10s", name, arrived, num(b, "generation"));
 }
 
+static void run_head(FILE *out, int cols)
+{
+    fprintf(out, "%-*s %9s %8s", NAME_WIDTH, "RUN", "ENDS IN", "WAITING");
+}
+
+/* A run's lease left, in the form of a list's time to empty ("0s" past its deadline). */
+static void run_row(FILE *out, const cj *r, int cols)
+{
+    char name[4 * NAME_WIDTH + 1], ends[32] = "-";
+    member_cell(name, sizeof name, r, "name", NAME_WIDTH);
+    const cj *ms = cj_get(r, "expires_in_ms");
+    if (ms && ms->type == CJ_NUMBER)
+        ctl_seconds(ends, sizeof ends, strtod(ms->s, NULL) / 1000);
+    fprintf(out, "%s %9s %8s", name, ends, num(r, "waiters"));
+}
+
 /* One row of s (the header when item is NULL) cut to the width: the row is drawn in a
  * buffer first, since a line wider than the screen would otherwise be the terminal's to
  * cut (it does not wrap) and its last column overwritten. */
@@ -180,6 +197,7 @@ int ctl_frame_draw(FILE *out, const ctl_frame *f, int rows, int cols)
         {"lists", f->lists, f->lists_error, list_head, list_row},
         {"keys", f->keys, f->keys_error, key_head, key_row},
         {"barriers", f->barriers, f->barriers_error, barrier_head, barrier_row},
+        {"runs", f->runs, f->runs_error, run_head, run_row},
     };
     int used = 0;
     for (size_t i = 0; i < sizeof all / sizeof all[0] && used < rows; i++) {

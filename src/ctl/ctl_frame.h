@@ -1,5 +1,5 @@
-/* ctl_frame.h - the tables of `stsctl top`: LISTS, KEYS and BARRIERS cut to the screen,
- * names and values made safe for a terminal. */
+/* ctl_frame.h - the tables of `stsctl top`: LISTS, KEYS, BARRIERS and RUNS cut to the
+ * screen, names and values made safe for a terminal. */
 #ifndef STSCTL_FRAME_H
 #define STSCTL_FRAME_H
 
@@ -8,17 +8,17 @@
 
 #include "ctl_json.h"
 
-/* What one frame shows: the arrays of STATUS ("lists"), KEYS ("keys") and BARRIERS
- * ("barriers"), as the JSON answers hold them. An array that could not be had is NULL
- * and its error says why (a KO, an HTTP error: a server without KEYS). */
+/* What one frame shows: the arrays of STATUS ("lists"), KEYS ("keys"), BARRIERS
+ * ("barriers") and RUNS ("runs"), as the JSON answers hold them. An array that could not
+ * be had is NULL and its error says why (a KO, an HTTP error: a server without KEYS). */
 typedef struct ctl_frame {
-    const cj *lists, *keys, *barriers;
-    const char *lists_error, *keys_error, *barriers_error;
+    const cj *lists, *keys, *barriers, *runs;
+    const char *lists_error, *keys_error, *barriers_error, *runs_error;
 } ctl_frame;
 
 /* Draws f on out in at most rows lines, each cut to cols columns: the lists first, then
- * the keys, then the barriers, a blank line between them, each a bold header row and its
- * rows. A section with nothing in it is one dim line ("no keys"), one that could not be
+ * the keys, the barriers and the runs, a blank line between them, each a bold header row
+ * and its rows. A section with nothing in it is one dim line ("no keys"), one that could not be
  * had one dim line with its error (NULL or empty: "not an answer of stsd"). One cut short
  * ends in a dim "... N more keys" (only "keys: N, not shown" when not even a row fits),
  * and the sections after it are left out. Returns the lines written. */

@@ -84,7 +84,11 @@ void ctl_duration(char *out, size_t n, const cj *seconds)
         snprintf(out, n, "-");
         return;
     }
-    double s = strtod(seconds->s, NULL);
+    ctl_seconds(out, n, strtod(seconds->s, NULL));
+}
+
+void ctl_seconds(char *out, size_t n, double s)
+{
     long t = (long)(s + 0.5);
     if (t < 60)
         snprintf(out, n, "%lds", t);

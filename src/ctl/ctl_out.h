@@ -20,6 +20,8 @@ int ctl_put_base64(FILE *out, const char *s, size_t n);
 
 /* Time to empty in seconds as "42s", "3m20s", "1h05m", or "-" for null, written to out. */
 void ctl_duration(char *out, size_t n, const cj *seconds);
+/* s seconds (>= 0) the same way. */
+void ctl_seconds(char *out, size_t n, double s);
 
 /* Prints answer a as a verb's result: the lease ids (X-STS-Lease) one a line on stderr;
  * an OK on stdout (its JSON as sent when json); a KO's message on stderr; 401/403 and

@@ -22,10 +22,11 @@ const ctl_extra ctl_extras[] = {
      "Send LOCALFILE to the server as a list (LOAD), with a progress bar on a terminal.",
      {{"--as NAME", "the list's name (default: LOCALFILE's base name)"}, {NULL, NULL}}},
     {"top", "",
-     "Every list, key and barrier, live, refreshed each second: a list's lines, on loan, "
-     "waiters, in/s, out/s and time to empty; a key's value (cut to the screen), version, "
-     "watchers and waiters; a barrier's arrivals of its parties and generation. A server "
-     "without KEYS or BARRIERS still shows its lists. q quits.",
+     "Every list, key, barrier and run, live, refreshed each second: a list's lines, on "
+     "loan, waiters, in/s, out/s and time to empty; a key's value (cut to the screen), "
+     "version, watchers and waiters; a barrier's arrivals of its parties and generation; "
+     "a ONCE run's lease left and the callers waiting for it. A server without KEYS, "
+     "BARRIERS or RUNS still shows its lists. q quits.",
      {{NULL, NULL}}},
     {"once", "NAME [--timeout S] [--lease S] -- COMMAND...",
      "Run COMMAND on exactly one of the callers of ONCE NAME; the others wait. The runner "

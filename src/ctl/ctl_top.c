@@ -1,7 +1,8 @@
-/* ctl_top.c - `stsctl top`: the lists (STATUS), keys (KEYS) and barriers (BARRIERS) redrawn
- * each second in plain ANSI escape codes on the alternate screen, the terminal in
- * non-canonical mode so that a single q quits. STATUS must answer; KEYS and BARRIERS may
- * fail (a server from before them) and their sections say so. The tables: ctl_frame. */
+/* ctl_top.c - `stsctl top`: the lists (STATUS), keys (KEYS), barriers (BARRIERS) and
+ * ONCE's runs (RUNS) redrawn each second in plain ANSI escape codes on the alternate
+ * screen, the terminal in non-canonical mode so that a single q quits. STATUS must answer;
+ * the others may fail (a server from before them) and their sections say so. The tables:
+ * ctl_frame. */
 #include "ctl_top.h"
 
 #include <errno.h>
@@ -21,8 +22,8 @@
 
 /* One round of answers: the parsed documents (NULL when not had) and why not. */
 typedef struct top_docs {
-    cj *status, *keys, *barriers;
-    char error[512], keys_error[512], barriers_error[512];
+    cj *status, *keys, *barriers, *runs;
+    char error[512], keys_error[512], barriers_error[512], runs_error[512];
 } top_docs;
 
 static volatile sig_atomic_t stop;
@@ -98,11 +99,12 @@ static void docs_free(top_docs *d)
     cj_free(d->status);
     cj_free(d->keys);
     cj_free(d->barriers);
-    d->status = d->keys = d->barriers = NULL;
+    cj_free(d->runs);
+    d->status = d->keys = d->barriers = d->runs = NULL;
 }
 
-/* One round: STATUS, then KEYS and BARRIERS unless STATUS failed. Returns STATUS's 0 or
- * -1 (d->error says why); the others' failures are only their errors. */
+/* One round: STATUS, then KEYS, BARRIERS and RUNS unless STATUS failed. Returns STATUS's
+ * 0 or -1 (d->error says why); the others' failures are only their errors. */
 static int fetch_all(const ctl_conn *c, top_docs *d)
 {
     docs_free(d);
@@ -110,6 +112,7 @@ static int fetch_all(const ctl_conn *c, top_docs *d)
         return -1;
     fetch(c, "KEYS", &d->keys, d->keys_error, sizeof d->keys_error);
     fetch(c, "BARRIERS", &d->barriers, d->barriers_error, sizeof d->barriers_error);
+    fetch(c, "RUNS", &d->runs, d->runs_error, sizeof d->runs_error);
     return 0;
 }
 
@@ -129,8 +132,8 @@ static void draw(const ctl_conn *c, const top_docs *d)
         printf("%s\n", cell);
     } else {
         ctl_frame f = {cj_get(d->status, "lists"), cj_get(d->keys, "keys"),
-                       cj_get(d->barriers, "barriers"), d->error, d->keys_error,
-                       d->barriers_error};
+                       cj_get(d->barriers, "barriers"), cj_get(d->runs, "runs"), d->error,
+                       d->keys_error, d->barriers_error, d->runs_error};
         /* The title's two lines, and the last row left empty: a newline there scrolls. */
         ctl_frame_draw(stdout, &f, rows - 3, cols);
     }

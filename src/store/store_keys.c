@@ -413,49 +413,6 @@ store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t
     return rc;
 }
 
-static int cmp_key(const void *a, const void *b)
-{
-    const key *x = *(key *const *)a, *y = *(key *const *)b;
-    size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
-    int c = memcmp(x->name, y->name, n);
-    return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
-}
-
-static size_t count_waiters(const key_waiter *w)
-{
-    size_t n = 0;
-    for (; w; w = w->next)
-        n++;
-    return n;
-}
-
-long store_keys_list(store *st, const char *prefix,
-                     void (*fn)(const key_info *k, void *ctx), void *ctx)
-{
-    keys_table *t = st->keys;
-    size_t plen = prefix ? strlen(prefix) : 0, n = 0;
-    pthread_mutex_lock(&t->lock);
-    key **v = malloc((t->count ? t->count : 1) * sizeof *v);
-    if (!v) {
-        pthread_mutex_unlock(&t->lock);
-        return -1;
-    }
-    for (size_t i = 0; i < t->nb; i++)
-        for (key *k = t->b[i]; k; k = k->hnext)
-            if (k->version && k->name_len >= plen &&
-                (plen == 0 || memcmp(k->name, prefix, plen) == 0))
-                v[n++] = k;
-    qsort(v, n, sizeof *v, cmp_key);
-    for (size_t i = 0; i < n; i++) {
-        key_info ki = {v[i]->name, v[i]->value ? v[i]->value : "", v[i]->len, v[i]->version,
-                       count_waiters(v[i]->watch_head), count_waiters(v[i]->incr_head)};
-        fn(&ki, ctx);
-    }
-    pthread_mutex_unlock(&t->lock);
-    free(v);
-    return (long)n;
-}
-
 /* INCR now, under the lock; k may be made. */
 static store_rc incr_locked(store *st, keys_table *t, key *k, const key_incr *q, key_out *o,
                             key_waiter **done)

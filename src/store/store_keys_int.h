@@ -1,5 +1,6 @@
-/* store_keys_int.h - the types store_keys.c (the commands on keys) and store_keys_table.c
- * (the table, its lease index) share. Types only. */
+/* store_keys_int.h - the types store_keys.c (the commands on keys), store_keys_table.c
+ * (the table, its lease index), store_keys_adopt.c and store_keys_view.c (KEYS, RUNS)
+ * share. Types only. */
 #ifndef STSD_STORE_KEYS_INT_H
 #define STSD_STORE_KEYS_INT_H
 

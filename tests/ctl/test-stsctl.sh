@@ -2,8 +2,9 @@
 # test-stsctl.sh - stsctl against a real stsd: every verb, its raw output and --json, each
 # exit status (0 OK, 1 KO, 2 usage, 3 unreachable or refused), load's progress bar on a
 # terminal only (script(1) gives it one), and `stsctl top` in a tmux pane: a list and its
-# count, a key and its value (control bytes as '?') and a barrier with 1 of 2 arrived on
-# screen, an ADD and a SET made with curl shown within 2 s, q quits. The help, the
+# count, a key and its value (control bytes as '?'), a barrier with 1 of 2 arrived and a
+# ONCE run with its waiter on screen, an ADD and a SET made with curl shown within 2 s, q
+# quits. The help, the
 # completion and stsctl(1) must name every command of src/cmd/command.c.
 # Usage: tests/ctl/test-stsctl.sh (from the top of the tree, after `make`).
 set -u
@@ -14,8 +15,10 @@ STSCTL=$(cd "$(dirname "$STSCTL")" && pwd)/$(basename "$STSCTL")
 tmp=$(mktemp -d /tmp/stsctl-test-XXXXXX)
 pid=
 bpid=
+rpid=
 tmux_sock="$tmp/tmux"
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; [ -n "$bpid" ] && kill "$bpid" 2>/dev/null;
+      [ -n "$rpid" ] && kill "$rpid" 2>/dev/null;
       tmux -S "$tmux_sock" kill-server 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 
 # Starts stsd on a free port over a fresh dataset directory; extra -D options in "$@".
@@ -254,12 +257,55 @@ run once intr --timeout 0 -- sh -c 'exit 3'
 expect "once: the run given up, the next caller runs at once" 3 ""
 run once -- true; expect "once without NAME: exit 2" 2 ""
 
-# 5. stsctl top in a tmux pane: the lists, a key and a barrier with one of two arrived.
+# once_run NAME LEASE: a ONCE of NAME by curl that gets RUN; its lease id in $lease.
+once_run() {
+    lease=$(curl -s -D - -o /dev/null "$STS/ONCE?NAME=$1&LEASE=$2" | tr -d '\r' |
+            sed -n 's/^X-STS-Lease: //Ip')
+    [ -n "$lease" ] || fail "ONCE $1: no RUN"
+}
+# wait_runs PATTERN: up to 3 s for `stsctl runs` to print a line matching PATTERN.
+wait_runs() {
+    i=0; while ! "$STSCTL" runs 2>/dev/null | grep -q "$1" && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+}
+# runs: ONCE's runs in progress, name<TAB>ms left<TAB>waiting, sorted; --json unchanged.
+run runs; expect "runs: none in progress, nothing printed" 0 ""
+run --json runs; expect "runs --json: none" 0 '{"ok":true,"runs":[]}'
+once_run r-setup 30; setup_lease=$lease
+curl -s "$STS/ONCE?NAME=r-setup&TIMEOUT=30" >"$tmp/waiter.out" 2>&1 &
+rpid=$!
+once_run r-again 5; again_lease=$lease
+wait_runs "^r-setup${tab}[0-9]*${tab}1\$"
+run runs
+left=$(echo "$out" | sed -n "s/^r-setup${tab}\([0-9]*\)${tab}1\$/\1/p")
+[ $rc -eq 0 ] && [ "$(echo "$out" | cut -f1 | tr '\n' ' ')" = "r-again r-setup " ] &&
+    [ -n "$left" ] && [ "$left" -ge 25000 ] && [ "$left" -le 30000 ] &&
+    echo "$out" | grep -q "^r-again${tab}[0-9]*${tab}0\$" &&
+    ok "runs: name<TAB>ms left<TAB>waiting, sorted by name ($left ms, 1 waiting)" || fail "runs: [$out] (exit $rc)"
+run runs --prefix r-s; [ $rc -eq 0 ] && [ "$(echo "$out" | cut -f1)" = "r-setup" ] &&
+    ok "runs --prefix" || fail "runs --prefix r-s: [$out]"
+ms='s/"expires_in_ms":[0-9]*/"expires_in_ms":N/g'
+want=$(curl -s "$STS/RUNS?FORMAT=JSON" | sed "$ms")
+run --json runs
+[ $rc -eq 0 ] && [ "$(echo "$out" | sed "$ms")" = "$want" ] &&
+    [ "$want" = '{"ok":true,"runs":[{"name":"r-again","expires_in_ms":N,"waiters":0},{"name":"r-setup","expires_in_ms":N,"waiters":1}]}' ] &&
+    ok "runs --json: the server's JSON unchanged" || fail "runs --json: [$out] (curl: $want)"
+curl -s "$STS/DONE?NAME=r-setup&LEASE=$setup_lease" >/dev/null
+curl -s "$STS/DONE?NAME=r-again&LEASE=$again_lease" >/dev/null
+wait "$rpid"; rpid=
+grep -q '<body>DONE</body>' "$tmp/waiter.out" || fail "runs: the waiter got [$(cat "$tmp/waiter.out")]"
+run runs; expect "runs: gone once DONE" 0 ""
+curl -s "$STS/DEL?NAME=r-setup" >/dev/null; curl -s "$STS/DEL?NAME=r-again" >/dev/null
+
+# 5. stsctl top in a tmux pane: the lists, a key, a barrier with one of two arrived and a
+# run with one caller waiting.
 if command -v tmux >/dev/null 2>&1; then
     curl -s "$STS/SET?NAME=topkey&VALUE=first" >/dev/null
     curl -s "$STS/SET?NAME=topesc&VALUE=a%1b%5b2Jb" >/dev/null
     curl -s "$STS/BARRIER?NAME=b1&PARTIES=2&TIMEOUT=30" >/dev/null 2>&1 &
     bpid=$!
+    once_run toprun 60; top_lease=$lease
+    curl -s "$STS/ONCE?NAME=toprun&TIMEOUT=30" >/dev/null 2>&1 &
+    rpid=$!
     tmux -S "$tmux_sock" new-session -d -x 120 -y 30 -e "STSD_URL=$STSD_URL" "$STSCTL top"
     screen() { tmux -S "$tmux_sock" capture-pane -p 2>/dev/null; }
     # on_screen PATTERN [TENTHS]: waits up to TENTHS tenths of a second (30) for PATTERN.
@@ -275,6 +321,9 @@ if command -v tmux >/dev/null 2>&1; then
         ok "top: a value's control bytes shown as '?', the screen intact" || fail "top: topesc: $(screen)"
     on_screen '^b1  *1/2  *0$' && screen | grep -q '^BARRIER  *ARRIVED  *GENERATION$' &&
         ok "top: a barrier with 1 of 2 arrived on screen" || fail "top: no barrier b1 at 1/2: $(screen)"
+    on_screen '^toprun  *[0-9]*s  *1$' && screen | grep -q '^RUN  *ENDS IN  *WAITING$' &&
+        screen | grep -q '^toprun  *\(59\|60\)s  *1$' &&
+        ok "top: a run, its lease left and 1 waiting on screen" || fail "top: no run toprun with 1 waiting: $(screen)"
     curl -s "$STS/ADD?FILENAME=big.csv&LINE=one-more" >/dev/null
     t0=$(date +%s%N); i=0
     while ! screen | grep -q '^big.csv  *300001 ' && [ $i -lt 40 ]; do sleep 0.05; i=$((i + 1)); done
@@ -291,6 +340,9 @@ if command -v tmux >/dev/null 2>&1; then
     i=0; while tmux -S "$tmux_sock" has-session 2>/dev/null && [ $i -lt 20 ]; do sleep 0.1; i=$((i + 1)); done
     tmux -S "$tmux_sock" has-session 2>/dev/null && fail "top: q did not quit" || ok "top: q quits"
     kill "$bpid" 2>/dev/null; wait "$bpid" 2>/dev/null; bpid=
+    curl -s "$STS/DONE?NAME=toprun&LEASE=$top_lease" >/dev/null
+    wait "$rpid" 2>/dev/null; rpid=
+    curl -s "$STS/DEL?NAME=toprun" >/dev/null
     curl -s "$STS/DEL?NAME=topkey" >/dev/null; curl -s "$STS/DEL?NAME=topesc" >/dev/null
 else
     skip "stsctl top: no tmux (scripts/deps.sh test installs it)"

@@ -1,8 +1,9 @@
 /* test_once.c - ONCE and DONE on a real stsd: RUN to the first caller only (200 at once),
  * DONE to waiters and later callers, failover when the run's lease expires and when it is
  * RELEASEd, a run kept past its lease by renewals (RUN=), a stale DONE refused, DEL for
- * another round, SET completing a run, the KOs, and a run's lease (renewed or not) across
- * kill -9 with fsync=always. */
+ * another round, SET completing a run, the KOs, a run's lease (renewed or not) across
+ * kill -9 with fsync=always, and RUNS: the runs in progress, their time left and waiters,
+ * sorted, gone once DONE, behind the data token but open to a browser. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -346,6 +347,161 @@ static void test_csrf(void **state)
     expect_get("/sts/DEL?NAME=c", 1, "");
 }
 
+/* ---- RUNS ------------------------------------------------------------------------------ */
+
+#define LISTING(entries) "<html><title>OK</title>\n<body>\n" entries "</body></html>"
+
+static void expect_body(const char *target, const char *body)
+{
+    http_reply r;
+    assert_int_equal(http_get(port, target, &r), 0);
+    assert_int_equal(r.status, 200);
+    if (strcmp(r.body, body) != 0)
+        fail_msg("%s\nwant: %s\ngot:  %s", target, body, r.body);
+    http_reply_free(&r);
+}
+
+/* RUNS?FORMAT=JSON with one run, of name, lasting 29-30 s, with `waiters` waiting. */
+static void expect_one_run(const char *target, const char *name, int waiters)
+{
+    http_reply r;
+    char head[128], tail[64];
+    assert_int_equal(http_get(port, target, &r), 0);
+    assert_int_equal(r.status, 200);
+    int hl = snprintf(head, sizeof head, "{\"ok\":true,\"runs\":[{\"name\":\"%s\","
+                      "\"expires_in_ms\":", name);
+    snprintf(tail, sizeof tail, ",\"waiters\":%d}]}", waiters);
+    char *end = NULL;
+    long ms = strncmp(r.body, head, (size_t)hl) == 0 ? strtol(r.body + hl, &end, 10) : -1;
+    if (!end || strcmp(end, tail) != 0 || ms < 29000 || ms > 30000)
+        fail_msg("%s: %s", target, r.body);
+    http_reply_free(&r);
+}
+
+/* Polls target until its body holds want (up to 2 s): parked callers reach the store
+ * after their requests are sent. */
+static void wait_body_has(const char *target, const char *want)
+{
+    http_reply r;
+    for (int i = 0; i < 100; i++) {
+        assert_int_equal(http_get(port, target, &r), 0);
+        int found = strstr(r.body, want) != NULL;
+        http_reply_free(&r);
+        if (found)
+            return;
+        td_sleep_ms(20);
+    }
+    fail_msg("%s never held %s", target, want);
+}
+
+static void test_runs(void **state)
+{
+    expect_json("/sts/RUNS?FORMAT=JSON", 200, "{\"ok\":true,\"runs\":[]}");
+    expect_body("/sts/RUNS", LISTING(""));
+    /* A run of 30 s, two ONCE callers waiting for it and a GET watching the key, which
+     * is not one of them. */
+    char id[64], a[64], b[64];
+    http_conn w[3];
+    expect_run("/sts/ONCE?NAME=setup&LEASE=30", id, sizeof id);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(http_conn_open(&w[i], port), 0);
+        assert_int_equal(http_conn_send(&w[i], i < 2 ? "/sts/ONCE?NAME=setup&TIMEOUT=10"
+                                                     : "/sts/GET?NAME=setup&VERSION=0&TIMEOUT=10"), 0);
+    }
+    wait_body_has("/sts/RUNS?FORMAT=JSON", "\"waiters\":2}");
+    expect_one_run("/sts/RUNS?FORMAT=JSON", "setup", 2);
+    http_reply r;
+    assert_int_equal(http_get(port, "/sts/RUNS", &r), 0);
+    const char *head = "<html><title>OK</title>\n<body>\nsetup = lease ends in ";
+    const char *tail = " s, 2 waiting<br />\n</body></html>";
+    size_t hl = strlen(head), tl = strlen(tail), bl = strlen(r.body);
+    int s = 0, tenths = 0, used = 0;
+    if (bl < hl + tl || strncmp(r.body, head, hl) != 0 || strcmp(r.body + bl - tl, tail) != 0 ||
+        sscanf(r.body + hl, "%d.%d%n", &s, &tenths, &used) != 2 || hl + (size_t)used + tl != bl ||
+        s < 29 || s > 30 || tenths < 0 || tenths > 9)
+        fail_msg("RUNS: %s", r.body);
+    http_reply_free(&r);
+    /* More runs: sorted by name, whatever the order they began in; PREFIX picks. */
+    expect_run("/sts/ONCE?NAME=zz-last&LEASE=5", a, sizeof a);
+    expect_run("/sts/ONCE?NAME=aa-first&LEASE=5", b, sizeof b);
+    assert_int_equal(http_get(port, "/sts/RUNS?FORMAT=JSON", &r), 0);
+    const char *p1 = strstr(r.body, "{\"name\":\"aa-first\",\"expires_in_ms\":");
+    const char *p2 = strstr(r.body, "{\"name\":\"setup\",\"expires_in_ms\":");
+    const char *p3 = strstr(r.body, "{\"name\":\"zz-last\",\"expires_in_ms\":");
+    if (!p1 || !p2 || !p3 || !(p1 < p2 && p2 < p3) || strncmp(r.body, "{\"ok\":true,\"runs\":[{", 20))
+        fail_msg("RUNS not sorted: %s", r.body);
+    http_reply_free(&r);
+    assert_int_equal(http_get(port, "/sts/RUNS", &r), 0);
+    p1 = strstr(r.body, "\naa-first = lease ends in ");
+    p2 = strstr(r.body, "\nsetup = lease ends in ");
+    p3 = strstr(r.body, "\nzz-last = lease ends in ");
+    if (!p1 || !p2 || !p3 || !(p1 < p2 && p2 < p3) || !strstr(r.body, " s, 0 waiting<br />\nsetup"))
+        fail_msg("RUNS' listing not sorted: %s", r.body);
+    http_reply_free(&r);
+    expect_one_run("/sts/RUNS?PREFIX=set&FORMAT=JSON", "setup", 2);
+    expect_json("/sts/RUNS?PREFIX=nothing&FORMAT=JSON", 200, "{\"ok\":true,\"runs\":[]}");
+    /* DONE: the run is gone from RUNS, its waiters answered. */
+    done_with("setup", id, "ok", 1, "DONE");
+    for (int i = 0; i < 2; i++)
+        recv_page(&w[i], 2000, 1, "DONE", NULL, 0);
+    recv_page(&w[2], 2000, 1, "ok", NULL, 0);
+    for (int i = 0; i < 3; i++)
+        http_conn_close(&w[i]);
+    assert_int_equal(http_get(port, "/sts/RUNS?FORMAT=JSON", &r), 0);
+    if (strstr(r.body, "setup") || !strstr(r.body, "aa-first") || !strstr(r.body, "zz-last"))
+        fail_msg("RUNS after DONE: %s", r.body);
+    http_reply_free(&r);
+    done_with("aa-first", b, NULL, 1, "DONE");
+    done_with("zz-last", a, NULL, 1, "DONE");
+    expect_json("/sts/RUNS?FORMAT=JSON", 200, "{\"ok\":true,\"runs\":[]}");
+    expect_body("/sts/RUNS", LISTING(""));
+    expect_get("/sts/DEL?NAME=setup", 1, "");
+    expect_get("/sts/DEL?NAME=aa-first", 1, "");
+    expect_get("/sts/DEL?NAME=zz-last", 1, "");
+}
+
+/* GET target on port with an Authorization header (NULL: none) and extra header lines. */
+static int get_with(int on, const char *target, const char *authz, const char *extra,
+                    http_reply *r)
+{
+    char req[1024];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n%s%s%s%sConnection: close\r\n\r\n",
+                     target, authz ? "Authorization: Bearer " : "", authz ? authz : "",
+                     authz ? "\r\n" : "", extra ? extra : "");
+    return http_raw(on, req, (size_t)n, r);
+}
+
+/* RUNS takes the data token as BARRIERS does, and only looks: a browser's RUNS without
+ * the dashboard's header is answered. */
+static void test_runs_tokens(void **state)
+{
+    daemon_proc d2;
+    http_reply r;
+    assert_int_equal(td_mkdirs(&d2), 0);
+    const char *args[] = {"-Dstsd.token=data-1", "-Dstsd.adminToken=admin-2", NULL};
+    assert_int_equal(td_start(&d2, args), 0);
+    assert_int_equal(get_with(d2.port, "/sts/RUNS", NULL, NULL, &r), 0);
+    assert_int_equal(r.status, 401);
+    http_reply_free(&r);
+    assert_int_equal(get_with(d2.port, "/sts/RUNS", "wrong", NULL, &r), 0);
+    assert_int_equal(r.status, 401);
+    http_reply_free(&r);
+    assert_int_equal(get_with(d2.port, "/sts/ONCE?NAME=t&LEASE=30", "data-1", NULL, &r), 0);
+    expect_page(&r, 1, "RUN");
+    http_reply_free(&r);
+    const char *browser = "Origin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n";
+    assert_int_equal(get_with(d2.port, "/sts/RUNS", "data-1", browser, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "\nt = lease ends in "));
+    http_reply_free(&r);
+    assert_int_equal(get_with(d2.port, "/sts/RUNS?FORMAT=JSON", "admin-2", NULL, &r), 0);
+    assert_int_equal(r.status, 200);
+    assert_non_null(strstr(r.body, "{\"name\":\"t\",\"expires_in_ms\":"));
+    http_reply_free(&r);
+    td_stop(&d2, 0);
+    td_cleanup(&d2);
+}
+
 /* ---- kill -9 between RUN and DONE ------------------------------------------------------ */
 
 static void test_run_across_kill9(void **state)
@@ -410,6 +566,8 @@ int main(void)
         cmocka_unit_test(test_done_reaches_waiters_and_later_callers),
         cmocka_unit_test(test_set_completes_a_run),
         cmocka_unit_test(test_csrf),
+        cmocka_unit_test(test_runs),
+        cmocka_unit_test(test_runs_tokens),
         cmocka_unit_test(test_run_across_kill9),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -9,7 +9,7 @@ error, no request off-site, first load under 100 KB, no horizontal scroll at 390
 foreign page cannot write; the Keys view: a key set by curl shows within a poll
 with its version and watchers, SET from a form, DEL after a confirmation, a hostile value
 as text; with fsync=always, the changes each fdatasync carried; the Barriers view filling
-up live, and OPEN by hand. Screenshots
+up live, OPEN by hand, and the ONCE runs in progress with their waiters. Screenshots
 of each view go to build/ui-screens/.
 """
 import http.client
@@ -973,6 +973,67 @@ class BarriersView(BrowserCase):
 
     def shot(self, name):
         self.d.save_screenshot(os.path.join(SCREENS, f'{name}.png'))
+
+    def once(self, name, answers, timeout=25):
+        """A ONCE caller on its own connection, in a thread; its answer (status, body) is
+        appended to answers."""
+        def run():
+            c = http.client.HTTPConnection('127.0.0.1', self.srv.port, timeout=30)
+            q = urllib.parse.urlencode({'NAME': name, 'TIMEOUT': timeout, 'FORMAT': 'JSON'})
+            c.request('GET', f'/sts/ONCE?{q}')
+            r = c.getresponse()
+            answers.append((r.status, json.loads(r.read())))
+            c.close()
+        t = threading.Thread(target=run, daemon=True)
+        t.start()
+        return t
+
+    def run_row(self, name):
+        """The row of run name: (lease ends in, waiting), or None."""
+        for tr in self.d.find_elements(By.CSS_SELECTOR, '#runs-table tbody tr'):
+            if tr.find_element(By.CSS_SELECTOR, 'th').text == name:
+                tds = tr.find_elements(By.CSS_SELECTOR, 'td')
+                return (tds[0].text, tds[1].text)
+        return None
+
+    def test_runs_in_progress(self):
+        """Under the barriers, the ONCE runs in progress (RUNS): a run with its lease left
+        and the callers waiting for it, sorted by name, a hostile name as text, gone once
+        DONE."""
+        self.d.get(f'{self.srv.base}/ui/#/barriers')
+        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
+        self.text_is('#runs-summary', '0 runs in progress, 0 waiting')
+        self.assertTrue(self.d.find_element(By.ID, 'runs-empty').is_displayed())
+        status, a = self.srv.call('ONCE', NAME='setup', LEASE=30)
+        self.assertEqual((status, a['state']), (200, 'run'))
+        status, b = self.srv.call('ONCE', NAME=XSS, LEASE=600)
+        self.assertEqual((status, b['state']), (200, 'run'))
+        answers = []
+        threads = [self.once('setup', answers) for _ in range(2)]
+        self.wait(lambda d: self.run_row('setup') is not None and self.run_row('setup')[1] == '2', 3)
+        ends, waiting = self.run_row('setup')
+        self.assertIn(ends, ('28 s', '29 s', '30 s'))
+        self.assertIn(self.run_row(XSS), [('10 min 00 s', '0'), ('9 min 59 s', '0'),
+                                          ('9 min 58 s', '0')])
+        names = [tr.find_element(By.CSS_SELECTOR, 'th').text
+                 for tr in self.d.find_elements(By.CSS_SELECTOR, '#runs-table tbody tr')]
+        self.assertEqual(names, sorted([XSS, 'setup']))
+        self.assertEqual(self.d.find_elements(By.CSS_SELECTOR, '#runs-table img'), [])
+        self.text_is('#runs-summary', '2 runs in progress, 2 waiting')
+        self.assertFalse(self.d.find_element(By.ID, 'runs-empty').is_displayed())
+        self.shot('runs')
+        # DONE: the waiters get DONE, the run leaves the table.
+        self.assertEqual(self.srv.call('DONE', NAME='setup', LEASE=a['lease'], VALUE='ok')[0], 200)
+        for t in threads:
+            t.join(5)
+        self.assertEqual([x[0] for x in answers], [200, 200])
+        self.assertEqual({x[1]['state'] for x in answers}, {'done'})
+        self.wait(lambda d: self.run_row('setup') is None, 3)
+        self.assertEqual(self.srv.call('DONE', NAME=XSS, LEASE=b['lease'])[0], 200)
+        self.text_is('#runs-summary', '0 runs in progress, 0 waiting')
+        self.assertTrue(self.d.find_element(By.ID, 'runs-empty').is_displayed())
+        errors = [e for e in self.d.get_log('browser') if e['level'] == 'SEVERE']
+        self.assertEqual(errors, [])
 
 
 if __name__ == '__main__':

@@ -1,8 +1,8 @@
 /* test_ctl.c - unit tests of stsctl's pieces that need no server: the JSON reader
  * (src/ctl/ctl_json), how a command row becomes a verb and options (ctl_table, so that a
  * command added to the server's table gets a usable verb with no code), printing
- * answers for scripts (ctl_out), and top's tables (ctl_frame: cut to the screen, control
- * bytes never reach the terminal). */
+ * answers for scripts (ctl_out), and top's tables (ctl_frame: lists, keys, barriers and
+ * runs cut to the screen, control bytes never reach the terminal). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,15 +185,15 @@ static void test_frame_cell(void **state)
     assert_string_equal(small, "abc");
 }
 
-/* The frame of documents status, keys and barriers (NULL: failed with "HTTP 404") in rows
- * x cols, its lines counted. */
-static char *frame(const char *status, const char *keys, const char *barriers, int rows,
-                   int cols, int *lines)
+/* The frame of documents status, keys, barriers and runs (NULL: failed with "HTTP 404")
+ * in rows x cols, its lines counted. */
+static char *frame4(const char *status, const char *keys, const char *barriers,
+                    const char *runs, int rows, int cols, int *lines)
 {
     cj *s = PARSE(status), *k = keys ? PARSE(keys) : NULL;
-    cj *b = barriers ? PARSE(barriers) : NULL;
-    ctl_frame f = {cj_get(s, "lists"), cj_get(k, "keys"), cj_get(b, "barriers"), "",
-                   "HTTP 404", "HTTP 404"};
+    cj *b = barriers ? PARSE(barriers) : NULL, *r = runs ? PARSE(runs) : NULL;
+    ctl_frame f = {cj_get(s, "lists"), cj_get(k, "keys"), cj_get(b, "barriers"),
+                   cj_get(r, "runs"), "", "HTTP 404", "HTTP 404", "HTTP 404"};
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -202,12 +202,20 @@ static char *frame(const char *status, const char *keys, const char *barriers, i
     cj_free(s);
     cj_free(k);
     cj_free(b);
+    cj_free(r);
     int nl = 0;
     for (size_t i = 0; i < len; i++)
         nl += text[i] == '\n';
     assert_int_equal(nl, *lines);
     assert_true(*lines <= rows);
     return text;
+}
+
+/* The same with no runs. */
+static char *frame(const char *status, const char *keys, const char *barriers, int rows,
+                   int cols, int *lines)
+{
+    return frame4(status, keys, barriers, "{\"ok\":true,\"runs\":[]}", rows, cols, lines);
 }
 
 static void test_frame(void **state)
@@ -222,7 +230,8 @@ static void test_frame(void **state)
                      "\"arrived\":1,\"generation\":4}]}";
     int n;
     char *t = frame(st, ks, bs, 30, 120, &n);
-    assert_int_equal(n, 4 + 1 + 4 + 1 + 2);
+    assert_int_equal(n, 4 + 1 + 4 + 1 + 2 + 1 + 1);
+    assert_non_null(strstr(t, "no runs"));
     assert_non_null(strstr(t, "LIST "));
     assert_non_null(strstr(t, "b?[2J.csv "));
     assert_non_null(strstr(t, "KEY "));
@@ -264,10 +273,37 @@ static void test_frame(void **state)
     free(t);
     /* Empty sections and a server without KEYS or BARRIERS: one dim line each. */
     t = frame("{\"ok\":true,\"lists\":[]}", NULL, "{\"ok\":true,\"barriers\":[]}", 30, 80, &n);
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 7);
     assert_non_null(strstr(t, "no lists"));
     assert_non_null(strstr(t, "keys: HTTP 404"));
     assert_non_null(strstr(t, "no barriers"));
+    assert_non_null(strstr(t, "no runs"));
+    free(t);
+    /* Runs after the barriers: the lease left as a duration (0s past its deadline), the
+     * ONCE callers waiting; a server without RUNS says so in their place. */
+    const char *rs = "{\"ok\":true,\"runs\":[{\"name\":\"setup\\u001b[2J\",\"expires_in_ms\":41234,"
+                     "\"waiters\":3},{\"name\":\"late\",\"expires_in_ms\":0,\"waiters\":0},"
+                     "{\"name\":\"long\",\"expires_in_ms\":3599000,\"waiters\":12}]}";
+    t = frame4(st, ks, bs, rs, 30, 120, &n);
+    assert_int_equal(n, 4 + 1 + 4 + 1 + 2 + 1 + 4);
+    const char *b = strstr(t, "BARRIER "), *r = strstr(t, "RUN ");
+    assert_true(b && r && b < r);
+    assert_non_null(strstr(t, "ENDS IN  WAITING"));
+    assert_non_null(strstr(t, "setup?[2J "));
+    assert_non_null(strstr(t, "       41s        3\n"));
+    assert_non_null(strstr(t, "        0s        0\n"));
+    assert_non_null(strstr(t, "    59m59s       12\n"));
+    free(t);
+    t = frame4(st, ks, bs, NULL, 30, 120, &n);
+    assert_int_equal(n, 4 + 1 + 4 + 1 + 2 + 1 + 1);
+    assert_non_null(strstr(t, "runs: HTTP 404"));
+    assert_non_null(strstr(t, "b1 "));
+    free(t);
+    /* Cut: the runs' header, one row and "more". */
+    t = frame4(st, ks, bs, rs, 4 + 1 + 4 + 1 + 2 + 1 + 3, 120, &n);
+    assert_non_null(strstr(t, "setup?[2J "));
+    assert_null(strstr(t, "late "));
+    assert_non_null(strstr(t, "... 2 more runs"));
     free(t);
 }
 

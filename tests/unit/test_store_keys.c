@@ -1,8 +1,8 @@
 /* test_store_keys.c - the keys' table (store/keys.h) without HTTP: INCR's arithmetic (absent,
  * not an integer, overflow both ways, bounds), SET/GET/DEL with versions and IF_VERSION,
  * maxKeys and maxBytes, KEYS sorted with a prefix, counter leases (settle, expiry),
- * waiters (watchers woken by a change, INCRs served in order while they fit), and the
- * compaction walk. */
+ * waiters (watchers woken by a change, INCRs served in order while they fit), the
+ * compaction walk, and RUNS (runs in progress sorted, their ONCE waiters counted). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -280,6 +280,74 @@ static void test_compaction_walk_and_adopt(void **s)
     store_free(st);
 }
 
+typedef struct runs_seen {
+    store *st;
+    buf b;
+} runs_seen;
+
+/* Notes each run; calls the store, which RUNS allows (its lock is not held). */
+static void collect_run(const key_run_info *r, void *ctx)
+{
+    runs_seen *rs = ctx;
+    int64_t left = r->until - clock_wall_ms();
+    buf_printf(&rs->b, "%s:%s:%zu:%zu;", r->name, left > 50000 ? "60s" : left > 0 ? "soon" : "past",
+               r->waiters, store_key_waiters(rs->st));
+}
+
+static void test_runs_listed(void **s)
+{
+    runs_seen rs = {store_create(NULL), BUF_INIT};
+    store *st = rs.st;
+    assert_int_equal(store_keys_runs(st, NULL, collect_run, &rs), 0);
+    assert_null(rs.b.data);
+    /* setup: a run of 60 s, two ONCE waiters and a GET watcher, who is not one of them. */
+    tw run, o1, o2, g;
+    tw_init(&run, "setup", 0, 0);
+    run.w.once = 1;
+    run.w.q.lease_ms = 60000;
+    assert_int_equal(store_key_wait(st, &run.w), STORE_OK);
+    assert_true(run.w.o.lease != 0);
+    tw_init(&o1, "setup", 0, 0);
+    o1.w.once = 1;
+    o1.w.q.lease_ms = 60000;
+    tw_init(&o2, "setup", 0, 0);
+    o2.w.once = 1;
+    o2.w.q.lease_ms = 60000;
+    tw_init(&g, "setup", 0, 0);
+    assert_int_equal(store_key_wait(st, &o1.w), STORE_WAITING);
+    assert_int_equal(store_key_wait(st, &g.w), STORE_WAITING);
+    assert_int_equal(store_key_wait(st, &o2.w), STORE_WAITING);
+    /* Two more, made in the wrong order; one past its deadline (no lease timer here). */
+    assert_int_equal(store_key_run_adopt(st, "zz", 77, clock_wall_ms() + 3000), STORE_OK);
+    assert_int_equal(store_key_run_adopt(st, "a", 78, clock_wall_ms() - 1000), STORE_OK);
+    /* A key that exists is done, not a run. */
+    uint64_t v;
+    assert_int_equal(store_key_set(st, "b", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_keys_runs(st, NULL, collect_run, &rs), 3);
+    assert_string_equal(rs.b.data, "a:past:0:3;setup:60s:2:3;zz:soon:0:3;");
+    buf_clear(&rs.b);
+    assert_int_equal(store_keys_runs(st, "se", collect_run, &rs), 1);
+    assert_string_equal(rs.b.data, "setup:60s:2:3;");
+    /* A waiter gone (its deadline) no longer counts. */
+    store_key_unwait(st, &o2.w);
+    buf_clear(&rs.b);
+    assert_int_equal(store_keys_runs(st, "setup", collect_run, &rs), 1);
+    assert_string_equal(rs.b.data, "setup:60s:1:2;");
+    /* DONE: the run is gone, its waiters served. */
+    uint64_t lsn;
+    assert_int_equal(store_key_done(st, "setup", run.w.o.lease, "ok", 2, &v, &lsn), STORE_OK);
+    assert_int_equal(o1.served + g.served, 2);
+    buf_clear(&rs.b);
+    assert_int_equal(store_keys_runs(st, NULL, collect_run, &rs), 2);
+    assert_string_equal(rs.b.data, "a:past:0:0;zz:soon:0:0;");
+    buf_free(&rs.b);
+    buf_free(&run.w.value);
+    buf_free(&o1.w.value);
+    buf_free(&o2.w.value);
+    buf_free(&g.w.value);
+    store_free(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -289,6 +357,7 @@ int main(void)
         cmocka_unit_test(test_counter_leases),
         cmocka_unit_test(test_waiters),
         cmocka_unit_test(test_compaction_walk_and_adopt),
+        cmocka_unit_test(test_runs_listed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 // app.js - the dashboard's shell: routes (#/, #/list/NAME, #/keys, #/load, #/barriers,
 // #/server), one poll per second while the page is visible (STATUS, or the view's own:
-// KEYS, BARRIERS, INFO), the live indicator.
+// KEYS, BARRIERS and RUNS, INFO), the live indicator.
 import {get, allowTokenPrompt} from './api.js';
 import {state, ingest, notify} from './state.js';
 import {h, fill} from './util.js';

@@ -301,6 +301,19 @@ int http_raw(int port, const char *req, size_t len, http_reply *r)
     return rc;
 }
 
+int http_get_as(int port, const char *target, const char *authz, const char *extra,
+                http_reply *r)
+{
+    char req[2048];
+    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n%s%s%s%s"
+                     "Connection: close\r\n\r\n", target,
+                     authz ? "Authorization: Bearer " : "", authz ? authz : "",
+                     authz ? "\r\n" : "", extra ? extra : "");
+    if (n < 0 || (size_t)n >= sizeof req)
+        return -1;
+    return http_raw(port, req, (size_t)n, r);
+}
+
 int http_get(int port, const char *target, http_reply *r)
 {
     size_t cap = strlen(target) + 128;

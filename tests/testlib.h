@@ -69,6 +69,10 @@ typedef struct http_reply {
 int http_raw(int port, const char *req, size_t len, http_reply *r);
 /* GET target (path and query, already encoded). */
 int http_get(int port, const char *target, http_reply *r);
+/* GET target with a bearer token (authz; NULL: none) and extra header lines (each ending
+ * in "\r\n"; NULL: none). */
+int http_get_as(int port, const char *target, const char *authz, const char *extra,
+                http_reply *r);
 /* POST an urlencoded body to path. */
 int http_post(int port, const char *path, const char *body, http_reply *r);
 /* The value of header name (case-insensitive) in r, copied into out; 0 or -1. */

@@ -9,12 +9,17 @@
 
 #include "store_keys_int.h"
 
+/* Names in byte order, a prefix first. */
+static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
+{
+    int c = memcmp(a, b, alen < blen ? alen : blen);
+    return c ? c : (alen > blen) - (alen < blen);
+}
+
 static int cmp_key(const void *a, const void *b)
 {
     const key *x = *(key *const *)a, *y = *(key *const *)b;
-    size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
-    int c = memcmp(x->name, y->name, n);
-    return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
+    return name_cmp(x->name, x->name_len, y->name, y->name_len);
 }
 
 static size_t count_waiters(const key_waiter *w)
@@ -74,9 +79,7 @@ typedef struct run_copies {
 static int cmp_run(const void *a, const void *b)
 {
     const run_copy *x = *(run_copy *const *)a, *y = *(run_copy *const *)b;
-    size_t n = x->name_len < y->name_len ? x->name_len : y->name_len;
-    int c = memcmp(x->name, y->name, n);
-    return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
+    return name_cmp(x->name, x->name_len, y->name, y->name_len);
 }
 
 /* ONCE callers among the watchers: GETs with TIMEOUT wait in the same queue. */

@@ -288,17 +288,6 @@ static void test_open_by_hand(void **state)
     expect_json("/sts/OPEN?NAME=h&FORMAT=JSON", 200, "{\"ok\":true,\"released\":0,\"generation\":1}");
 }
 
-/* GET target on port with an Authorization header (NULL: none) and extra header lines. */
-static int get_with(int port, const char *target, const char *authz, const char *extra,
-                    http_reply *r)
-{
-    char req[1024];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n%s%s%s%sConnection: close\r\n\r\n",
-                     target, authz ? "Authorization: Bearer " : "", authz ? authz : "",
-                     authz ? "\r\n" : "", extra ? extra : "");
-    return http_raw(port, req, (size_t)n, r);
-}
-
 /* BARRIER and BARRIERS take the data token, OPEN the admin one; a browser's BARRIER or
  * OPEN without the dashboard's header is refused (CSRF), its BARRIERS is not. */
 static void test_tokens_and_csrf(void **state)
@@ -308,30 +297,30 @@ static void test_tokens_and_csrf(void **state)
     const char *args[] = {"-Dstsd.token=data-1", "-Dstsd.adminToken=admin-2", NULL};
     assert_int_equal(td_start(&d2, args), 0);
     http_reply r;
-    assert_int_equal(get_with(d2.port, "/sts/BARRIER?NAME=x&PARTIES=1", NULL, NULL, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/BARRIER?NAME=x&PARTIES=1", NULL, NULL, &r), 0);
     assert_int_equal(r.status, 401);
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/BARRIER?NAME=x&PARTIES=1", "data-1", NULL, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/BARRIER?NAME=x&PARTIES=1", "data-1", NULL, &r), 0);
     expect_page(&r, 1, "0");
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/OPEN?NAME=x", "data-1", NULL, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/OPEN?NAME=x", "data-1", NULL, &r), 0);
     assert_int_equal(r.status, 403);
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/OPEN?NAME=x", "admin-2", NULL, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/OPEN?NAME=x", "admin-2", NULL, &r), 0);
     expect_page(&r, 1, "0");
     http_reply_free(&r);
     const char *browser = "Origin: http://evil.example\r\n";
-    assert_int_equal(get_with(d2.port, "/sts/BARRIER?NAME=x&PARTIES=1", "data-1", browser, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/BARRIER?NAME=x&PARTIES=1", "data-1", browser, &r), 0);
     assert_int_equal(r.status, 403);
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/OPEN?NAME=x", "admin-2", browser, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/OPEN?NAME=x", "admin-2", browser, &r), 0);
     assert_int_equal(r.status, 403);
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/BARRIERS", "data-1", browser, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/BARRIERS", "data-1", browser, &r), 0);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "x = 0 of 1 arrived, generation 1"));
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/BARRIER?NAME=x&PARTIES=1", "data-1",
+    assert_int_equal(http_get_as(d2.port, "/sts/BARRIER?NAME=x&PARTIES=1", "data-1",
                               "Origin: http://evil.example\r\nX-STS-UI: 1\r\n", &r), 0);
     expect_page(&r, 1, "1");
     http_reply_free(&r);

@@ -460,17 +460,6 @@ static void test_runs(void **state)
     expect_get("/sts/DEL?NAME=zz-last", 1, "");
 }
 
-/* GET target on port with an Authorization header (NULL: none) and extra header lines. */
-static int get_with(int on, const char *target, const char *authz, const char *extra,
-                    http_reply *r)
-{
-    char req[1024];
-    int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: x\r\n%s%s%s%sConnection: close\r\n\r\n",
-                     target, authz ? "Authorization: Bearer " : "", authz ? authz : "",
-                     authz ? "\r\n" : "", extra ? extra : "");
-    return http_raw(on, req, (size_t)n, r);
-}
-
 /* RUNS takes the data token as BARRIERS does, and only looks: a browser's RUNS without
  * the dashboard's header is answered. */
 static void test_runs_tokens(void **state)
@@ -480,21 +469,21 @@ static void test_runs_tokens(void **state)
     assert_int_equal(td_mkdirs(&d2), 0);
     const char *args[] = {"-Dstsd.token=data-1", "-Dstsd.adminToken=admin-2", NULL};
     assert_int_equal(td_start(&d2, args), 0);
-    assert_int_equal(get_with(d2.port, "/sts/RUNS", NULL, NULL, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/RUNS", NULL, NULL, &r), 0);
     assert_int_equal(r.status, 401);
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/RUNS", "wrong", NULL, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/RUNS", "wrong", NULL, &r), 0);
     assert_int_equal(r.status, 401);
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/ONCE?NAME=t&LEASE=30", "data-1", NULL, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/ONCE?NAME=t&LEASE=30", "data-1", NULL, &r), 0);
     expect_page(&r, 1, "RUN");
     http_reply_free(&r);
     const char *browser = "Origin: http://evil.example\r\nSec-Fetch-Site: cross-site\r\n";
-    assert_int_equal(get_with(d2.port, "/sts/RUNS", "data-1", browser, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/RUNS", "data-1", browser, &r), 0);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "\nt = lease ends in "));
     http_reply_free(&r);
-    assert_int_equal(get_with(d2.port, "/sts/RUNS?FORMAT=JSON", "admin-2", NULL, &r), 0);
+    assert_int_equal(http_get_as(d2.port, "/sts/RUNS?FORMAT=JSON", "admin-2", NULL, &r), 0);
     assert_int_equal(r.status, 200);
     assert_non_null(strstr(r.body, "{\"name\":\"t\",\"expires_in_ms\":"));
     http_reply_free(&r);

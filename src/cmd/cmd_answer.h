@@ -34,6 +34,10 @@
 #define MSG_LINE_TOO_LONG  "LINE is too long !"
 #define MSG_FORMAT         "FORMAT value has to be HTML or JSON !"
 #define MSG_NO_FILE        "FILE parameter was missing !"
+/* The keys' (SET, INCR, DONE, ACK/RELEASE with NAME). */
+#define MSG_VALUE_LONG     "VALUE is too long !"
+#define MSG_NO_LEASE_ID    "LEASE parameter was missing !"
+#define MSG_FULL_KEYS      "Key limit reached (stsd.maxKeys or stsd.maxBytes), nothing changed !"
 
 /* An OK whose text is payload. */
 void cmd_ok(cmd_result *r, const char *payload);

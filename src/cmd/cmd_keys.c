@@ -17,12 +17,9 @@
 #include "store/keys.h"
 
 #define MSG_NO_VALUE      "VALUE parameter was missing !"
-#define MSG_VALUE_LONG    "VALUE is too long !"
 #define MSG_NUMBER        "%s value has to be an integer from %lld to %lld !"
 #define MSG_VERSION_WAIT  "VERSION needs TIMEOUT, and TIMEOUT on GET needs VERSION !"
-#define MSG_NO_LEASE_ID   "LEASE parameter was missing !"
 #define MSG_NO_KEY_LEASE  "No such lease (settled already, expired, or of another key) !"
-#define MSG_FULL_KEYS     "Key limit reached (stsd.maxKeys or stsd.maxBytes), nothing changed !"
 #define MSG_MIN_MAX       "MIN is greater than MAX !"
 
 /* ---- parameters ----------------------------------------------------------------------- */

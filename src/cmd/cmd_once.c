@@ -20,10 +20,7 @@
 #include "cmd_param.h"
 #include "store/keys.h"
 
-#define MSG_NO_LEASE_ID   "LEASE parameter was missing !"
-#define MSG_VALUE_LONG    "VALUE is too long !"
 #define MSG_RUN_LEASE     "LEASE value has to be a number of seconds from 0.001 to %d !"
-#define MSG_FULL_KEYS     "Key limit reached (stsd.maxKeys or stsd.maxBytes), nothing changed !"
 #define ONCE_LEASE_MS     60000
 
 /* The answer of a ONCE served with rc: DONE (lease 0) with the key's value, or RUN with

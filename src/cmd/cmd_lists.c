@@ -89,17 +89,13 @@ static void read_now(const cmd_server *srv, const cmd_read_req *q, cmd_result *r
  * in the X-STS-Lease header. */
 static void read_owned(const cmd_server *srv, const cmd_read_req *q, cmd_result *r)
 {
-    uint64_t id;
-    int taken;
-    store_rc rc = store_read_owned(srv->st, q->name, q->end, q->owner, q->olen, q->lease_ms,
-                                   &r->text, &id, &taken, &r->lsn);
-    if (rc == STORE_OK) {
-        buf ids = BUF_INIT;
-        if (buf_append(&ids, &id, sizeof id) == 0)
-            cmd_lease_ids(r, &ids);
-        buf_free(&ids);
-    }
-    cmd_read_answer(r, rc, q->name, q->nlen, 1, 1, 0);
+    size_t count;
+    buf ids = BUF_INIT;
+    store_rc rc = cmd_read_owned(srv, q, &r->text, &ids, &count, &r->lsn);
+    if (rc == STORE_OK)
+        cmd_lease_ids(r, &ids);
+    buf_free(&ids);
+    cmd_read_answer(r, rc, q->name, q->nlen, 1, count, 0);
 }
 
 /* OWNER= of a READ (keep: its KEEP) into *who: 0, or -1 with the KO set. READMULTI has

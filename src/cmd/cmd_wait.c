@@ -58,16 +58,15 @@ static void answer(cmd_waiter *w, store_rc rc, buf *out, size_t count, cmd_resul
         cmd_ko_store(r, STORE_NOMEM, w->name, 0);
 }
 
-/* An owner waiter's READ at its deadline, as an immediate READ OWNER= (its id into ids). */
-static store_rc read_owned_now(const cmd_server *srv, cmd_waiter *w, buf *out, size_t *count,
-                               uint64_t *lsn)
+store_rc cmd_read_owned(const cmd_server *srv, const cmd_read_req *q, buf *out, buf *ids,
+                        size_t *count, uint64_t *lsn)
 {
     uint64_t id;
     int taken;
-    store_rc rc = store_read_owned(srv->st, w->name, w->rq.end, w->sw.owner, w->sw.owner_len,
-                                   w->sw.lease_ms, out, &id, &taken, lsn);
+    store_rc rc = store_read_owned(srv->st, q->name, q->end, q->owner, q->olen, q->lease_ms,
+                                   out, &id, &taken, lsn);
     *count = rc == STORE_OK;
-    if (rc == STORE_OK && buf_append(&w->sw.ids, &id, sizeof id) != 0)
+    if (rc == STORE_OK && buf_append(ids, &id, sizeof id) != 0)
         out->oom = 1;
     return rc;
 }
@@ -85,7 +84,7 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     if (park_client_gone(s))
         rc = STORE_EMPTY;              /* nobody will read it: take no line */
     else if (w->sw.owner)
-        rc = read_owned_now(srv, w, &out, &count, &lsn);
+        rc = cmd_read_owned(srv, &w->rq, &out, &w->sw.ids, &count, &lsn);
     else if (w->find && w->sw.lease_ms)
         rc = store_find_leased(srv->st, w->name, &w->cm.m, w->sw.lease_ms, &out, &w->sw.ids,
                                &lsn);

@@ -36,6 +36,11 @@ typedef struct cmd_find_req {
 void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadline_ms,
                    cmd_result *r);
 
+/* READ OWNER= q now (the owner's line, taken if it holds none): its line into out, its
+ * lease id appended to ids, *count 1 when served (out->oom when ids could not grow). */
+store_rc cmd_read_owned(const cmd_server *srv, const cmd_read_req *q, buf *out, buf *ids,
+                        size_t *count, uint64_t *lsn);
+
 /* Runs FIND q the same way. */
 void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadline_ms,
                    cmd_result *r);

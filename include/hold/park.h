@@ -18,9 +18,24 @@
  *      thread calling park_lot_shutdown) through the slot's expire callback, which fills
  *      the answer and withdraws the slot from wherever its owner published it.
  *
- * Locks: the lot's mutex is the innermost lock of stsd. park_claim, park_finish,
- * park_complete, park_client_gone, park_ref and park_unref may be called under any other
- * lock (a list's, the journal's); expire callbacks run with no lot lock held. */
+ * Who may touch what, and until when (the rule every thread keeps):
+ *   - A slot lives while it holds a reference (park_ref/park_unref): its creator's, the
+ *     HTTP edge's, and one per publisher (a wait queue, the journal) while it keeps the
+ *     pointer. Any thread holding one may claim, finish or read the slot.
+ *   - A slot never points at the edge's request: park_arm copies into the slot what a
+ *     resume needs (the connection and its loop), so an ender's resume reads only the
+ *     slot.
+ *   - The resume runs under the slot's lock, and park_arm, park_take and park_abandon
+ *     take that lock too. So once the edge has taken the answer (park_take) or given the
+ *     slot up (park_abandon), no thread is still inside a resume of its connection: from
+ *     then on the edge may send, close, reuse or free its request and connection, and
+ *     the loop the connection runs on may stop.
+ *
+ * Locks: the lot's mutex and a slot's lock are the innermost locks of stsd (a slot's lock
+ * is never held with the lot's; the resume callback under it takes only
+ * libmicrohttpd's own). park_claim, park_finish, park_complete, park_client_gone,
+ * park_ref and park_unref may be called under any other lock (a list's, the
+ * journal's); expire callbacks run with no lot lock held. */
 #ifndef STSD_PARK_H
 #define STSD_PARK_H
 
@@ -43,8 +58,9 @@ typedef enum park_why {
  * park_lot_shutdown(), with no lot lock held; ctx is park_new()'s. */
 typedef void (*park_expire_fn)(park_slot *s, park_why why, cmd_result *r, void *ctx);
 
-/* Resumes the connection of a finished slot (MHD_resume_connection); any thread. */
-typedef void (*park_resume_fn)(void *conn);
+/* Resumes the connection of a finished slot (MHD_resume_connection); conn and arg are
+ * park_arm's. Any thread, under the slot's lock: it must not take any lock of ours. */
+typedef void (*park_resume_fn)(void *conn, void *arg);
 
 /* Starts a lot and its timer thread. Returns NULL with a message in err. */
 park_lot *park_lot_create(buf *err);
@@ -72,16 +88,23 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
                     park_expire_fn expire, void *ctx);
 
 /* HTTP edge, right after suspending the connection: fd is the client's socket (for
- * park_client_gone), resume(conn) resumes it. If s already ended, resumes at once. */
-void park_arm(park_slot *s, int fd, park_resume_fn resume, void *conn);
+ * park_client_gone), resume(conn, arg) resumes it; conn and arg must outlive the slot's
+ * resume (the edge frees them only after park_take or park_abandon). If s already
+ * ended, resumes at once. */
+void park_arm(park_slot *s, int fd, park_resume_fn resume, void *conn, void *arg);
 
 /* Claims the right to end s. Returns 1 to exactly one caller over s's life, 0 to all
  * others (and for every slot ended already). */
 int park_claim(park_slot *s);
 
 /* The slot's result: the claimer writes the answer into it (only after park_claim
- * returned 1); the HTTP edge takes it once the connection has resumed. */
+ * returned 1). */
 cmd_result *park_result(park_slot *s);
+
+/* HTTP edge, once the connection has resumed: the slot's result, holding its answer.
+ * Returns only after the resume that woke the connection has returned, so that the
+ * edge may then free its request and close the connection. */
+cmd_result *park_take(park_slot *s);
 
 /* The claimer's last step: takes s off the timer and resumes its connection (now, or in
  * park_arm if not armed yet). Its answer must be complete. */
@@ -102,8 +125,9 @@ void park_ref(park_slot *s);
 void park_unref(park_slot *s);
 
 /* HTTP edge: the connection of s is closing without having resumed (the server stops):
- * claims s if still open (so no ender writes into a result about to be freed), takes it
- * off the timer and drops the edge's reference. */
+ * claims s if still open (so no ender writes into a result about to be freed), makes
+ * sure no resume of the connection runs now or later, takes s off the timer and drops
+ * the edge's reference. */
 void park_abandon(park_slot *s);
 
 #endif

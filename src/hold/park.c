@@ -14,21 +14,24 @@
 #include <sys/socket.h>
 #include <time.h>
 
-/* Bits of a slot's state. CLAIMED decides who ends the slot; FINISHED and ARMED race to
- * decide who resumes the connection: the second of the two to be set does. */
+/* Bits of a slot's state. CLAIMED decides who ends the slot. FINISHED, ARMED and GONE
+ * change under the slot's lock (mu), which the resume runs under: the second of FINISHED
+ * and ARMED to be set resumes the connection, unless GONE (the edge gave it up) is set. */
 enum { S_CLAIMED = 1, S_FINISHED = 2, S_ARMED = 4, S_GONE = 8 };
 
 struct park_slot {
     atomic_int state;
     atomic_int refs;
     park_lot *lot;
+    pthread_mutex_t mu;        /* arm, finish's resume, take, abandon (park.h's rule) */
     int64_t deadline;          /* clock_now_ms() clock; INT64_MAX: none */
     uint32_t heap_at;          /* place in lot->deadlines, or HEAP_NONE; under lot->lock */
     park_expire_fn expire;
     void *ctx;
     int fd;                    /* the client's socket once armed, else -1 */
     park_resume_fn resume;
-    void *conn;
+    void *conn;                /* park_arm's: what the resume needs, never the request */
+    void *conn_arg;
     cmd_result result;
 };
 
@@ -53,6 +56,7 @@ void park_unref(park_slot *s)
 {
     if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
         return;
+    pthread_mutex_destroy(&s->mu);
     buf_free(&s->result.text);
     buf_free(&s->result.headers);
     free(s);
@@ -75,10 +79,13 @@ void park_finish(park_slot *s)
     heap_remove(&lot->deadlines, s);
     lot->parked--;
     pthread_mutex_unlock(&lot->lock);
-    /* Release: the answer written before is visible to the thread that resumes. */
+    /* Release: the answer written before is visible to the thread that resumes. The
+     * resume stays under mu until it returns: park_take waits for that. */
+    pthread_mutex_lock(&s->mu);
     int old = atomic_fetch_or_explicit(&s->state, S_FINISHED, memory_order_acq_rel);
     if ((old & S_ARMED) && !(old & S_GONE))
-        s->resume(s->conn);
+        s->resume(s->conn, s->conn_arg);
+    pthread_mutex_unlock(&s->mu);
 }
 
 int park_complete(park_slot *s, cmd_result *r)
@@ -108,6 +115,10 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     s->expire = expire;
     s->ctx = ctx;
     s->fd = -1;
+    if (pthread_mutex_init(&s->mu, NULL) != 0) {
+        free(s);
+        return NULL;
+    }
     /* The handler's result becomes the slot's; r keeps its other fields (how the request
      * is to be answered) but the slot's empty buffer. Before the slot is in the heap: from
      * there the timer thread may end it (a deadline already due) and write its answer. */
@@ -116,6 +127,7 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     pthread_mutex_lock(&lot->lock);
     if (lot->shut || heap_push(&lot->deadlines, s) != 0) {
         pthread_mutex_unlock(&lot->lock);
+        pthread_mutex_destroy(&s->mu);
         free(s);
         return NULL;
     }
@@ -129,13 +141,25 @@ park_slot *park_new(park_lot *lot, cmd_result *r, int64_t deadline_ms,
     return s;
 }
 
-void park_arm(park_slot *s, int fd, park_resume_fn resume, void *conn)
+void park_arm(park_slot *s, int fd, park_resume_fn resume, void *conn, void *arg)
 {
+    pthread_mutex_lock(&s->mu);
     s->fd = fd;
     s->resume = resume;
     s->conn = conn;
+    s->conn_arg = arg;
     if (atomic_fetch_or_explicit(&s->state, S_ARMED, memory_order_acq_rel) & S_FINISHED)
-        resume(conn);
+        resume(conn, arg);
+    pthread_mutex_unlock(&s->mu);
+}
+
+cmd_result *park_take(park_slot *s)
+{
+    /* The finisher resumed the connection under mu: once we hold it, that call has
+     * returned, and nothing of ours reads the connection or its loop any more. */
+    pthread_mutex_lock(&s->mu);
+    pthread_mutex_unlock(&s->mu);
+    return &s->result;
 }
 
 int park_client_gone(park_slot *s)
@@ -154,7 +178,11 @@ int park_client_gone(park_slot *s)
 void park_abandon(park_slot *s)
 {
     park_lot *lot = s->lot;
+    /* Under mu: a finisher resuming the connection now is waited for, a later one sees
+     * GONE and leaves the connection, about to be freed, alone. */
+    pthread_mutex_lock(&s->mu);
     int old = atomic_fetch_or_explicit(&s->state, S_CLAIMED | S_GONE, memory_order_acq_rel);
+    pthread_mutex_unlock(&s->mu);
     if (!(old & S_CLAIMED)) {
         pthread_mutex_lock(&lot->lock);
         heap_remove(&lot->deadlines, s);

@@ -26,8 +26,6 @@ typedef struct request {
     park_slot *slot;  /* the request is parked (suspended) on this slot */
     int in_place;     /* waits in place (http_loop.h) for wait_lsn to be durable */
     uint64_t wait_lsn;
-    struct MHD_Connection *conn;  /* while suspended: to resume it */
-    http_loop *loop;  /* while parked: the thread it waits on */
     int ip_counted;   /* its connection is counted in the server's iplimit */
     int started;      /* the access handler has seen this request */
     int counted;      /* its body is in: counted in in_flight, which a stop waits for */

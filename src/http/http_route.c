@@ -73,14 +73,15 @@ static int wants_json(struct MHD_Connection *c)
     return a && strcasestr(a, "application/json") != NULL;
 }
 
-/* The resume callback of a suspended request (park_arm's, with q). Its loop is woken
- * as well: libmicrohttpd's own wake-up may be consumed by a turn already past the point
- * where it resumes connections, and its timeout does not tell that one is pending. */
-static void resume_connection(void *arg)
+/* The resume callback of a suspended connection (park_arm's: the connection and the
+ * loop it runs on, never its request, which its thread may free once it has taken the
+ * answer). Its loop is woken as well: libmicrohttpd's own wake-up may be consumed by a
+ * turn already past the point where it resumes connections, and its timeout does not
+ * tell that one is pending. */
+static void resume_connection(void *conn, void *loop)
 {
-    request *q = arg;
-    MHD_resume_connection(q->conn);
-    http_loop_wake(q->loop);
+    MHD_resume_connection(conn);
+    http_loop_wake(loop);
 }
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
@@ -104,17 +105,15 @@ static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
     q->result.park = NULL;
     const union MHD_ConnectionInfo *i =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-    q->conn = c;
-    q->loop = http_loop_current();
     MHD_suspend_connection(c);
-    park_arm(q->slot, i ? i->connect_fd : -1, resume_connection, q);
+    park_arm(q->slot, i ? i->connect_fd : -1, resume_connection, c, http_loop_current());
     return MHD_YES;
 }
 
 /* The resumed call of a parked request: its answer is in the slot. */
 enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q)
 {
-    cmd_result *ended = park_result(q->slot);
+    cmd_result *ended = park_take(q->slot);
     cmd_result mine = q->result;
     q->result = *ended;
     *ended = mine;

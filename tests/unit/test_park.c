@@ -20,8 +20,9 @@ typedef struct fake_conn {
     atomic_int resumed;
 } fake_conn;
 
-static void fake_resume(void *conn)
+static void fake_resume(void *conn, void *arg)
 {
+    (void)arg;
     atomic_fetch_add(&((fake_conn *)conn)->resumed, 1);
 }
 
@@ -60,7 +61,7 @@ static int wait_resumed(fake_conn *c, int n)
 /* The edge's last step: takes the answer and drops its reference. */
 static void take_answer(park_slot *s, cmd_result *out)
 {
-    cmd_result *r = park_result(s);
+    cmd_result *r = park_take(s);
     buf_clear(&out->text);
     out->kind = r->kind;
     buf_append(&out->text, r->text.data ? r->text.data : "", r->text.len);
@@ -79,7 +80,7 @@ static void test_complete_from_other_thread_after_arm(void **state)
     assert_int_equal(r.text.len, 0);              /* the slot took the handler's result */
     assert_int_equal(park_lot_count(lot), 1);
     fake_conn c = {0};
-    park_arm(s, -1, fake_resume, &c);
+    park_arm(s, -1, fake_resume, &c, NULL);
     assert_int_equal(atomic_load(&c.resumed), 0);
 
     cmd_result mine = {.kind = REPLY_LINES, .text = BUF_INIT};
@@ -110,7 +111,7 @@ static void test_completed_before_arm_resumes_at_arm(void **state)
     park_slot *s = park_new(lot, &r, 0, NULL, NULL);
     assert_int_equal(park_complete(s, NULL), 1);   /* NULL: the handler's result stands */
     fake_conn c = {0};
-    park_arm(s, -1, fake_resume, &c);
+    park_arm(s, -1, fake_resume, &c, NULL);
     assert_int_equal(atomic_load(&c.resumed), 1);
     take_answer(s, &answer);
     assert_string_equal(answer.text.data, "kept");
@@ -132,8 +133,8 @@ static void test_deadline_expires_not_early(void **state)
     park_slot *late = park_new(lot, &r, t0 + 400, expire_answer, &e);
     park_slot *s = park_new(lot, &r, t0 + 150, expire_answer, &e);
     fake_conn c = {0}, cl = {0};
-    park_arm(s, -1, fake_resume, &c);
-    park_arm(late, -1, fake_resume, &cl);
+    park_arm(s, -1, fake_resume, &c, NULL);
+    park_arm(late, -1, fake_resume, &cl, NULL);
     assert_int_equal(wait_resumed(&c, 1), 1);
     assert_int_equal(atomic_load(&cl.resumed), 0);
     assert_int_equal(e.why, PARK_TIMEOUT);
@@ -171,12 +172,12 @@ static void test_shutdown_answers_all_at_once(void **state)
     for (int i = 0; i < N; i++) {
         slots[i] = park_new(lot, &r, i % 2 ? t0 + 60000 : 0, expire_answer, &e);
         assert_non_null(slots[i]);
-        park_arm(slots[i], -1, fake_resume, &conns[i]);
+        park_arm(slots[i], -1, fake_resume, &conns[i], NULL);
     }
     /* One without a callback is left to its owner. */
     fake_conn owned = {0};
     park_slot *o = park_new(lot, &r, 0, NULL, NULL);
-    park_arm(o, -1, fake_resume, &owned);
+    park_arm(o, -1, fake_resume, &owned, NULL);
     park_lot_shutdown(lot);
     assert_true(clock_now_ms() - t0 < 1000);
     assert_int_equal(atomic_load(&e.calls), N);
@@ -229,14 +230,14 @@ static void test_races_end_each_slot_once(void **state)
         slots[i] = park_new(lot, &r, now + (i % 7), expire_answer, &e);
         assert_non_null(slots[i]);
         if (i % 2)
-            park_arm(slots[i], -1, fake_resume, &conns[i]);
+            park_arm(slots[i], -1, fake_resume, &conns[i], NULL);
     }
     pthread_t th[T];
     racer rc = {slots, N, &wins};
     for (int i = 0; i < T; i++)
         assert_int_equal(pthread_create(&th[i], NULL, race, &rc), 0);
     for (int i = 0; i < N; i += 2)
-        park_arm(slots[i], -1, fake_resume, &conns[i]);
+        park_arm(slots[i], -1, fake_resume, &conns[i], NULL);
     for (int i = 0; i < T; i++)
         pthread_join(th[i], NULL);
     park_lot_shutdown(lot);
@@ -262,7 +263,7 @@ static void test_client_gone(void **state)
     park_slot *s = park_new(lot, &r, 0, NULL, NULL);
     fake_conn c = {0};
     assert_int_equal(park_client_gone(s), 0);       /* not armed yet: assumed there */
-    park_arm(s, sv[0], fake_resume, &c);
+    park_arm(s, sv[0], fake_resume, &c, NULL);
     assert_int_equal(park_client_gone(s), 0);
     assert_int_equal(write(sv[1], "x", 1), 1);       /* data pending: still there */
     assert_int_equal(park_client_gone(s), 0);
@@ -282,6 +283,87 @@ static void test_client_gone(void **state)
     buf_free(&err);
 }
 
+/* A resume as libmicrohttpd's is: the connection may run (and its thread free the
+ * request) as soon as it has started; the ender's thread only returns later. */
+typedef struct slow_conn {
+    atomic_int woken;          /* the resume has begun: the edge's thread may go on */
+    atomic_int edge_done;      /* the edge took the answer, or gave the slot up */
+    atomic_int done_during;    /* edge_done was seen set before the resume returned */
+    atomic_int returned;       /* the resume has returned */
+} slow_conn;
+
+static void slow_resume(void *conn, void *arg)
+{
+    slow_conn *c = conn;
+    (void)arg;
+    atomic_store(&c->woken, 1);
+    sleep_ms(60);
+    if (atomic_load(&c->edge_done))
+        atomic_store(&c->done_during, 1);
+    atomic_store(&c->returned, 1);
+}
+
+typedef struct edge_job {
+    park_slot *s;
+    slow_conn *c;
+    int abandon;               /* give the slot up (the server stops) instead of taking */
+} edge_job;
+
+static void *edge_main(void *arg)
+{
+    edge_job *j = arg;
+    while (!atomic_load(&j->c->woken))
+        sleep_ms(1);
+    if (j->abandon) {
+        park_abandon(j->s);
+    } else {
+        (void)park_take(j->s);
+        park_unref(j->s);
+    }
+    atomic_store(&j->c->edge_done, 1);
+    return NULL;
+}
+
+/* Issue 35: the deadline's resume and the edge's take (or abandon) of the same slot. The
+ * edge must not go on, and free its request, while the resume is still running. */
+static void deadline_resume_vs_edge(int abandon)
+{
+    buf err = BUF_INIT;
+    park_lot *lot = park_lot_create(&err);
+    assert_non_null(lot);
+    cmd_result r = {.kind = REPLY_OK, .text = BUF_INIT};
+    expiry e = {0};
+    park_slot *s = park_new(lot, &r, clock_now_ms() + 20, expire_answer, &e);
+    assert_non_null(s);
+    slow_conn c = {0};
+    park_arm(s, -1, slow_resume, &c, NULL);
+    edge_job j = {s, &c, abandon};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, edge_main, &j), 0);
+    pthread_join(t, NULL);
+    for (int i = 0; i < 2000 && !atomic_load(&c.returned); i++)
+        sleep_ms(1);
+    assert_int_equal(atomic_load(&c.returned), 1);
+    assert_int_equal(atomic_load(&e.calls), 1);
+    assert_int_equal(atomic_load(&c.done_during), 0);
+    park_unref(s);                                   /* the handler's reference */
+    park_lot_free(lot);
+    buf_free(&r.text);
+    buf_free(&err);
+}
+
+static void test_take_waits_for_the_resume(void **state)
+{
+    (void)state;
+    deadline_resume_vs_edge(0);
+}
+
+static void test_abandon_waits_for_the_resume(void **state)
+{
+    (void)state;
+    deadline_resume_vs_edge(1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +373,8 @@ int main(void)
         cmocka_unit_test(test_shutdown_answers_all_at_once),
         cmocka_unit_test(test_races_end_each_slot_once),
         cmocka_unit_test(test_client_gone),
+        cmocka_unit_test(test_take_waits_for_the_resume),
+        cmocka_unit_test(test_abandon_waits_for_the_resume),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

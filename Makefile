@@ -68,7 +68,7 @@ help:
 	@echo "                the soaks, the stop matrix, fuzz"
 	@echo "make test-soak  ASan+UBSan stsd (leaks checked) under a mixed, messy load for 60 s,"
 	@echo "                stopped and restarted (tests/soak/; SOAK_SECONDS=60)"
-	@echo "make test-tsan  the same soak under ThreadSanitizer (build/tsan; tests/soak/tsan.supp)"
+	@echo "make test-tsan  test_hangup and the same soak under ThreadSanitizer (build/tsan; tests/soak/tsan.supp)"
 	@echo "make test-stop  SIGTERM in every state: exit 0 within 5 s, nothing answered lost (also under ASan)"
 	@echo "make test-ui    the dashboard in headless Chromium (screenshots in build/ui-screens/)"
 	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
@@ -157,6 +157,10 @@ $(BUILD)/tests/%: tests/stop/%.c $(OBJS) $(TESTLIB) | $(BUILD)/tests
 $(BUILD)/tests/libfailsync.so: tests/proto/failsync.c | $(BUILD)/tests
 	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
 
+# The slow-resume shim test_hangup preloads: each resume returns 40 ms late (issue 35).
+$(BUILD)/tests/libslowresume.so: tests/proto/slowresume.c | $(BUILD)/tests
+	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
+
 # test_ctl: stsctl's JSON reader, naming rules, printing and top's tables (no libcurl).
 $(BUILD)/tests/test_ctl: $(BUILD)/obj/ctl/ctl_json.o $(BUILD)/obj/ctl/ctl_table.o \
 	$(BUILD)/obj/ctl/ctl_out.o $(BUILD)/obj/ctl/ctl_doc.o $(BUILD)/obj/ctl/ctl_frame.o
@@ -186,7 +190,7 @@ test: deps-test
 test-unit: $(UNIT)
 	@tests/run-tests.sh unit $(UNIT)
 
-test-proto: $(BUILD)/stsd $(PROTO) $(BUILD)/tests/libfailsync.so
+test-proto: $(BUILD)/stsd $(PROTO) $(BUILD)/tests/libfailsync.so $(BUILD)/tests/libslowresume.so
 	@STSD=$(BUILD)/stsd tests/run-tests.sh protocol $(PROTO)
 
 # SIGTERM in every state (a 10M-line INITFILE, a 50 MB upload, 2,000 waiters, a million
@@ -234,8 +238,13 @@ test-soak:
 		build/asan/stsd
 	@tests/soak/run.sh asan build/asan/stsd
 
+# Under ThreadSanitizer: test_hangup (deadlines firing as clients hang up, issue 35),
+# then the soak.
 test-tsan:
-	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SANITIZER=thread CFLAGS="-O1 -g" build/tsan/stsd
+	$(Q)$(MAKE) --no-print-directory BUILD=build/tsan SANITIZER=thread CFLAGS="-O1 -g" build/tsan/stsd \
+		build/tsan/tests/test_hangup build/tsan/tests/libslowresume.so
+	@STSD=build/tsan/stsd TSAN_OPTIONS="halt_on_error=0:exitcode=66" \
+		tests/run-tests.sh tsan build/tsan/tests/test_hangup
 	@tests/soak/run.sh tsan build/tsan/stsd
 
 bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/bench-keys $(BUILD)/bench-barrier $(BUILD)/fsync-floor \

@@ -499,31 +499,37 @@ int td_teardown_state(void **state)
     return 0;
 }
 
-int td_start_failsync(daemon_proc *d, const char *flag, const char *const *extra)
+int td_start_preload(daemon_proc *d, const char *lib, const char *const *extra)
 {
     const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
-    char lib[600], asan[600];
+    char path[600], asan[600];
     const char *slash = strrchr(bin, '/');
-    snprintf(lib, sizeof lib, "%.*s/tests/libfailsync.so", slash ? (int)(slash - bin) : 1,
-             slash ? bin : ".");
-    if (access(lib, R_OK) != 0)
+    snprintf(path, sizeof path, "%.*s/tests/%s", slash ? (int)(slash - bin) : 1,
+             slash ? bin : ".", lib);
+    if (access(path, R_OK) != 0)
         return -1;
     /* An ASan build wants its runtime first among the preloaded libraries. */
     const char *was = getenv("ASAN_OPTIONS");
     char *saved = was ? strdup(was) : NULL;
     snprintf(asan, sizeof asan, "%s%sverify_asan_link_order=0", was ? was : "", was ? ":" : "");
     setenv("ASAN_OPTIONS", asan, 1);
-    setenv("LD_PRELOAD", lib, 1);
-    setenv("STSD_FAILSYNC", flag, 1);
+    setenv("LD_PRELOAD", path, 1);
     int rc = td_start(d, extra);
     unsetenv("LD_PRELOAD");
-    unsetenv("STSD_FAILSYNC");
     if (saved) {
         setenv("ASAN_OPTIONS", saved, 1);
         free(saved);
     } else {
         unsetenv("ASAN_OPTIONS");
     }
+    return rc;
+}
+
+int td_start_failsync(daemon_proc *d, const char *flag, const char *const *extra)
+{
+    setenv("STSD_FAILSYNC", flag, 1);
+    int rc = td_start_preload(d, "libfailsync.so", extra);
+    unsetenv("STSD_FAILSYNC");
     return rc;
 }
 

@@ -45,6 +45,10 @@ void td_cleanup(daemon_proc *d);
 int td_start_fresh(daemon_proc *d, const char *file, const char *content);
 /* cmocka group teardown for a group setup that set *state to its daemon_proc. */
 int td_teardown_state(void **state);
+/* td_start with $STSD's dir's tests/<lib> preloaded (ASan's link order check off);
+ * the shim reads its settings from the environment the caller set. Returns 0, or -1 (no
+ * such shim, or no start). */
+int td_start_preload(daemon_proc *d, const char *lib, const char *const *extra);
 /* td_start with $STSD's dir's tests/libfailsync.so preloaded, failing syncs while the file
  * flag exists (environment restored after). Returns 0, or -1 (no shim, or no start). */
 int td_start_failsync(daemon_proc *d, const char *flag, const char *const *extra);

@@ -10,7 +10,8 @@ The load: every command (INITFILE, READ, READMULTI, ADD, FIND, LENGTH, STATUS, S
 RESET, CONFIG, PEEK, FILES, INFO, LOAD, ACK, RELEASE, LEASES, with TIMEOUT= and LEASE=),
 bodies and answers of several hundred KB, 10,000 lists, /metrics scrapes, PEEK paging,
 INITFILE/LOAD churn, leases left to expire, waiters that time out, clients that vanish
-mid-wait and mid-body, malformed and pipelined requests, TLS bytes on the plain port,
+mid-wait and mid-body, waits of every kind (READ, READMULTI, FIND, BARRIER, ONCE, GET
+watches, INCR waits) whose client hangs up before, at or after its deadline, malformed and pipelined requests, TLS bytes on the plain port,
 and auth failures (from 127.0.0.2, so that its 429 does not block the rest).
 Passes only if every run exits 0 within its limit, no log holds a sanitizer report, no
 well-formed request got a 5xx or a dropped connection, and every list came back.
@@ -256,6 +257,53 @@ def w_waiters(port, stop, rnd):
     c.close()
 
 
+HANGUP_WAITS = [
+    "READ?FILENAME=hang%d.csv&KEEP=FALSE&TIMEOUT=0.2",
+    "READMULTI?FILENAME=hang%d.csv&READ_MODE=FIRST&KEEP=FALSE&TIMEOUT=0.2",
+    "FIND?FILENAME=hang%d.csv&LINE=nothing&TIMEOUT=0.2",
+    "BARRIER?NAME=hang%d&PARTIES=1000&TIMEOUT=0.2",
+    "ONCE?NAME=hang%d&LEASE=1&TIMEOUT=0.2",
+    "GET?NAME=hang-absent%d&VERSION=0&TIMEOUT=0.2",
+    "INCR?NAME=hang-n%d&BY=1&MAX=0&TIMEOUT=0.2",
+]
+
+
+def w_hangups(port, stop, rnd):
+    """Waits of every kind whose client hangs up before, at or after the 0.2 s deadline, or
+    stays for its answer; half of them with a body over 64 KiB, whose request state is
+    freed rather than pooled when the connection closes (issue 35)."""
+    while not stop.is_set():
+        target = "/sts/" + rnd.choice(HANGUP_WAITS) % rnd.randint(0, 1)
+        path, query = target.split("?", 1)
+        if rnd.random() < 0.5:
+            body = query + "&PAD=" + "p" * 70000
+            req = ("POST %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n"
+                   "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %d\r\n"
+                   "\r\n%s" % (path, TOKEN, len(body), body)).encode()
+        else:
+            req = ("GET %s HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\n\r\n"
+                   % (target, TOKEN)).encode()
+        when = rnd.choice(["before", "at", "after", "stay"])
+        s = socket.socket()
+        try:
+            s.connect(("127.0.0.1", port))
+            s.sendall(req)
+            if when == "stay":
+                s.settimeout(5)
+                got = s.recv(4096)
+                if not got.startswith(b"HTTP/1.1 "):
+                    fail("a waiting %s got no answer at its deadline: %r" % (path, got[:80]))
+                count("hung-up waits answered")
+            else:
+                time.sleep({"before": rnd.uniform(0.02, 0.19), "at": 0.2,
+                            "after": rnd.uniform(0.2, 0.3)}[when])
+                count("hung up %s the deadline" % when)
+        except OSError:
+            pass
+        finally:
+            s.close()
+
+
 def w_big(port, stop, rnd):
     """Bodies and answers of several hundred KB; STATUS and /metrics over 10,000 lists."""
     c = Client(port, timeout=60)
@@ -416,7 +464,8 @@ def w_hostile(port, stop, rnd):
 
 def load(port, seconds, ledger, seed):
     stop = threading.Event()
-    kinds = [(w_queues, 4), (w_waiters, 1), (w_big, 1), (w_browse, 1), (w_churn, 1), (w_hostile, 1)]
+    kinds = [(w_queues, 4), (w_waiters, 1), (w_hangups, 2), (w_big, 1), (w_browse, 1), (w_churn, 1),
+             (w_hostile, 1)]
     threads = []
     for k, (fn, nthreads) in enumerate(kinds):
         for i in range(nthreads):

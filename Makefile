@@ -176,6 +176,7 @@ run: all
 	@$(BUILD)/stsd --config conf/run.properties $(RUN_ARGS)
 
 test: deps-test
+	@scripts/spdx.sh
 	@scripts/check-layers.sh
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
 	$(Q)$(MAKE) --no-print-directory test-stop

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench-barrier.c - what a BARRIER costs, on a real stsd started here:
  *   release skew: PARTIES arrivals from PROCS client processes (keep-alive connections,
  *     one arrival each per generation), GENERATIONS in a row after a warm-up one; per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench-keys.c - wake latency of key watchers, on a real stsd started here: 100 GETs
  * with VERSION and TIMEOUT parked on one key; a SET answered -> each watcher answered
  * (p50/p99 over every wake, and the time until the last of the 100), over many SETs.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench-leases.sh - a million open leases: what they cost in memory, how fast ACK and
 # RELEASE by id stay among them, and how long the expiry of all of them takes.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench-once.sh - what a runner's renewal of its ONCE run costs the server: ONCE RUN=id
 # against SET (one journaled change of a key) and GET (no record), one keep-alive
 # connection each (wrk -c1), with the journal at fsync=always, alternated for ROUNDS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench-queues.c - what waiting and leases cost, on a real stsd started here:
  *   wake latency: 100 READ TIMEOUT waiters parked on a list; a producer's ADD answered ->
  *     a waiter answered, p50/p99 over many ADDs;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* bench-store.c - list engine throughput by list size: STS ops/s, build, free, clone, RSS. */
 #include <stdint.h>
 #include <stdio.h>

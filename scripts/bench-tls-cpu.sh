@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench-tls-cpu.sh - READ keep-alive over plain HTTP and HTTPS, alternating, counting the
 # CPU seconds stsd and wrk spend: requests per CPU-second is what the https/http ratio
 # tends to on an otherwise idle machine, and moves less than req/s on a busy one.

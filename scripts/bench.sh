@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # bench.sh - HTTP benchmark of stsd against a constant-answer libmicrohttpd ceiling,
 # both started here and driven by wrk in alternation; prints req/s, p50/p99 latency and
 # the ratio to the ceiling measured in the same run, as medians of ROUNDS runs.

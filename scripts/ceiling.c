@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ceiling.c - the benchmark's yardstick: a libmicrohttpd server that answers every
  * request with one constant STS page, configured as stsd is (a thread per core, each
  * with its own daemon and event loop, server/http_loop.h; the answer queued on the

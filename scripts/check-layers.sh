@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # check-layers.sh - by the symbols src/'s objects use: rooms call downward, no circle of files or rooms.
 #
 # An edge a -> b means the object of src/<room>/a.c uses (nm: U) a global symbol that

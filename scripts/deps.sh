@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # deps.sh - makes sure the Debian packages stsd builds and tests with are installed.
 # Usage: scripts/deps.sh build|test|bench|deb
 # As root it installs what is missing; otherwise it prints the apt-get line and fails.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fsync-floor.c - what one fdatasync costs on this machine: the yardstick under the
  * durability rows of scripts/bench.sh. Appends a small record and syncs it, over and
  * over, first on one thread, then on two at once (one file each), and prints the rate,

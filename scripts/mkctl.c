@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mkctl.c - writes what stsctl knows of the server from the server's own command table
  * (src/cmd/command.c), so that a command added there becomes a verb, a line of --help,
  * an entry of stsctl(1) and a completion with nothing copied by hand.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # mkdeb.sh - builds the Debian package (debian/) with dpkg-buildpackage -b -us -uc in a
 # copy of the tree, so that its outputs, which dpkg-buildpackage writes to the parent
 # directory, land in OUT and not beside the work tree.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* mkman.c - writes stsd(8) from docs/stsd.8.in, filling in the options and keys from the
  * same tables that print --help and dispatch the commands, so the page and the binary
  * cannot disagree.

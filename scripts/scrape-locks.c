@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* scrape-locks.c - what a /metrics scrape's per-list locks cost the requests beside it:
  * the store's side of a scrape (store_stats with rates, as server/metrics.c calls it) over
  * N lists, timed whole and per list, while one thread READs (KEEP=TRUE) one of the lists

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # soak.sh - stsd with its journal under mixed load for a while: is the state directory
 # bounded and RSS flat? Every 10 s it prints RSS, the state directory's size and files,
 # the live data, and the requests served in those 10 s; at the end it stops stsd and runs

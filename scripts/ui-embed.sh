@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # ui-embed.sh - turns the dashboard's files (src/http/ui/) into a C file of gzip'd and
 # plain byte arrays, with content-hashed names and ETags. Needs only sh, coreutils, sed
 # and gzip (all in every Debian): the build never touches the network.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run-fuzz.sh - runs each libFuzzer harness for SECONDS on a corpus kept in build/fuzz,
 # and prints the executions each made; any crash, leak or timeout fails the run. The
 # tally is tests/tally.sh's (a fuzzer has no skip of its own: missing clang fails the build).

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run-tests.sh - runs cmocka test binaries, prints each one's outcome and a closing tally
 # of their tests (tests/tally.sh): passed, failed, and skipped with each skip named
 # (cmocka's skip(), or a binary that exits 77), with the reason the test printed.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # tally.sh - how every test runner counts, sourced by them: ok, fail and skip print one
 # line each; tally prints "LABEL: N passed, M failed, K skipped", names every skip and
 # returns non-zero on a failure, or on any skip when CI=true (.ci/run sets it).

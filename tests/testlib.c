@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* testlib.c - a real stsd in a temp directory, and a minimal HTTP client for tests. */
 #include "testlib.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* testlib.h - what protocol tests share: a real stsd on a free port in a fresh temp
  * directory, and a small HTTP/1.1 client. */
 #ifndef STSD_TESTLIB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* access.h - start-up of the access rules (tokens, allowlist, TLS) from the settings,
  * their log lines, and the SIGHUP reload. */
 #ifndef STSD_ACCESS_H

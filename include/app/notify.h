@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* notify.h - readiness and stopping notices for systemd (Type=notify). */
 #ifndef STSD_NOTIFY_H
 #define STSD_NOTIFY_H

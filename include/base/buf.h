@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* buf.h - a growable byte buffer, the one way modules build strings and pages. */
 #ifndef STSD_BUF_H
 #define STSD_BUF_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clock.h - the time stsd measures and waits by: CLOCK_MONOTONIC. Every condition stsd
  * waits on with a timeout is created with it, so that a step of the wall clock neither
  * stretches nor cuts a wait, a deadline or a measured duration. */

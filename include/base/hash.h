@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hash.h - FNV-1a, the one hash of names, keys and patterns in stsd's tables. */
 #ifndef STSD_HASH_H
 #define STSD_HASH_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* heap.h - an indexed min-heap of deadlines over caller-owned items, for timers. */
 #ifndef STSD_HEAP_H
 #define STSD_HEAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hist.h - latency histograms with fixed buckets from 50 us to 1 s, counted with
  * atomic adds (no lock), read by summing. */
 #ifndef STSD_HIST_H

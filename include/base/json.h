@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json.h - the one JSON writer: objects, arrays, numbers and correctly escaped strings
  * (control bytes, U+2028/U+2029, invalid UTF-8) appended to a buf. */
 #ifndef STSD_JSON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.h - one-line log messages to stderr, with a timestamp and a level: text lines, or
  * JSON objects (stsd.log.format=json) for journald and log shippers. */
 #ifndef STSD_LOG_H

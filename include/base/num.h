@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* num.h - strict decimal numbers: digits only (no blanks, no empty text, nothing after
  * them), within bounds the caller names; Java's Integer.parseInt; decimal seconds; byte
  * sizes with a K, M or G suffix. One parser for config keys, CIDRs and command params. */

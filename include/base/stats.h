@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats.h - the server's own counters: requests by command and result with their
  * durations (per HTTP thread, no lock on the request path), open connections, start
  * time. server/metrics.c and INFO read them. */

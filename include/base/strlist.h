@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* strlist.h - walking the items of a list in a text: "a, b,c" (comma separated, items
  * trimmed) or "a b\nc,d" (words between commas and blanks), without copying. */
 #ifndef STSD_STRLIST_H

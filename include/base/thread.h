@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* thread.h - starting stsd's threads, each under its name (top -H, perf, /proc/PID/task). */
 #ifndef STSD_THREAD_H
 #define STSD_THREAD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* utf8.h - UTF-8 sequences: how long one is, and whether bytes are well-formed. */
 #ifndef STSD_UTF8_H
 #define STSD_UTF8_H

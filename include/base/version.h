@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* version.h - the release number --version and the logs show. */
 #ifndef STSD_VERSION_H
 #define STSD_VERSION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* command.h - the STS commands: one table that says everything about each command (its
  * handler, flags, parameters and help), and the dispatcher that runs the checks every
  * command shares. Handlers speak in results, never in HTML. */

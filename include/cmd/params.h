@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* params.h - a request's parameters: decoding of query strings, urlencoded and multipart
  * bodies into the values of the parameters STS commands know. */
 #ifndef STSD_PARAMS_H

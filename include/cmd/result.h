@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* result.h - what a command answers, in results (never bytes): shared by the command
  * table, the parking of requests that wait, and the page formatter. */
 #ifndef STSD_RESULT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.h - stsd's configuration: one table of keys, read from a Java-style properties
  * file, -Dkey=value overrides and long options. */
 #ifndef STSD_CONFIG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* properties.h - a reader of the java.util.Properties text format (key=value, key: value,
  * key value; # and ! comments; backslash continuations and escapes; \uXXXX). */
 #ifndef STSD_PROPERTIES_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dataset.h - files in the dataset directory: name rules, INITFILE loading, SAVE writing,
  * and charset conversion on the way in and out. */
 #ifndef STSD_DATASET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* addr.h - a client's address as a key: the same 16 bytes whatever the listening
  * socket's family, for the rules and counts kept per client. */
 #ifndef STSD_ADDR_H

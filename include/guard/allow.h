@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* allow.h - stsd.allow: the client addresses (CIDRs, IPv4 and IPv6) that may connect. */
 #ifndef STSD_ALLOW_H
 #define STSD_ALLOW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* auth.h - who may do what: data and admin tokens, disabled commands, and the penalty
  * box for addresses that keep failing. Everything is off until a key turns it on. */
 #ifndef STSD_AUTH_H

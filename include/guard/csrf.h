@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* csrf.h - keeps foreign pages from changing data through a visitor's browser: a
  * command that changes state, sent from a browser context, must carry the dashboard's
  * own header, which a cross-site form or image cannot set. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* iplimit.h - stsd.maxConnectionsPerIp: open connections counted per client address,
  * across every HTTP thread. */
 #ifndef STSD_IPLIMIT_H

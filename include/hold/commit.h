@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* commit.h - the answer to a change goes out only once the change's journal record is as
  * durable as the fsync policy promises; meanwhile the request waits, holding no HTTP
  * thread, while the journal's writer syncs whole batches (group commit). */

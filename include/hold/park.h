@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* park.h - parked requests: a request that cannot be answered now keeps its connection
  * suspended, holding no HTTP thread, until some thread ends it with an answer, its
  * deadline passes, or the server stops. Every parked request ends exactly once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.h - the HTTP side of stsd: libmicrohttpd glue that turns requests into commands
  * and sends their pages back. */
 #ifndef STSD_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_loop.h - the threads that drive the HTTP server: each runs the turns of its own
  * libmicrohttpd daemon (all of them on one listening socket) and sleeps until a socket
  * or a request waiting in place needs it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.h - GET /metrics: every counter of stsd in the Prometheus text format. */
 #ifndef STSD_METRICS_H
 #define STSD_METRICS_H

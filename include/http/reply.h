@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reply.h - turns command results into the exact bytes of an STS page. */
 #ifndef STSD_REPLY_H
 #define STSD_REPLY_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls.h - HTTPS: the certificate and key stsd serves, swapped on SIGHUP for new
  * handshakes while open connections carry on. */
 #ifndef STSD_TLS_H

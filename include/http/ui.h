@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ui.h - the dashboard's routes: GET / redirects to /ui/, and /ui/ serves the files
  * embedded at build time, gzip'd when the client takes it, with ETags and caching. */
 #ifndef STSD_UI_H

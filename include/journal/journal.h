@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal.h - the write-ahead log that makes lists survive a crash: every change is
  * recorded before it is answered; snapshots keep the log short; recovery at start.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* list.h - one list of lines: packed blocks under a counted index, plus a lazy hash index.
  *
  * A list is a sequence of byte strings (lines may hold any byte, NUL included).

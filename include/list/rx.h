@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rx.h - FIND's regular expressions: pcre2 with JIT, match limits, and a cache of
  * compiled patterns shared by all threads. */
 #ifndef STSD_RX_H

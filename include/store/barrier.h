@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* barrier.h - named cyclic barriers (BARRIER): the arrivals of each generation in
  * arrival order, until the generation opens (full, timed out with RELEASE, or by hand)
  * and hands its arrivals back to the caller to answer. The table knows nothing of HTTP

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* keys.h - the keys beside the lists: a name, a string value and a version per key; SET
  * (with compare-and-set), GET, DEL, KEYS, INCR (signed 64-bit, bounds, lent increments),
  * waiters on a key (watchers, INCRs waiting until they fit), ONCE's runs and RUNS.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lease_timer.h - the thread that ends expired leases (their lines go back to the head
  * of their lists, within LEASE_TIMER_TICK_MS of their deadlines). */
 #ifndef STSD_LEASE_TIMER_H

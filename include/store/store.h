@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.h - the named lists, and the only API that reads or changes them.
  *
  * Every operation is atomic with respect to every other: the table of names is under a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* access.c - turns the access and TLS keys into rules for the HTTP server, and logs them. */
 #include "app/access.h"
 

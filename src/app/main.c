@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* main.c - start-up, the wait for a stop (STOP, a signal, ENTER), graceful shutdown. */
 #include <errno.h>
 #include <fcntl.h>

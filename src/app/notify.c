@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* notify.c - systemd's readiness protocol (sd_notify(3)) written out, so stsd needs no libsystemd. */
 #include "app/notify.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* clock.c - now and deadlines on CLOCK_MONOTONIC; the wall clock for dates. */
 #include "base/clock.h"
 

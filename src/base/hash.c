@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hash.c - FNV-1a (Fowler, Noll, Vo), 64-bit. */
 #include "base/hash.h"
 

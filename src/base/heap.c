@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* heap.c - an indexed min-heap of deadlines over caller-owned items, for timers. */
 #include "base/heap.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hist.c - fixed-bucket latency histograms for the metrics. */
 #include "base/hist.h"
 

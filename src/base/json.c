@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* json.c - the one JSON writer: every JSON answer and JSON log line is built here. */
 #include "base/json.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* log.c - timestamped log lines on stderr, as text or JSON, written with one call so
  * threads don't mix. */
 #include "base/log.h"

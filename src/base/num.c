@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* num.c - strict decimal numbers: one parser for config keys, CIDR prefixes and command params. */
 #include "base/num.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* stats.c - request counters kept per HTTP thread and summed by the scrape. */
 #include "base/stats.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* strlist.c - the items of comma separated lists, and words between commas and blanks. */
 #include "base/strlist.h"
 

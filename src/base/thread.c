@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* thread.c - threads started and named in one call. */
 #include "base/thread.h"
 

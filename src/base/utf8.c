@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* utf8.c - UTF-8 sequence lengths and validation (RFC 3629, Unicode table 3-7). */
 #include "base/utf8.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_answer.c - KO builders and the shapes of answers, shared by every command family. */
 #include "cmd_answer.h"
 

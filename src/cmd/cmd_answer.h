@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_answer.h - the answers commands give: the reference's messages, KO builders, and
  * the shapes of READ's, FIND's and listing answers. Private to cmd/. */
 #ifndef STSD_CMD_ANSWER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_files.c - lists from and to the dataset directory: INITFILE, LOAD, SAVE, FILES,
  * and the files loaded at start-up. */
 #include "cmd_files.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_files.h - the commands between lists and the dataset directory: INITFILE, LOAD,
  * SAVE and FILES. Private to cmd/ (the table in command.c names them). */
 #ifndef STSD_CMD_FILES_H

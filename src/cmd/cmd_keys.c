@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_keys.c - the commands on keys: SET, GET (and watching with VERSION and TIMEOUT),
  * DEL, KEYS, INCR (bounds, waiting until it fits, lent increments), and ACK/RELEASE of a
  * counter lease (NAME=). Waiting requests park as READ's do (cmd_wait.c). */

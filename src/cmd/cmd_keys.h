@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_keys.h - the commands on keys: SET, GET, DEL, KEYS, INCR, and settling counter
  * leases for ACK and RELEASE with NAME=. Private to cmd/ (the table in command.c names
  * them). */

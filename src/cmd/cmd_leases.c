@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_leases.c - settling lent lines (ACK, RELEASE) and counting them (LEASES). LEASE= on
  * READ, READMULTI and FIND is parsed in cmd_param.c. */
 #include "cmd_leases.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_leases.h - the commands on lent lines: ACK, RELEASE and LEASES. Private to cmd/
  * (the table in command.c names them). */
 #ifndef STSD_CMD_LEASES_H

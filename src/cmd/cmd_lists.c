@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_lists.c - the commands on one list's lines: take, add, find, count, empty, look. */
 #include "cmd_lists.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_lists.h - the commands on one list's lines: READ, READMULTI, ADD, FIND, LENGTH,
  * RESET and PEEK. Private to cmd/ (the table in command.c names them). */
 #ifndef STSD_CMD_LISTS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_meet.c - BARRIER, OPEN and BARRIERS: an arrival at a barrier (store/barrier.h) is
  * parked (park.h) until its generation opens, its deadline passes, or the server stops;
  * whoever opens a generation answers every arrival the table hands back.

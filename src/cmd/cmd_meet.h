@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_meet.h - meeting points: BARRIER (arrivals parked until PARTIES of them are there),
  * OPEN (a barrier opened by hand) and BARRIERS (the listing). Private to cmd/. */
 #ifndef STSD_CMD_MEET_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_once.c - ONCE, DONE and RUNS: o is done exactly when key o exists (store/keys.h).
  * The first caller of an o not done gets a run lease (RUN); later ones park as watchers of
  * the key until it comes to exist (DONE), or until the run ends unfinished (its RELEASE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_once.h - ONCE and DONE: run something once among many callers, and RUNS, the runs
  * in progress (cmd_once.c). */
 #ifndef STSD_CMD_ONCE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_param.c - the commands' parameters, parsed strictly, with the reference's KOs; FIND_MODE
  * turned into a matcher. */
 #include "cmd_param.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_param.h - strict parsers of the commands' parameters: each returns the value, or
  * sets the KO the reference gives for it; FIND_MODE's matchers. Private to cmd/. */
 #ifndef STSD_CMD_PARAM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_server.c - the whole server at a glance (STATUS, CONFIG, INFO) and STOP. */
 #include "cmd_server.h"
 

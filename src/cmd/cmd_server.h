@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_server.h - the commands about the whole server: STATUS, CONFIG, INFO and STOP.
  * Private to cmd/ (the table in command.c names them). */
 #ifndef STSD_CMD_SERVER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_wait.c - READ, READMULTI and FIND with TIMEOUT: a waiter in the list's queue
  * (store) and the request parked (park) until a line serves it, its deadline passes, or
  * the server stops. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cmd_wait.h - READ, READMULTI and FIND with TIMEOUT: waiting without a thread. Private
  * to cmd/. */
 #ifndef STSD_CMD_WAIT_H

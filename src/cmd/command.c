@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* command.c - the command table, the one place that says what each command is, and the
  * dispatcher that runs the checks they share before their handler. */
 #include "cmd/command.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* params.c - request parameters: form decoding (query, urlencoded, multipart). */
 #include "cmd/params.h"
 

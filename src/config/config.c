@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config.c - stsd's settings: the table of keys, their values, properties files, CONFIG. */
 #include "config/config.h"
 #include "config_core.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_args.c - the command line: getopt_long over the option table, -Dkey=value,
  * the --help text and the lists stsd(8) is generated from. */
 #include "config/config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_core.h - what config.c (the key table, values, files) offers config_args.c
  * (the command line, --help, the man page's lists): the table and its lookups. */
 #ifndef STSD_CONFIG_CORE_H

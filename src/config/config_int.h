@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* config_int.h - what config.c (the key table, values, files) shares with config_args.c
  * (the command line, --help, the man page's lists); nothing else includes it. */
 #ifndef STSD_CONFIG_INT_H

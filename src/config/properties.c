@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* properties.c - the java.util.Properties text format, as JMeter users write it. */
 #include "config/properties.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_doc.c - help, manual page and completion of stsctl, from the command rows. */
 #include "ctl_doc.h"
 

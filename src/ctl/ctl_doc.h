@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_doc.h - stsctl's help, stsctl(1) and its bash completion, all written from the
  * command rows and ctl_options, so that none of them is copied by hand. */
 #ifndef STSCTL_DOC_H

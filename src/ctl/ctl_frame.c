@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_frame.c - the tables of `stsctl top`: lists, keys, barriers and ONCE's runs, cut to
  * the screen's rows and columns, each name and value a cell made safe for a terminal
  * (ctl_cell). */

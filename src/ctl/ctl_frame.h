@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_frame.h - the tables of `stsctl top`: LISTS, KEYS, BARRIERS and RUNS cut to the
  * screen, names and values made safe for a terminal. */
 #ifndef STSCTL_FRAME_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_http.c - stsctl's requests with libcurl. */
 #include "ctl_http.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_http.h - one request to stsd through libcurl: GET, a urlencoded POST, or LOAD's
  * multipart upload of a local file, with FORMAT=JSON. */
 #ifndef STSCTL_HTTP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_json.c - a recursive-descent JSON reader: strings decoded (\uXXXX pairs to UTF-8),
  * numbers kept as their text so that they print as the server sent them. */
 #include "ctl_json.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_json.h - a small JSON reader for the server's answers (stsd writes them with
  * base/json; stsctl only reads them). */
 #ifndef STSCTL_JSON_H

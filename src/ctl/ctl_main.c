@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_main.c - stsctl: a command-line client of stsd for scripts and admins. Each verb is
  * a row of the server's command table (build/gen/ctl_commands.h), its parameters long
  * options and required ones positional; answers come as JSON and print for scripts.

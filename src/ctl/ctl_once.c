@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_once.c - `stsctl once`: ONCE NAME, and on RUN, COMMAND in a child while the run is
  * renewed (ONCE RUN=id) every third of its lease, so that a COMMAND longer than any lease
  * fails over only if this machine dies; then DONE with COMMAND's status. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_once.h - `stsctl once`: COMMAND run by exactly one of the callers of ONCE NAME. */
 #ifndef STSCTL_ONCE_H
 #define STSCTL_ONCE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_out.c - printing answers for scripts and terminals. */
 #include "ctl_out.h"
 

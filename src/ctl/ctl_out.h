@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_out.h - a server's JSON answer as stsctl prints it for scripts: raw lines, counts
  * as numbers, STATUS as a table on a terminal or "name<TAB>lines" when piped. */
 #ifndef STSCTL_OUT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_table.c - stsctl's options and the naming rules from a command row to a verb. */
 #include "ctl_table.h"
 

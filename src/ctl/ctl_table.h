@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_table.h - stsctl's view of the server's commands (rows generated at build time from
  * src/cmd/command.c by scripts/mkctl.c into build/gen/ctl_commands.h), its own options,
  * and the rules that turn a command's parameters into a verb's arguments. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_top.c - `stsctl top`: the lists (STATUS), keys (KEYS), barriers (BARRIERS) and
  * ONCE's runs (RUNS) redrawn each second in plain ANSI escape codes on the alternate
  * screen, the terminal in non-canonical mode so that a single q quits. STATUS must answer;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_top.h - `stsctl top`: every list, key and barrier, live, on a terminal. */
 #ifndef STSCTL_TOP_H
 #define STSCTL_TOP_H

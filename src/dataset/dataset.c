@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dataset.c - the dataset directory: name rules, charsets, INITFILE loading, listing. */
 #include "dataset/dataset.h"
 

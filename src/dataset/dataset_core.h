@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dataset_core.h - what dataset.c offers dataset_save.c and dataset_text.c: the errno
  * it reports, and the checks of bytes and names. */
 #ifndef STSD_DATASET_CORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dataset_int.h - what dataset.c and dataset_save.c share: the directory's state and a
  * few helpers. Private to the dataset module. */
 #ifndef STSD_DATASET_INT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dataset_save.c - SAVE: a list written to the dataset directory atomically, streamed
  * through one large buffer and converted to the configured charset. */
 #include <errno.h>

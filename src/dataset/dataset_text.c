@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* dataset_text.c - LOAD: a file sent in a request becomes a list as INITFILE makes one
  * from the dataset directory (same charset, same line rules). */
 #include "dataset/dataset.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* addr.c - client addresses as 16-byte keys, IPv4 in its IPv4-mapped form. */
 #include "guard/addr.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* allow.c - stsd.allow: CIDR ranges, and the test a new connection must pass. */
 #include "guard/allow.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* auth.c - tokens and roles, disabled commands, failure counting and the 429 penalty. */
 #include "guard/auth.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* csrf.c - refuses state-changing commands from a browser context without the
  * dashboard's header (see csrf.h); the command table says which commands change state. */
 #include "guard/csrf.h"

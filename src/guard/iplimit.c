@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* iplimit.c - per-address connection counts: a chained hash table under one mutex,
  * an entry for each address with connections open. */
 #include "guard/iplimit.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* commit.c - answers to changes held until their journal record is durable: a request
  * asks again at each turn of its thread; a parked waiter's slot finishes from the
  * journal's writer. */

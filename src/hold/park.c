@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* park.c - parked requests: slots ended exactly once, deadlines in a min-heap served by
  * one timer thread that sleeps until the earliest of them. */
 #include "hold/park.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http.c - libmicrohttpd glue: the daemons, their connections (a request state per
  * connection, reused from a per-thread pool) and the turns of a request; what a request
  * gets is http_route.c's. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_int.h - the types http.c (connections, the daemons) and http_route.c (what a
  * request gets) share: a connection's request state and the server. Types only. */
 #ifndef STSD_HTTP_INT_H

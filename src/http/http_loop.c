@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_loop.c - loop threads: one libmicrohttpd daemon each, its turns, and the sleep
  * between them on the daemon's epoll descriptor and an eventfd for wake-ups. */
 #include "http/http_loop.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_route.c - what a request gets: the route table, and the answers' bytes and headers
  * (pages, refusals, the dashboard's files); parking and holding for the commands. */
 #include "http_route.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_route.h - what a request gets, once its body is in: the route table (the
  * dashboard, /metrics, the commands), and the sending of answers. Private to http/. */
 #ifndef STSD_HTTP_ROUTE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* metrics.c - the Prometheus text format (0.0.4) of the counters other modules keep:
  * formatting only, the counting happens where the events do. */
 #include "http/metrics.h"

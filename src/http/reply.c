@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reply.c - STS page bytes: the exact layouts test plans cut with regexes. */
 #include "http/reply.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* reply_json.c - command results as JSON answers: {"ok":true,...} or
  * {"ok":false,"error":"..."} with an HTTP status. */
 #include "http/reply.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* tls.c - HTTPS credentials: PEM chain and key loading, checks, and swapping on reload. */
 #include "http/tls.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ui.c - serves the dashboard: the redirect from /, and the embedded files under /ui/
  * with gzip, ETags, caching and the security headers every page of it carries. */
 #include "http/ui.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* ui_assets.h - the dashboard's files as scripts/ui-embed.sh compiles them into the
  * binary (build/gen/ui_assets.c). Private to the ui module. */
 #ifndef STSD_UI_ASSETS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal.c - the write-ahead log at run time: the records of changes, and the store's
  * recorder (writing and group commit: journal_writer.c; new logs, threads and compaction:
  * journal_compact.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_check.c - `stsd --check-journal DIR [--repair]`: says what recovery would find
  * in a state directory and, when asked, cuts the history at the first damage. */
 #include <errno.h>

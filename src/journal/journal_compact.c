@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_compact.c - new logs (the first at open, one per compaction), and the journal's
  * background threads: the everysec fsync timer, and compaction (a new log generation
  * that starts with a snapshot of every list). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_compact.h - new logs (journal_compact.c), for open. Private to the journal. */
 #ifndef STSD_JOURNAL_COMPACT_H
 #define STSD_JOURNAL_COMPACT_H

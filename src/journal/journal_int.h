@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_int.h - the journal's state, the type its files share (journal.c,
  * journal_writer.c, journal_map.c, journal_open.c, journal_compact.c); private to them.
  * Types only: each file's functions for the others are in its own header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_map.c - the log mapped into memory (fsync=everysec and no): a record is copied
  * into a shared mapping of the log file rather than written, which puts it in the page
  * cache (as safe from a crash of stsd as a write) without a system call. The file is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_map.h - the log mapped into memory (journal_map.c), for the writer, open and
  * compaction. Every call wants j->mu held. Private to the journal. */
 #ifndef STSD_JOURNAL_MAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_open.c - opening a state directory (lock, --fresh, recovery, the log to append
  * to) and closing it (final fsync). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_writer.c - group commit: records wait in memory until one write (and with
  * fsync=always one fdatasync, by the writer thread) takes all of them; who made a change
  * learns that it is durable by a callback or by blocking; a failed write or fdatasync

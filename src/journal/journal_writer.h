@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_writer.h - group commit (journal_writer.c), for the journal's other files: the
  * record being built, the writes and fdatasyncs of the log, durability, the writer
  * thread, superseded snapshot files. Every *_locked call wants j->mu held. Private to the

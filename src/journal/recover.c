@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* recover.c - replays a state directory into lists, by the rules in recover.h. */
 #include "recover.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* recover.h - reading a state directory back into lists: which logs count, the replay
  * rules, and what the start may tidy afterwards. Shared by journal_open and the
  * --check-journal tool.

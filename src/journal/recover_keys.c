@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* recover_keys.c - replaying the keys: every key record carries the key's state after the
  * change, so applying them in log order (a compaction's copies included) gives the
  * state at the end of the log. */

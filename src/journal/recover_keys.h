@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* recover_keys.h - the keys during a replay (recover_keys.c): key records applied in log
  * order, then handed over to the recovered state. Private to recover.c. */
 #ifndef STSD_RECOVER_KEYS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* recover_map.c - the replay's lists by name and their open leases by (list, id), so that
  * each record finds what it changes at once, among a million. */
 #include "recover_map.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* recover_map.h - the replay's lists by name and their open leases by (list, id). Private
  * to journal/ (recover.c). */
 #ifndef STSD_RECOVER_MAP_H

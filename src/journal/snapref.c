@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snapref.c - the snapshot file defining each list, the superseded ones due for removal,
  * and sets of snapshot ids. */
 #include "snapref.h"

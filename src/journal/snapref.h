@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snapref.h - which snapshot file holds each list's defining state (its last REPLACE or
  * compaction SNAPSHOT), and the files superseded since: such a file is needed by no
  * recovery once the record that superseded it is on disk, and is removed then. Also sets

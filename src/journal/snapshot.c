@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snapshot.c - snapshot files of one list: streamed out atomically, checked on the way in. */
 #include "snapshot.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* snapshot.h - snapshot files: one list's lines, written once (temp file, fsync, rename),
  * read back at recovery; and the same lines inline in a SNAPSHOT record for small lists.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wal.c - the journal's on-disk vocabulary: CRC-32C, headers, framing, record bodies. */
 #include "wal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* wal.h - the journal's on-disk vocabulary: CRC-32C, file headers, framed records, record
  * bodies, file names, and the file I/O seam tests replace to inject faults. Private to
  * journal.c, snapshot.c and recover.c (and their tests and fuzzer). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc.c - the store engine's allocation seam and huge-page advice. */
 #include "alloc.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* alloc.h - the store engine's allocation seam and huge-page advice, below index, leaf and list. */
 #ifndef STSD_ALLOC_H
 #define STSD_ALLOC_H

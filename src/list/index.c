@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* index.c - hash index of line contents (ADD UNIQUE, FIND EQUALS): tags under linear probing. */
 #include "index.h"
 #include "alloc.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* index.h - hash index of line contents (ADD UNIQUE, FIND EQUALS): (leaf id, tag) pairs. */
 #ifndef STSD_INDEX_H
 #define STSD_INDEX_H

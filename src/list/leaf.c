@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* leaf.c - the list engine's leaves: record walks and moves, leaf memory from pool or malloc. */
 #include "leaf.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* leaf.h - the list engine's leaves: packed line records, their walks and moves, and leaf
  * memory from the pool or malloc. Knows nothing of lists: list.c sits above it. */
 #ifndef STSD_LEAF_H

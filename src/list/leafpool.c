@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* leafpool.c - 4 KiB leaf slots carved from 2 MiB huge-page chunks, reused without faults. */
 #include "leafpool.h"
 

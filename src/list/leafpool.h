@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* leafpool.h - 4 KiB leaf slots carved from 2 MiB huge-page chunks, reused without faults. */
 #ifndef STSD_LEAFPOOL_H
 #define STSD_LEAFPOOL_H

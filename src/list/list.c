@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* list.c - one list of lines: packed leaves in a slot deque under a Fenwick tree of counts. */
 #include "list_core.h"
 

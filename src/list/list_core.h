@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* list_core.h - what list.c (the deque) offers list_index.c (lookups). */
 #ifndef STSD_LIST_CORE_H
 #define STSD_LIST_CORE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* list_index.c - a list's content lookups (ADD UNIQUE, FIND EQUALS) over its hash index. */
 #include "list_core.h"
 

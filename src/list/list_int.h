@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* list_int.h - a list's insides, shared by list.c (the deque) and list_index.c (lookups). */
 #ifndef STSD_LIST_INT_H
 #define STSD_LIST_INT_H

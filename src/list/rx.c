@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rx.c - FIND's regular expressions: pcre2 with JIT and match limits, compiled once per
  * distinct pattern and shared by every thread. */
 #define PCRE2_CODE_UNIT_WIDTH 8

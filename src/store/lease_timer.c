@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* lease_timer.c - the thread that puts lines back when their leases expire: it sleeps
  * until the next deadline (at most LEASE_TIMER_TICK_MS, so that a new earlier lease is
  * seen soon) and hands the due ones back through the store. */

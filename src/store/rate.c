@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rate.c - per-list add/remove rates over a 10 s window of 1 s buckets, and the recent
  * drain that time to empty follows. */
 #include "rate.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rate.h - lines added and removed per second over a sliding window of ten 1-second
  * buckets, kept per list by the store (under the list's lock). */
 #ifndef STSD_RATE_H

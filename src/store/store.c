@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store.c - the commands on named lists (store.h): each looks its list up, takes the
  * list's lock, records the change and applies it (the steps under the lock: store_take.c),
  * then serves the waiters that the lines brought in feed (store_wait.c). Settling a lease

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_int.h - the types the store's files share: a name's entry (its list, wait queue
  * and leases), the table of names, the lease table and the store itself. Types only: each
  * file's functions for the others are declared in its own header (store_names.h,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_keys.c - the keys (keys.h): a hash table of names under one lock, each key with
  * its value, version, waiters and open counter leases; every change recorded first, then
  * applied, then the key's waiters served. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_keys.h - the keys' table (store_keys.c), made and freed with the store. Private
  * to the store. */
 #ifndef STSD_STORE_KEYS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_keys_adopt.c - the keys as recovery brings them back (values, counter leases,
  * ONCE's runs, each as the journal last recorded it) and as compaction writes them out. */
 #include "store/keys.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_keys_int.h - the types store_keys.c (the commands on keys), store_keys_table.c
  * (the table, its lease index), store_keys_adopt.c and store_keys_view.c (KEYS, RUNS)
  * share. Types only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_keys_table.c - the keys' hash table of names and the index of counter leases (by
  * id, by deadline, by key), with the counters' arithmetic; made and freed with the store. */
 #include "store_keys_table.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_keys_table.h - what store_keys_table.c offers store_keys.c and store_keys_adopt.c:
  * finding and making keys, their values, and the index of counter leases by id and
  * deadline. Every call is made under the table's lock. Private to store/. */

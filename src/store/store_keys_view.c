@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_keys_view.c - looking at the keys without changing them: KEYS (the keys that
  * exist, with their waiters) and RUNS (ONCE's runs in progress, with the callers waiting
  * for each). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_lease.c - the lease table: lines taken on loan, by id in a hash table, by deadline
  * in a min-heap, by list in creation order. Settling one (ACK, RELEASE, its deadline) puts
  * its line back through store.c, which feeds the waiters. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_lease.h - the lease table (store_lease.c), for the store's other files. A lease's
  * entry lock comes before the table's lock; every call that says so wants the entry's
  * lock held. Private to the store. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_names.c - the table of names: lock-free lookups, creation under add_lock (which
  * moves the waiters already queued on a new name into its entry's queue), the entries
  * sorted by name, and the links of the waiter queues. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_names.h - the table of names (store_names.c): finding and creating a name's entry,
  * and the links of the waiter queues, an entry's and the orphans' (waiters on a name not
  * created yet, adopted by the entry that creation makes). Private to the store. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_owner.c - an entry's owners by name: a chained hash table that grows by
  * doubling, so that READ OWNER= finds an owner's line at once among many. */
 #include "store_owner.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_owner.h - an entry's table of owners (store_owner.c): which lease of a list each
  * owner (READ OWNER=) holds. Every call wants the entry's lock held. Private to the
  * store. */

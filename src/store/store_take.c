@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_take.c - the steps of a change under a list's lock, shared by the commands
  * (store.c) and the waiters served later (store_wait.c): taking lines by position (to the
  * answer, to the tail, or on loan), READ's positions, FIND's position; and the accounting

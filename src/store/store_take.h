@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_take.h - the steps of a change under a list's lock (store_take.c), for the
  * commands (store.c) and for the waiters they serve (store_wait.c). Private to the
  * store. */

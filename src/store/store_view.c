@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_view.c - looking at lists without changing them: per-list statistics (lengths,
  * traffic, rates) and PEEK's paging and bounded matching. */
 #include "store/store.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_wait.c - wait queues: requests waiting on a list (or on a name not created yet,
  * store_names.c) until lines come in, served in arrival order under the list's lock. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* store_wait.h - serving the waiters of a list (store_wait.c), for the changes that bring
  * lines in (store.c: ADD, RELEASE, an expired lease, RESET, INITFILE). Private to the
  * store. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # test-stsctl.sh - stsctl against a real stsd: every verb, its raw output and --json, each
 # exit status (0 OK, 1 KO, 2 usage, 3 unreachable or refused), load's progress bar on a
 # terminal only (script(1) gives it one), and `stsctl top` in a tmux pane: a list and its

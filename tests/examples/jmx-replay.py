@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """jmx-replay.py - runs the HTTP samplers of a JMeter plan once each, in document order,
 against a real stsd, without JMeter (which is not in Debian): ${var} and the functions the
 examples use (__P, __machineName, __threadNum, __jexl3 left alone) are substituted, each

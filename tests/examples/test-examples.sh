@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # test-examples.sh - runs examples/ against a real stsd started as `make run` starts it
 # (conf/run.properties, a fresh copy of datasets/, a free port): the curl scripts, and the
 # Locust example headless for a few seconds, checking that no request failed and that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_ctl_json.c - stsctl's JSON reader (src/ctl/ctl_json) and its printing of answers
  * (ctl_out) on any bytes a server, or something posing as one, may send: no crash, no
  * leak, no read past the end, bounded depth. */

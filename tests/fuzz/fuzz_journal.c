@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_journal.c - libFuzzer harness for the journal's readers: arbitrary bytes become
  * log files, snapshot files or record bodies, and go through recovery (scan, replay,
  * journal_open's cut and tidy). Byte 0 picks the mode:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* fuzz_request.c - libFuzzer harness for the request-to-command path: arbitrary bytes
  * become a request (method, target, content type, body) that goes through parameter
  * decoding, the command table and the page formatter, on a real store and dataset

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # test-deb.sh - the Debian package: `make deb` (dpkg-buildpackage -b -us -uc over debian/),
 # its file list, conffile and dependencies (dh_shlibdeps), lintian without an error or a
 # warning, then into this machine: dpkg -i (whose maintainer scripts must not fail where

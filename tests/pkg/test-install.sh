@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # test-install.sh - `make install DESTDIR=tmp` ships the binary, stsd(8), the unit, the
 # sample configuration, the datasets and the examples, and stsctl with stsctl(1) and its
 # bash completion; the man page renders without a

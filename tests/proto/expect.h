@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* expect.h - assertions the protocol tests share: an answer is exactly an STS page.
  * Include after <cmocka.h> and "testlib.h". */
 #ifndef STSD_TEST_EXPECT_H

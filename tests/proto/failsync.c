@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* failsync.c - LD_PRELOAD shim for test_faults and the bench's syncless server: while the
  * file named by $STSD_FAILSYNC exists, every fsync and fdatasync fails with EIO, and a
  * regular file first loses what was written since its last successful sync (what a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* slowresume.c - LD_PRELOAD shim for test_hangup: with $STSD_SLOW_RESUME_MS, every
  * MHD_resume_connection returns that long after the real one has run. The connection
  * resumes at once, so its thread answers, closes and frees it while the thread that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_access.c - the access rules on a real stsd: 401 with its challenge, rotation, the
  * admin role, disabled commands, the 429 penalty per address, the allowlist at accept
  * time (from a second loopback address), token sources, warnings, and no token in logs. */

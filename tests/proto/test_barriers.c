@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_barriers.c - BARRIER, OPEN and BARRIERS on a real stsd: opening at exactly PARTIES,
  * 20 generations in a row (nobody released twice, nobody left behind), KO and RELEASE on
  * timeout, TIMEOUT=0, a PARTIES mismatch, bad values, gone clients not counted, opening by

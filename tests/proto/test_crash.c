@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_crash.c - stsd with its journal, killed with SIGKILL under load and restarted on
  * the same state directory: no acknowledged change is lost or undone, nothing comes out
  * twice. Also: graceful stops flush, --fresh, --check-journal, initFileAtStartup.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_dashboard.c - the dashboard's server side on a real stsd: GET / redirects, /ui/
  * files with gzip, ETag and security headers, the CSRF rule for browser writes (and that
  * curl-like clients are untouched), and LOAD (multipart, text/csv, limits, journaled). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_exactly_once.c - producers ADD while consumers READ KEEP=FALSE, all at once on a
  * real stsd: every line must come out exactly once. */
 #include <pthread.h>

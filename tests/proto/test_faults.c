@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_faults.c - stsd with fsync=always when the disk fails or is slow under it:
  *  - fsync/fdatasync fail for 2 s (tests/proto/failsync.c, preloaded, also cuts each file
  *    back to its last good sync) under 8 concurrent writers: no OK goes out for a change

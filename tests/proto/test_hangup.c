@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hangup.c - issue 35: parked requests whose deadline fires while their client hangs
  * up. Every resume is held open 40 ms after libmicrohttpd's (tests/proto/slowresume.c),
  * so the connection is answered, closed and its request freed while the deadline thread

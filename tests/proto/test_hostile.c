@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hostile.c - a battery of hostile requests (garbage, huge, slow, malformed,
  * pipelined, floods, path tricks) against a real stsd: afterwards it still answers and
  * every list is exactly as before. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_keys.c - keys on a real stsd: SET, GET (X-STS-Version, JSON), DEL, KEYS, IF_VERSION
  * and its races, watchers woken by SET, DEL and INCR or answered at their timeout, gone
  * watchers dropped, INCR's arithmetic, bounds and waits, a semaphore of 5 seats under 40

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_leases.c - LEASE on READ, READMULTI and FIND on a real stsd: the X-STS-Lease ids,
  * ACK, RELEASE and LEASES, expiry back to the head, bad values, RESET, waiters fed by a
  * release, and leases across kill -9 with the journal and fsync=always. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_metrics.c - GET /metrics on a real stsd: exact request and list counts, _other past
  * stsd.metrics.maxLists, label escaping, promtool's check (when installed), and the
  * shipped Grafana dashboard: valid JSON whose queries name metrics that exist. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_notify.c - systemd readiness (Type=notify): READY=1 once the port answers and the
  * journal is recovered, STOPPING=1 on SIGTERM, over a path or an abstract socket. */
 #include <poll.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_observe.c - every command in JSON (FORMAT=JSON and Accept: application/json) with
  * its HTTP status, PEEK paging and matching without changing lists, FILES, INFO, rates
  * and time to empty on a steady drain, JSON log lines, and threads that say what they are. */

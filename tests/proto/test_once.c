@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_once.c - ONCE and DONE on a real stsd: RUN to the first caller only (200 at once),
  * DONE to waiters and later callers, failover when the run's lease expires and when it is
  * RELEASEd, a run kept past its lease by renewals (RUN=), a stale DONE refused, DEL for

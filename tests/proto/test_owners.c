@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_owners.c - lines that stick to their owner (READ KEEP=FALSE OWNER=o) on a real
  * stsd: 100 owners reading 5 times each, renewal with LEASE and expiry back to the head,
  * RELEASE and ACK by owner, LENGTH and LEASES, RESET and INITFILE dropping the owners,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_protocol.c - every command, check order and KO message on a real stsd, beyond the
  * reference transcript: methods, binary values, limits, files, charsets, STOP. */
 #include <dirent.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_queues.c - READ, READMULTI and FIND with TIMEOUT on a real stsd: waiting, FIFO
  * order, one wake per line, KEEP=TRUE pass-through, FIND matching, timeouts, clients
  * that leave, STOP and SIGTERM during waits, bad values. */

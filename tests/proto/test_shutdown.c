@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_shutdown.c - a graceful stop after requests whose buffers pass 64 KiB (the size
  * past which an HTTP thread frees a connection's state instead of pooling it): SIGTERM
  * must end in exit status 0 with nothing in the log from a sanitizer. Each case runs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_tls.c - HTTPS on a real stsd, with certificates made by openssl at test time:
  * curl --cacert through a chain, TLS 1.2/1.3 only, plain HTTP and garbage on the TLS port,
  * SIGHUP swapping the pair under an open connection, bad pairs refused. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_transcript.c - replays the reference's 100-request transcript against a real stsd
  * and compares every answer byte for byte (and the files SAVE wrote). */
 #include <setjmp.h>

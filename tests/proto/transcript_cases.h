@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* transcript_cases.h - the reference STS 5.0's answers to 100 requests sent in order to
  * a fresh server (facts about the wire format, recorded from the reference). */
 static const struct transcript_case {

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - the soak (tests/soak/soak.py) against a sanitizer build of stsd.
 # Usage: tests/soak/run.sh asan|tsan STSD        env: SOAK_SECONDS (60)
 # The work directory (logs, state) is kept when the soak fails, removed when it passes.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """soak.py - a sanitizer build of stsd under a mixed and messy load, stopped and restarted.
 
 Run by tests/soak/run.sh (make test-soak: ASan+UBSan with leak checking; make test-tsan:

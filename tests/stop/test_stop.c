@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_stop.c - a stop in every state (issue 23): SIGTERM must end in exit status 0
  * within 5 s, and after a restart on the same state directory nothing acknowledged is
  * lost, when it arrives

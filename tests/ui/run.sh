@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run.sh - runs the dashboard's browser tests (tests/ui/) when headless Chromium,
 # chromedriver and python3-selenium are there; a skip, with why, otherwise (tests/tally.sh:
 # under CI=true a skip fails the run).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """test_dashboard.py - the dashboard in a real headless Chromium against a real stsd.
 
 Starts build/stsd (or $STSD) on a free port in a fresh temp directory, drives Debian's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* journal_fixture.h - what the journal's unit tests share: a temp state directory, a
  * store with its journal, a dump of every list to compare, and a workload that writes
  * every record type. Included by test_journal.c and test_journal_io.c. */

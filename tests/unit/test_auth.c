@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_auth.c - unit tests of the access rules: constant-time compare, token sources,
  * roles, disabled commands, the 429 penalty, CIDR allowlists and CONFIG's masking. */
 #include <setjmp.h>

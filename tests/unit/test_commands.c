@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_commands.c - the command table is the one source: dispatch accepts exactly its
  * rows (by exact name), and the help page and stsd(8) name every one of them. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_config.c - unit tests of the key table, properties syntax, command line and CONFIG listing. */
 #include <setjmp.h>
 #include <stdarg.h>

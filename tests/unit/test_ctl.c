@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ctl.c - unit tests of stsctl's pieces that need no server: the JSON reader
  * (src/ctl/ctl_json), how a command row becomes a verb and options (ctl_table, so that a
  * command added to the server's table gets a usable verb with no code), printing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_dataset.c - name rules, line splitting, load/save on a real temp directory, charsets. */
 #include <setjmp.h>
 #include <stdarg.h>

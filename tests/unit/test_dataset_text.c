@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_dataset_text.c - LOAD's text to list: line rules as INITFILE, charset conversion,
  * invalid bytes refused. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_hash.c - FNV-1a against the published vectors, whole and in pieces. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_heap.c - the deadline heap against a model: pushes, removals anywhere, the top. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_iplimit.c - per-address connection counts: the limit, IPv4 and IPv6 kept apart,
  * IPv4-mapped IPv6 counted as its IPv4 address, entries gone at zero, many addresses. */
 #include <setjmp.h>

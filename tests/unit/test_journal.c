@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_journal.c - the journal through a real temp state directory: every record type
  * round trip, torn tails, damage and repair, compaction and a crash at each of its steps. */
 #include "journal_fixture.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_journal_io.c - the journal's file I/O: write and fsync errors through the seam
  * (answers held, changes refused, then accepted again after a rewrite), a full disk,
  * group commit (blocking and by callback), the everysec timer, superseded snapshot files,

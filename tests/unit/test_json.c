@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_json.c - the JSON writer: structure, escaping of control bytes and U+2028/2029,
  * UTF-8 validation, base64 for lines that are not UTF-8; and JSON answers of results. */
 #include <setjmp.h>

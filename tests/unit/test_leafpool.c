@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_leafpool.c - the leaf pool: reuse of freed slots, release beyond the reserve, the
  * grace period and prefaulting, many threads at once, and mmap failures. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_list.c - the list engine against a plain array model, over seeded random runs. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_num.c - unit tests of the strict decimal parsers (base/num). */
 #include <setjmp.h>
 #include <stdarg.h>

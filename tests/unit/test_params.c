@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_params.c - form decoding: percent escapes, '+', urlencoded pairs, multipart. */
 #include <setjmp.h>
 #include <stdarg.h>

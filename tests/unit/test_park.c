@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_park.c - parked requests: completion from any thread, deadlines, shutdown, and
  * exactly one ending whatever the race. A fake "connection" counts its resumes. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_rate.c - the per-list rate window: buckets, sliding, young windows, time to
  * empty. Times are given, never read from the clock. */
 #include <setjmp.h>

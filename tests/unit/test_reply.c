@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_reply.c - the page bytes for each kind of result, and charset conversion. */
 #include <setjmp.h>
 #include <stdarg.h>

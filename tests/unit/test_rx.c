@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_rx.c - FIND's regexes: Java-like find/match semantics, the compile cache, the
  * match limits, and subjects that are not valid UTF-8. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store.c - the store's operations, their atomic semantics and its limits. */
 #include <pthread.h>
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_barrier.c - the table of barriers without HTTP: opening at PARTIES in arrival
  * order, generations, a mismatch, TIMEOUT=0, leaving, a RELEASE timeout, opening by hand,
  * gone arrivals dropped, the listing sorted by name, the limit on barriers. */

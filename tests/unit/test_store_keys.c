@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_keys.c - the keys' table (store/keys.h) without HTTP: INCR's arithmetic (absent,
  * not an integer, overflow both ways, bounds), SET/GET/DEL with versions and IF_VERSION,
  * maxKeys and maxBytes, KEYS sorted with a prefix, counter leases (settle, expiry),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_lease.c - leases in the store against a model: lines lent by READ and FIND,
  * settled by ACK and RELEASE (by id or by line), put back by their deadlines in deadline
  * order, dropped by RESET; ids that settle only in their own list, and only once. */

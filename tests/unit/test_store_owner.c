@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_owner.c - lines that stick to their owner: the owner table itself (add,
  * find, remove, growth, names with any bytes) and READ OWNER= through the store: the same
  * line for the same owner, distinct lines for distinct owners, renewal and expiry back to

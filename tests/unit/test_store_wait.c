@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_wait.c - the store's wait queues against a model: random waiters (READ,
  * READMULTI, FIND; KEEP or not), lines added at either end, waiters ended elsewhere or
  * whose client left; every waiter must get what the model says, in the same order. And

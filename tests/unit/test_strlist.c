@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_strlist.c - comma separated items (trimmed, empty ones kept) and words. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_ui.c - the dashboard's routes (redirect, embedded files, gzip, ETag, caching,
  * security headers) and the CSRF rule for browser writes, without a server. */
 #include <setjmp.h>

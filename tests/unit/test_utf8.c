@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* test_utf8.c - UTF-8 lead lengths, sequences and validation, at the edges of each range. */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // api.js - the JSON API: GET for reads, POST with the X-STS-UI header for writes, and a
 // bearer token asked for on 401 and kept in sessionStorage (this tab only).
 import {tokenDialog} from './util.js';

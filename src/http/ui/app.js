@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // app.js - the dashboard's shell: routes (#/, #/list/NAME, #/keys, #/load, #/barriers,
 // #/server), one poll per second while the page is visible (STATUS, or the view's own:
 // KEYS, BARRIERS and RUNS, INFO), the live indicator.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // barriers.js - the meeting points: every barrier with its arrivals filling up toward
 // PARTIES (polled with BARRIERS each second while this view is open), its generation,
 // and OPEN to let the waiting arrivals go now; under them the ONCE runs in progress (RUNS,

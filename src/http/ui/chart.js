@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // chart.js - SVG sparklines and small line charts over the last 5 minutes.
 import {h} from './util.js';
 import {eachSample, WINDOW_MS} from './state.js';

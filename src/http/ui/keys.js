@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // keys.js - the keys beside the lists (polled with KEYS instead of STATUS while this view
 // is open): name, value, version, watchers (GETs waiting for a change) and INCRs waiting
 // to fit; filtered, paged; SET from a small form, DEL after a confirmation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // list.js - one list: live counts and rates over time, its lines page by page (PEEK,
 // which consumes nothing), search, ADD, SAVE and RESET.
 import {get, post} from './api.js';

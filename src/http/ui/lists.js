@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // lists.js - every list at a glance: counts, rates, time to empty and a 5-minute
 // sparkline; sortable, filterable, paged (100 rows, so 10,000 lists stay smooth).
 import {h, fmtInt, fmtRate, fmtDuration} from './util.js';

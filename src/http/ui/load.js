@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // load.js - loading lists: INITFILE from the files of the dataset directory (FILES),
 // or LOAD of a CSV file from this computer; replacing a list asks first.
 import {get, post, upload} from './api.js';

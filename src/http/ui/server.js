@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // server.js - the server: version, uptime, connections, journal state (polled with INFO
 // instead of STATUS while this view is open; changes per fsync between two polls), the
 // effective configuration, and STOP.

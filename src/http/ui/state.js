@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // state.js - what polling learns: the lists of the last STATUS, and for each list the
 // last 5 minutes of lines, in/s and out/s in ring buffers (one sample per poll).
 export const HIST = 300;

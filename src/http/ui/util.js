@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // util.js - DOM building (text only: never HTML from data), formatting, dialogs, toasts.
 
 // h('tag', {attr: value, onclick: fn}, ...children): strings become text nodes.

@@ -55,7 +55,7 @@ CTL_GEN  := $(BUILD)/gen/ctl_commands.h
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
-.PHONY: all run test test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
+.PHONY: all run test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
         test-stop test-fuzz test-ctl test-deb deb deps deps-test install uninstall clean \
         help bench bench-store fuzz
 
@@ -76,6 +76,7 @@ help:
 	@echo "make test-ctl   every stsctl verb against a real stsd; stsctl top under tmux"
 	@echo "make deb        the Debian package in build/deb/ (dpkg-buildpackage -b -us -uc)"
 	@echo "make test-deb   build the .deb, lintian, dpkg -i, run, dpkg -r, purge (as root)"
+	@echo "make docs       rewrite docs/commands.md and docs/configuration.md from the tables"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
 	@echo "make fuzz       run the libFuzzer harnesses longer (FUZZ_SECONDS=60)"
@@ -98,6 +99,26 @@ $(BUILD)/mkman: scripts/mkman.c $(OBJS)
 
 $(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman
 	$(call say,GEN,$@)$(BUILD)/mkman docs/stsd.8.in > $@.tmp && mv $@.tmp $@
+
+# docs/commands.md and docs/configuration.md: their templates with the commands, options
+# and keys of the same tables. Checked in, so that they read on a forge; `make docs`
+# rewrites them, `make check-docs` (in `make test`) fails when they differ.
+$(BUILD)/mkdocs: scripts/mkdocs.c $(OBJS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
+		$(PKG_LIBS) $(LDLIBS)
+
+DOCS_GEN := docs/commands.md docs/configuration.md
+
+docs: $(BUILD)/mkdocs
+	$(Q)for d in $(DOCS_GEN); do $(BUILD)/mkdocs $$d.in > $$d.tmp && mv $$d.tmp $$d || exit 1; done
+	@echo "docs: $(DOCS_GEN) written"
+
+check-docs: $(BUILD)/mkdocs
+	$(Q)for d in $(DOCS_GEN); do $(BUILD)/mkdocs $$d.in > $(BUILD)/$$(basename $$d).gen || exit 1; \
+		if ! diff -u $$d $(BUILD)/$$(basename $$d).gen > $(BUILD)/$$(basename $$d).diff; then \
+			echo "check-docs: $$d differs from what the tables make ($(BUILD)/$$(basename $$d).diff):"; \
+			head -n 20 $(BUILD)/$$(basename $$d).diff; echo "check-docs: run 'make docs'"; exit 1; fi; done
+	@echo "check-docs: $(DOCS_GEN) match the command and key tables"
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)
@@ -178,6 +199,7 @@ run: all
 test: deps-test
 	@scripts/spdx.sh
 	@scripts/check-layers.sh
+	$(Q)$(MAKE) --no-print-directory check-docs
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
 	$(Q)$(MAKE) --no-print-directory test-stop
 	$(Q)$(MAKE) --no-print-directory test-ui

@@ -5,7 +5,11 @@
 # count, a key and its value (control bytes as '?'), a barrier with 1 of 2 arrived and a
 # ONCE run with its waiter on screen, an ADD and a SET made with curl shown within 2 s, q
 # quits. The help, the
-# completion and stsctl(1) must name every command of src/cmd/command.c.
+# completion and stsctl(1) must name every command of src/cmd/command.c. For scripts: the
+# bare results of get, incr, set, barrier and done (--long the fields), --opt value for
+# every option, --name instead of FILENAME, -h, a one-line unknown verb, - as standard
+# input for add and load, --print-lease; stsctl(1)'s examples run as the manual prints
+# them, and the README shows the same lines.
 # Usage: tests/ctl/test-stsctl.sh (from the top of the tree, after `make`).
 set -u
 STSD=${STSD:-build/stsd}

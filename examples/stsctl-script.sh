@@ -14,14 +14,16 @@ printf 'user%s;secret\n' 1 2 3 4 5 > "$tmp/users.csv"
 n=$("$stsctl" length script-users.csv)
 [ "$n" -ge 5 ] || { echo "only $n users" >&2; exit 1; }
 
-# A queue of jobs; each taken for good with a lease (its id on stderr), ACKed once done.
-for j in 1 2 3; do "$stsctl" add script-jobs.csv "job-$j" --mode last; done
+# A queue of jobs, one ADD per line; each taken for good with a lease (its id printed
+# after the line), ACKed once done.
+printf 'job-%s\n' 1 2 3 | "$stsctl" add script-jobs.csv - --mode last
 while :; do
-    rc=0; job=$("$stsctl" read script-jobs.csv --no-keep --lease 60 2>"$tmp/lease") || rc=$?
-    [ "$rc" -eq 1 ] && break          # KO: the queue is empty
+    rc=0; out=$("$stsctl" read script-jobs.csv --no-keep --lease 60 --print-lease) || rc=$?
+    [ "$rc" -eq 1 ] && break          # KO: the queue is empty (the message on stderr)
     [ "$rc" -eq 0 ] || exit "$rc"     # 3: no server, or the token refused
+    job=$(printf '%s\n' "$out" | head -n 1)
     echo "doing $job"                 # the work; if it failed, no ack: the job comes back
-    "$stsctl" ack script-jobs.csv --lease "$(cat "$tmp/lease")"
+    "$stsctl" ack script-jobs.csv --lease "$(printf '%s\n' "$out" | tail -n 1)"
 done
 
 # After the run: every list and its length, then the users left saved to a file.

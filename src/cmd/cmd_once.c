@@ -23,6 +23,34 @@
 
 #define MSG_RUN_LEASE     "LEASE value has to be a number of seconds from 0.001 to %d !"
 #define ONCE_LEASE_MS     60000
+/* X-STS-Value is built in the connection's 32 KiB memory pool (http.c) beside the
+ * request: a value whose encoding is longer goes without the header (JSON, GET). */
+#define ONCE_VALUE_HEADER_MAX 8192
+
+/* The run's value as X-STS-Value: its bytes percent-encoded, all but A-Z a-z 0-9 - . _ ~,
+ * so that any value (UTF-8 or not, line breaks, ';') is one header line a JMeter
+ * Regular Expression Extractor can take and __urldecode can turn back. */
+static void once_value_header(cmd_result *r, const char *value, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    if (len == 0 || len * 3 > ONCE_VALUE_HEADER_MAX)
+        return;                 /* libmicrohttpd refuses a header with an empty value */
+    char enc[ONCE_VALUE_HEADER_MAX + 1];
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)value[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            enc[o++] = (char)c;
+        } else {
+            enc[o++] = '%';
+            enc[o++] = hex[c >> 4];
+            enc[o++] = hex[c & 15];
+        }
+    }
+    enc[o] = '\0';
+    cmd_header(r, "X-STS-Value", enc);
+}
 
 /* The answer of a ONCE served with rc: DONE (lease 0) with the key's value, or RUN with
  * the run's lease id and, in JSON, the ms it may take (for the runner's renewals). */
@@ -38,6 +66,8 @@ static void once_answer(cmd_result *r, store_rc rc, const char *name, uint64_t l
     if (lease) {
         snprintf(id, sizeof id, "%016llx", (unsigned long long)lease);
         cmd_header(r, "X-STS-Lease", id);
+    } else {
+        once_value_header(r, value->data ? value->data : "", value->len);
     }
     if (r->json) {
         json j;
@@ -183,6 +213,7 @@ void cmd_done(const cmd_server *srv, const params *p, cmd_result *r)
     char v[24];
     snprintf(v, sizeof v, "%llu", (unsigned long long)version);
     cmd_header(r, "X-STS-Version", v);
+    once_value_header(r, value, len);   /* what every waiter gets, for the runner too */
     if (r->json) {
         json j;
         cmd_json_start(r, &j);

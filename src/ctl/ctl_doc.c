@@ -63,8 +63,9 @@ void ctl_doc_usage(FILE *out, const ctl_command *cmds, int n)
           "Options:\n", out);
     for (const ctl_option *o = ctl_options; o->name; o++) {
         char left[64];
-        snprintf(left, sizeof left, "--%s%s%s", o->name, o->arg ? " " : "",
-                 o->arg ? o->arg : "");
+        snprintf(left, sizeof left, "%s%c%s--%s%s%s", o->letter ? "-" : "",
+                 o->letter ? o->letter : ' ', o->letter ? ", " : "   ", o->name,
+                 o->arg ? " " : "", o->arg ? o->arg : "");
         fprintf(out, "  %-24s %s%s%s\n", left, o->help, o->env ? "; default $" : "",
                 o->env ? o->env : "");
     }
@@ -99,6 +100,9 @@ void ctl_doc_verb(FILE *out, const ctl_command *c, const ctl_extra *e)
     synopsis(out, c);
     fprintf(out, "\n%s%s\n", c->summary,
             c->flags & CTL_ADMIN ? " Needs the admin token, once one is set." : "");
+    const ctl_result *res = ctl_result_of(c->name);
+    if (res)
+        fprintf(out, "Prints %s; --long every field of the answer.\n", res->what);
     for (int i = 0; i < CTL_MAX_PARAMS && c->params[i].name; i++) {
         const ctl_param *p = &c->params[i];
         char left[96];
@@ -129,7 +133,10 @@ static void man_text(FILE *out, const char *s)
 static void man_options(FILE *out)
 {
     for (const ctl_option *o = ctl_options; o->name; o++) {
-        fputs(".TP\n\\fB\\-\\-", out);
+        if (o->letter)
+            fprintf(out, ".TP\n\\fB\\-%c\\fR, \\fB\\-\\-", o->letter);
+        else
+            fputs(".TP\n\\fB\\-\\-", out);
         man_text(out, o->name);
         fputs("\\fR", out);
         if (o->arg) {
@@ -197,6 +204,12 @@ static void man_verb(FILE *out, const ctl_command *c)
     man_text(out, c->summary);
     if (c->flags & CTL_ADMIN)
         fputs("\nNeeds the admin token, once one is set.", out);
+    const ctl_result *res = ctl_result_of(c->name);
+    if (res) {
+        fputs("\nPrints ", out);
+        man_text(out, res->what);
+        fputs("; \\fB\\-\\-long\\fR every field of the answer.", out);
+    }
     fputc('\n', out);
     if (!c->params[0].name)
         return;

@@ -88,6 +88,16 @@ static int on_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off
     return 0;
 }
 
+/* LOAD's part from standard input, read as curl sends it: a pipe has no size to say, so
+ * the request goes chunked and nothing is held in memory. */
+static size_t on_stdin(char *p, size_t size, size_t n, void *ctx)
+{
+    size_t got = fread(p, 1, size * n, stdin);
+    if (got == 0 && ferror(stdin))
+        return CURL_READFUNC_ABORT;
+    return got;
+}
+
 int ctl_query_add(buf *q, const char *name, const char *value)
 {
     char *e = curl_easy_escape(NULL, value, (int)strlen(value));
@@ -152,7 +162,8 @@ int ctl_request(const ctl_conn *c, const char *command, const char *query, int p
         snprintf(a->error, sizeof a->error, "could not start libcurl");
         goto cleanup;
     }
-    if (upload) {
+    int from_stdin = upload && strcmp(upload, "-") == 0;
+    if (upload && !from_stdin) {
         FILE *f = fopen(upload, "rb");   /* its path in the message, before curl tries */
         if (!f) {
             snprintf(a->error, sizeof a->error, "%s: %m", upload);
@@ -180,7 +191,11 @@ int ctl_request(const ctl_conn *c, const char *command, const char *query, int p
         if (!part)
             goto oom;
         curl_mime_name(part, "FILE");
-        if (curl_mime_filedata(part, upload) != CURLE_OK) {
+        if (from_stdin) {
+            if (curl_mime_data_cb(part, -1, on_stdin, NULL, NULL, NULL) != CURLE_OK ||
+                curl_mime_filename(part, "stdin") != CURLE_OK)
+                goto oom;
+        } else if (curl_mime_filedata(part, upload) != CURLE_OK) {
             snprintf(a->error, sizeof a->error, "%s: cannot be read", upload);
             goto cleanup;
         }

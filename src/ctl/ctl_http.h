@@ -26,7 +26,8 @@ int ctl_http_init(void);
 
 /* Sends command (upper case) with the urlencoded parameters query ("A=1&B=2", may be
  * empty), as a POST body when post is set. upload, when not NULL, is a local file sent as
- * the multipart part FILE (LOAD); progress then draws a bar on stderr. Fills a (freed by
+ * the multipart part FILE (LOAD), "-" standard input; progress then draws a bar on stderr
+ * (for a file: standard input has no size). Fills a (freed by
  * the caller with ctl_answer_free). Returns 0 when an HTTP answer came, or -1 with
  * a->error set (unreachable, TLS, timeout, unreadable upload). */
 int ctl_request(const ctl_conn *c, const char *command, const char *query, int post,

@@ -27,6 +27,8 @@
 typedef struct opts {
     ctl_conn conn;
     int json;
+    int long_form;         /* --long */
+    int print_lease;       /* --print-lease */
 } opts;
 
 __attribute__((format(printf, 1, 2)))
@@ -52,18 +54,33 @@ static const char *opt_value(int argc, char **argv, int *i, const char *eq)
     return argv[++*i];
 }
 
-/* A global option at argv[*i] (name without "--", eq its '=' or NULL). Returns 1 if it
- * was one (consumed), 0 if not, -1 on a bad value (message printed), 10 for --help and
- * 11 for --version. */
+/* An argument that is an option: "--name[=value]", or a one-letter one ("-h"). A lone
+ * "-" is an argument (standard input), and so is "-5". */
+static int is_option_word(const char *a)
+{
+    return (strncmp(a, "--", 2) == 0 && a[2]) || ctl_option_of_letter(a);
+}
+
+static int is_help(const char *a)
+{
+    return strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0;
+}
+
+/* A global option at argv[*i] ("--name", "--name=value" or its letter "-l"). Returns 1
+ * if it was one (consumed), 0 if not, -1 on a bad value (message printed), 10 for
+ * --help and 11 for --version. */
 static int global_option(opts *o, int argc, char **argv, int *i)
 {
-    const char *a = argv[*i] + 2;
-    const char *eq = strchr(a, '=');
-    size_t n = eq ? (size_t)(eq - a) : strlen(a);
-    const ctl_option *opt = NULL;
-    for (const ctl_option *x = ctl_options; x->name; x++)
-        if (strlen(x->name) == n && strncmp(x->name, a, n) == 0)
-            opt = x;
+    const ctl_option *opt = ctl_option_of_letter(argv[*i]);
+    const char *eq = NULL;
+    if (!opt && strncmp(argv[*i], "--", 2) == 0) {
+        const char *a = argv[*i] + 2;
+        eq = strchr(a, '=');
+        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        for (const ctl_option *x = ctl_options; x->name; x++)
+            if (strlen(x->name) == n && strncmp(x->name, a, n) == 0)
+                opt = x;
+    }
     if (!opt)
         return 0;
     if (!opt->arg) {
@@ -73,6 +90,8 @@ static int global_option(opts *o, int argc, char **argv, int *i)
         }
         if (strcmp(opt->name, "insecure") == 0) o->conn.insecure = 1;
         else if (strcmp(opt->name, "json") == 0) o->json = 1;
+        else if (strcmp(opt->name, "long") == 0) o->long_form = 1;
+        else if (strcmp(opt->name, "print-lease") == 0) o->print_lease = 1;
         else if (strcmp(opt->name, "help") == 0) return 10;
         else if (strcmp(opt->name, "version") == 0) return 11;
         return 1;
@@ -142,18 +161,22 @@ static int send(const opts *o, const char *command, const buf *q, int post,
         /* A local file that cannot be read is the caller's mistake, not the server's. */
         return upload && strstr(a.error, upload) == a.error ? CTL_EXIT_USAGE : CTL_EXIT_SERVER;
     }
-    int rc = ctl_finish(&a, o->conn.url, o->json);
+    const ctl_result *res = ctl_result_of(command);
+    ctl_show show = {o->json, o->long_form, o->print_lease, res ? res->member : NULL};
+    int rc = ctl_finish(&a, o->conn.url, &show);
     ctl_answer_free(&a);
     return rc;
 }
 
-/* load LOCALFILE [--as NAME] */
+/* load LOCALFILE [--as NAME], or load NAME LOCALFILE as LOAD's row has them; LOCALFILE
+ * "-" is standard input, streamed (its name must then be given). */
 static int run_load(opts *o, int argc, char **argv, int i)
 {
-    const char *file = NULL, *as = NULL;
+    const char *pos[2] = {NULL, NULL}, *as = NULL;
+    int npos = 0;
     for (; i < argc; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0) {
+        if (is_help(a)) {
             ctl_doc_verb(stdout, NULL, ctl_extra_of("load"));
             return CTL_EXIT_OK;
         }
@@ -162,7 +185,7 @@ static int run_load(opts *o, int argc, char **argv, int i)
                 return usage_error("%s needs a value", "--as");
             continue;
         }
-        if (strncmp(a, "--", 2) == 0 && a[2]) {
+        if (is_option_word(a)) {
             int g = global_option(o, argc, argv, &i);
             if (g < 0)
                 return CTL_EXIT_USAGE;
@@ -170,13 +193,19 @@ static int run_load(opts *o, int argc, char **argv, int i)
                 continue;
             return usage_error("load: unknown option %s", a);
         }
-        if (file)
-            return usage_error("load: one file only, not also %s", a);
-        file = a;
+        if (npos == 2)
+            return usage_error("load: too many arguments: %s (load NAME LOCALFILE)", a);
+        pos[npos++] = a;
     }
+    const char *file = npos == 2 ? pos[1] : pos[0], *name = npos == 2 ? pos[0] : as;
     if (!file)
-        return usage_error("load: which file? (%s)", "load LOCALFILE [--as NAME]");
-    if (access(file, R_OK) != 0) {
+        return usage_error("load: which file? (%s)", ctl_extra_of("load")->usage);
+    if (npos == 2 && as)
+        return usage_error("load: the name twice (%s and --as %s)", pos[0], as);
+    int from_stdin = strcmp(file, "-") == 0;
+    if (from_stdin && !name)
+        return usage_error("load: standard input needs a name (load NAME - or --as NAME)");
+    if (!from_stdin && access(file, R_OK) != 0) {
         fprintf(stderr, "stsctl: %s: %m\n", file);
         return CTL_EXIT_USAGE;
     }
@@ -184,7 +213,7 @@ static int run_load(opts *o, int argc, char **argv, int i)
     if (!copy)
         return CTL_EXIT_SERVER;
     buf q = BUF_INIT;
-    ctl_query_add(&q, "FILENAME", as ? as : basename(copy));
+    ctl_query_add(&q, "FILENAME", name ? name : basename(copy));
     ctl_query_add(&q, "FORMAT", "JSON");
     free(copy);
     int rc = q.oom ? CTL_EXIT_SERVER : send(o, "LOAD", &q, 1, file);
@@ -199,7 +228,7 @@ static int run_once(opts *o, int argc, char **argv, int i)
     const ctl_extra *e = ctl_extra_of("once");
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         const char *a = argv[i];
-        if (strcmp(a, "--help") == 0) {
+        if (is_help(a)) {
             ctl_doc_verb(stdout, NULL, e);
             return CTL_EXIT_OK;
         }
@@ -212,7 +241,7 @@ static int run_once(opts *o, int argc, char **argv, int i)
                 return usage_error("%.*s needs a value", (int)(eq ? eq - a : (long)strlen(a)), a);
             continue;
         }
-        if (strncmp(a, "--", 2) == 0) {
+        if (strncmp(a, "--", 2) == 0 || is_option_word(a)) {
             int g = global_option(o, argc, argv, &i);
             if (g < 0)
                 return CTL_EXIT_USAGE;
@@ -276,8 +305,12 @@ static int option_value(const ctl_param *p, int neg, const char *eq, int argc, c
     const char *a = argv[*i], *v;
     switch (ctl_param_kind(p)) {
     case CTL_BOOL:
+        /* A flag alone means TRUE; "--keep false" takes the next word only when it is
+         * true or false, as "--mode first" takes its choice. */
         if (neg)
             snprintf(chosen, 64, "FALSE");
+        else if (!eq && *i + 1 < argc && choice(p->value, argv[*i + 1], chosen, 64) == 0)
+            ++*i;
         else if (choice(p->value, eq ? eq + 1 : "TRUE", chosen, 64) != 0)
             return usage_error("not true or false: %s", a);
         *val = chosen;
@@ -300,14 +333,8 @@ static int option_value(const ctl_param *p, int neg, const char *eq, int argc, c
 }
 
 /* The query of row c from val (FORMAT=JSON added), sent; the exit status. */
-static int send_row(const opts *o, const ctl_command *c, const char *verb, const char **val)
+static int send_row(const opts *o, const ctl_command *c, const char **val)
 {
-    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
-        if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL && !val[k]) {
-            fprintf(stderr, "stsctl: %s: missing %s\n", verb, c->params[k].name);
-            ctl_doc_verb(stderr, c, NULL);
-            return CTL_EXIT_USAGE;
-        }
     buf q = BUF_INIT;
     for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
         if (val[k])
@@ -316,6 +343,66 @@ static int send_row(const opts *o, const ctl_command *c, const char *verb, const
     /* Always a urlencoded POST: a long LINE does not meet a URL's limits. */
     int rc = q.oom ? CTL_EXIT_SERVER : send(o, c->name, &q, 1, NULL);
     buf_free(&q);
+    return rc;
+}
+
+/* The first required parameter of c that val leaves out (and no option given stands
+ * in for, as NAME does "instead of FILENAME"), or -1. */
+static int missing_of(const ctl_command *c, const char **val)
+{
+    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
+        if (ctl_param_kind(&c->params[k]) != CTL_POSITIONAL || val[k])
+            continue;
+        int stood_in = 0;
+        for (int s = 0; s < CTL_MAX_PARAMS && c->params[s].name && !stood_in; s++)
+            stood_in = val[s] && ctl_param_instead_of(&c->params[s], c->params[k].name);
+        if (!stood_in)
+            return k;
+    }
+    return -1;
+}
+
+/* The parameter that "-" reads from standard input, one request per line: the LINE of a
+ * row that changes (ADD). -1 when c has none or val does not say "-". */
+static int stdin_param(const ctl_command *c, const char **val)
+{
+    if (!(c->flags & CTL_CHANGES))
+        return -1;
+    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++)
+        if (ctl_param_kind(&c->params[k]) == CTL_POSITIONAL &&
+            strcmp(c->params[k].name, "LINE") == 0 && val[k] && strcmp(val[k], "-") == 0)
+            return k;
+    return -1;
+}
+
+/* Row c sent once per line of standard input, the line as parameter k (its line break
+ * and a CR before it dropped). Stops at the first line not answered OK, said with its
+ * number; the exit status. */
+static int send_lines(const opts *o, const ctl_command *c, const char *verb, const char **val,
+                      int k)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    long no = 0;
+    ssize_t n;
+    int rc = CTL_EXIT_OK;
+    while (rc == CTL_EXIT_OK && (n = getline(&line, &cap, stdin)) >= 0) {
+        no++;
+        if (n > 0 && line[n - 1] == '\n')
+            line[--n] = '\0';
+        if (n > 0 && line[n - 1] == '\r')
+            line[--n] = '\0';
+        val[k] = line;
+        rc = send_row(o, c, val);
+        if (rc != CTL_EXIT_OK)
+            fprintf(stderr, "stsctl: %s: stopped at line %ld of standard input (%ld done)\n",
+                    verb, no, no - 1);
+    }
+    if (rc == CTL_EXIT_OK && ferror(stdin)) {
+        fprintf(stderr, "stsctl: %s: standard input: %m\n", verb);
+        rc = CTL_EXIT_USAGE;
+    }
+    free(line);
     return rc;
 }
 
@@ -330,14 +417,17 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
         const char *a = argv[i];
         if (!only_pos && strcmp(a, "--") == 0) {
             only_pos = 1;
-        } else if (only_pos || strncmp(a, "--", 2) != 0 || !a[2]) {
+        } else if (only_pos || !is_option_word(a)) {
             int k = positional_of(c, npos++);
             if (k < 0)
-                return usage_error("too many arguments: %s", a);
+                return usage_error("%s: too many arguments: %s", verb, a);
             val[k] = a;
-        } else if (strcmp(a, "--help") == 0) {
+        } else if (is_help(a)) {
             ctl_doc_verb(stdout, c, NULL);
             return CTL_EXIT_OK;
+        } else if (a[1] != '-') {       /* a letter: one of stsctl's own options */
+            if (global_option(o, argc, argv, &i) < 0)
+                return CTL_EXIT_USAGE;
         } else {
             const char *eq = strchr(a + 2, '=');
             size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
@@ -357,18 +447,26 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
             }
         }
     }
-    return send_row(o, c, verb, val);
+    int k = missing_of(c, val);
+    if (k >= 0) {
+        fprintf(stderr, "stsctl: %s: missing %s\n", verb, c->params[k].name);
+        ctl_doc_verb(stderr, c, NULL);
+        return CTL_EXIT_USAGE;
+    }
+    if ((k = stdin_param(c, val)) >= 0)
+        return send_lines(o, c, verb, val, k);
+    return send_row(o, c, val);
 }
 
 int main(int argc, char **argv)
 {
-    opts o = {{getenv("STSD_URL"), getenv("STSD_TOKEN"), NULL, 0, 3000}, 0};
+    opts o = {{getenv("STSD_URL"), getenv("STSD_TOKEN"), NULL, 0, 3000}, 0, 0, 0};
     if (!o.conn.url || !*o.conn.url)
         o.conn.url = "http://localhost:9191";
     if (o.conn.token && !*o.conn.token)
         o.conn.token = NULL;
     int i = 1;
-    for (; i < argc && strncmp(argv[i], "--", 2) == 0 && argv[i][2]; i++) {
+    for (; i < argc && is_option_word(argv[i]); i++) {
         int g = global_option(&o, argc, argv, &i);
         if (g == 10) {
             ctl_doc_usage(stdout, ctl_commands, CTL_N_COMMANDS);
@@ -400,11 +498,11 @@ int main(int argc, char **argv)
         return run_once(&o, argc, argv, i);
     if (strcmp(verb, "top") == 0) {
         for (; i < argc; i++) {
-            if (strcmp(argv[i], "--help") == 0) {
+            if (is_help(argv[i])) {
                 ctl_doc_verb(stdout, NULL, ctl_extra_of("top"));
                 return CTL_EXIT_OK;
             }
-            int g = strncmp(argv[i], "--", 2) == 0 ? global_option(&o, argc, argv, &i) : 0;
+            int g = is_option_word(argv[i]) ? global_option(&o, argc, argv, &i) : 0;
             if (g < 0)
                 return CTL_EXIT_USAGE;
             if (g != 1)
@@ -413,10 +511,7 @@ int main(int argc, char **argv)
         return ctl_top_run(&o.conn);
     }
     const ctl_command *c = row_of(verb);
-    if (!c) {
-        fprintf(stderr, "stsctl: unknown verb: %s\n\n", verb);
-        ctl_doc_usage(stderr, ctl_commands, CTL_N_COMMANDS);
-        return CTL_EXIT_USAGE;
-    }
+    if (!c)          /* one line and where the list is: a typo needs no 48 lines */
+        return usage_error("unknown verb: %s", verb);
     return run_row(&o, c, verb, argc, argv, i);
 }

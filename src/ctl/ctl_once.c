@@ -54,7 +54,7 @@ static int once_ask(const ctl_conn *c, const buf *q, cj **v)
         if (!st || st->type != CJ_STRING) {
             cj_free(*v);
             *v = NULL;
-            rc = ctl_finish(&a, c->url, 0);
+            rc = ctl_finish(&a, c->url, NULL);
             if (rc == CTL_EXIT_OK)
                 rc = CTL_EXIT_SERVER;        /* an OK without a state: not stsd's ONCE */
         }

@@ -248,14 +248,39 @@ int ctl_print(FILE *out, const cj *v, int tty)
     return fflush(out) != 0 || ferror(out) ? -1 : 0;
 }
 
-int ctl_finish(const ctl_answer *a, const char *url, int json)
+int ctl_print_result(FILE *out, const cj *v, const char *member)
 {
-    /* Lease ids one a line, in the order of the lines (READMULTI sends "id1,id2"). */
+    char b64[64];
+    const cj *m = cj_get(v, member), *b;
+    snprintf(b64, sizeof b64, "%s_base64", member);
+    if (m && (m->type == CJ_STRING || m->type == CJ_NUMBER))
+        fwrite(m->s, 1, m->len, out);
+    else if ((b = cj_get(v, b64)) && b->type == CJ_STRING)
+        ctl_put_base64(out, b->s, b->len);
+    else
+        return 1;
+    fputc('\n', out);
+    return fflush(out) != 0 || ferror(out) ? -1 : 0;
+}
+
+/* Lease ids one a line, in the order of the lines (READMULTI sends "id1,id2"). */
+static void put_leases(FILE *out, const ctl_answer *a)
+{
     for (const char *l = a->lease.data ? a->lease.data : ""; *l;) {
         size_t n = strcspn(l, ",");
-        fprintf(stderr, "%.*s\n", (int)n, l);
+        fprintf(out, "%.*s\n", (int)n, l);
         l += n + (l[n] == ',');
     }
+}
+
+int ctl_finish(const ctl_answer *a, const char *url, const ctl_show *show)
+{
+    static const ctl_show plain = {0, 0, 0, NULL};
+    if (!show)
+        show = &plain;
+    int json = show->json;
+    if (!show->print_lease)
+        put_leases(stderr, a);
     cj *v = cj_parse(a->body.data ? a->body.data : "", a->body.len);
     const cj *ok = cj_get(v, "ok"), *err = cj_get(v, "error");
     int rc;
@@ -280,7 +305,17 @@ int ctl_finish(const ctl_answer *a, const char *url, int json)
             putchar('\n');
         rc = fflush(stdout) == 0 ? CTL_EXIT_OK : CTL_EXIT_SERVER;
     } else {
-        rc = ctl_print(stdout, v, isatty(STDOUT_FILENO)) == 0 ? CTL_EXIT_OK : CTL_EXIT_SERVER;
+        int r = show->result && !show->long_form ? ctl_print_result(stdout, v, show->result)
+                                                 : 1;
+        if (r == 1)                     /* no result member: the answer as a whole */
+            r = ctl_print(stdout, v, isatty(STDOUT_FILENO));
+        rc = r == 0 ? CTL_EXIT_OK : CTL_EXIT_SERVER;
+    }
+    /* After the answer, so that a script reads the line first and its lease next. */
+    if (rc == CTL_EXIT_OK && show->print_lease) {
+        put_leases(stdout, a);
+        if (fflush(stdout) != 0 || ferror(stdout))
+            rc = CTL_EXIT_SERVER;
     }
     cj_free(v);
     return rc;

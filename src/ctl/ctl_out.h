@@ -24,10 +24,25 @@ void ctl_duration(char *out, size_t n, const cj *seconds);
 /* s seconds (>= 0) the same way. */
 void ctl_seconds(char *out, size_t n, double s);
 
-/* Prints answer a as a verb's result: the lease ids (X-STS-Lease) one a line on stderr;
- * an OK on stdout (its JSON as sent when json); a KO's message on stderr; 401/403 and
- * answers that are not stsd's said with url. Returns the exit status. */
-int ctl_finish(const ctl_answer *a, const char *url, int json);
+/* How a verb's answer prints, from stsctl's options. */
+typedef struct ctl_show {
+    int json;              /* --json: the server's JSON as sent */
+    int long_form;         /* --long: every field, not result alone */
+    int print_lease;       /* --print-lease: lease ids on stdout after the answer */
+    const char *result;    /* the member printed alone (ctl_result_of), or NULL */
+} ctl_show;
+
+/* Prints answer a as a verb's result: an OK on stdout (its JSON as sent with json; the
+ * member show->result alone unless long_form); the lease ids (X-STS-Lease) one a line,
+ * on stderr first, or with print_lease on stdout after the answer; a KO's message on
+ * stderr; 401/403 and answers that are not stsd's said with url. show NULL: all unset.
+ * Returns the exit status. */
+int ctl_finish(const ctl_answer *a, const char *url, const ctl_show *show);
+
+/* Prints the bare result member of OK answer v on out: a string or number as it is,
+ * "<member>_base64" as its bytes, then a newline. Returns 0, 1 when v has no such
+ * member (nothing printed), -1 on a write error. */
+int ctl_print_result(FILE *out, const cj *v, const char *member);
 
 /* Names and values are the clients' bytes: on a terminal a control byte among them
  * would move the cursor or change the terminal. s[0..len) as one cell of width columns into out (NUL-ended; cap >= 4 * width + 1 holds

@@ -7,20 +7,63 @@
 #include <strings.h>
 
 const ctl_option ctl_options[] = {
-    {"url", "URL", "STSD_URL", "the server (default http://localhost:9191)"},
-    {"token", "TOKEN", "STSD_TOKEN", "sent as Authorization: Bearer TOKEN"},
-    {"cacert", "FILE", NULL, "trust the CA certificates in FILE (PEM) for https"},
-    {"insecure", NULL, NULL, "https without checking the server's certificate"},
-    {"connect-timeout", "S", NULL, "give up connecting after S seconds (default 3)"},
-    {"json", NULL, NULL, "print the server's JSON answer unchanged"},
-    {"help", NULL, NULL, "print this help, or a verb's with VERB --help, and exit"},
-    {"version", NULL, NULL, "print the version and exit"},
-    {NULL, NULL, NULL, NULL},
+    {"url", "URL", "STSD_URL", "the server (default http://localhost:9191)", 0},
+    {"token", "TOKEN", "STSD_TOKEN", "sent as Authorization: Bearer TOKEN", 0},
+    {"cacert", "FILE", NULL, "trust the CA certificates in FILE (PEM) for https", 0},
+    {"insecure", NULL, NULL, "https without checking the server's certificate", 0},
+    {"connect-timeout", "S", NULL, "give up connecting after S seconds (default 3)", 0},
+    {"json", NULL, NULL, "print the server's JSON answer unchanged", 0},
+    {"long", NULL, NULL, "get, incr, set, barrier, done: every field of the answer as "
+     "key<TAB>value lines, not the result alone", 'l'},
+    {"print-lease", NULL, NULL, "print a lease id (X-STS-Lease) on stdout after the "
+     "answer, one a line, instead of on stderr", 0},
+    {"help", NULL, NULL, "print this help, or a verb's with VERB --help, and exit", 'h'},
+    {"version", NULL, NULL, "print the version and exit", 0},
+    {NULL, NULL, NULL, NULL, 0},
 };
 
+const ctl_option *ctl_option_of_letter(const char *a)
+{
+    if (a[0] != '-' || !a[1] || a[1] == '-' || a[2])
+        return NULL;
+    for (const ctl_option *o = ctl_options; o->name; o++)
+        if (o->letter && o->letter == a[1])
+            return o;
+    return NULL;
+}
+
+/* The answers that carry one result among other fields; every other answer prints as it
+ * always did (a line, a count, key<TAB>value lines). */
+static const ctl_result results[] = {
+    {"GET", "value", "the value"},
+    {"INCR", "value", "the new value"},
+    {"SET", "version", "the key's new version"},
+    {"BARRIER", "generation", "the generation that opened"},
+    {"DONE", "version", "the key's new version, as set prints it"},
+};
+
+const ctl_result *ctl_result_of(const char *command)
+{
+    for (size_t i = 0; i < sizeof results / sizeof results[0]; i++)
+        if (strcmp(results[i].command, command) == 0)
+            return &results[i];
+    return NULL;
+}
+
+int ctl_param_instead_of(const ctl_param *p, const char *name)
+{
+    static const char lead[] = "instead of ";
+    size_t n = strlen(name);
+    if (!p->help || strncmp(p->help, lead, sizeof lead - 1) != 0)
+        return 0;
+    const char *s = p->help + sizeof lead - 1;
+    return strncmp(s, name, n) == 0 && !isalnum((unsigned char)s[n]) && s[n] != '_';
+}
+
 const ctl_extra ctl_extras[] = {
-    {"load", "LOCALFILE [--as NAME]",
-     "Send LOCALFILE to the server as a list (LOAD), with a progress bar on a terminal.",
+    {"load", "LOCALFILE [--as NAME] | NAME LOCALFILE",
+     "Send LOCALFILE to the server as a list (LOAD), with a progress bar on a terminal. "
+     "LOCALFILE - is standard input (its name then given: load NAME - or --as NAME).",
      {{"--as NAME", "the list's name (default: LOCALFILE's base name)"}, {NULL, NULL}}},
     {"top", "",
      "Every list, key, barrier and run, live, refreshed each second: a list's lines, on "

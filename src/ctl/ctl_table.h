@@ -36,9 +36,29 @@ typedef struct ctl_option {
     const char *arg;       /* "URL", or NULL for a flag */
     const char *env;       /* the variable it defaults from, or NULL */
     const char *help;
+    char letter;           /* 'h' for -h as well as --help, or 0 */
 } ctl_option;
 
 extern const ctl_option ctl_options[];   /* ends with a row whose name is NULL */
+
+/* The option whose one-letter form is argv word a ("-h"), or NULL. */
+const ctl_option *ctl_option_of_letter(const char *a);
+
+/* What a verb prints by default when its answer is one result among other fields (the
+ * rest with --long): the member of the JSON answer that is the result. */
+typedef struct ctl_result {
+    const char *command;   /* the row's name, "GET" */
+    const char *member;    /* "value": printed bare (a "value_base64" as its bytes) */
+    const char *what;      /* "the value", for the help and stsctl(1) */
+} ctl_result;
+
+/* The result of the command named command, or NULL (the answer prints whole). */
+const ctl_result *ctl_result_of(const char *command);
+
+/* 1 if parameter p stands in for the parameter named name: its help starts with
+ * "instead of NAME" (RELEASE's NAME instead of FILENAME), so that name may be left out
+ * when p is given. */
+int ctl_param_instead_of(const ctl_param *p, const char *name);
 
 /* What a parameter is on the command line. */
 typedef enum ctl_kind {

@@ -6,7 +6,11 @@
 # count, a key and its value (control bytes as '?'), a barrier with 1 of 2 arrived and a
 # ONCE run with its waiter on screen, an ADD and a SET made with curl shown within 2 s, q
 # quits. The help, the
-# completion and stsctl(1) must name every command of src/cmd/command.c.
+# completion and stsctl(1) must name every command of src/cmd/command.c. For scripts: the
+# bare results of get, incr, set, barrier and done (--long the fields), --opt value for
+# every option, --name instead of FILENAME, -h, a one-line unknown verb, - as standard
+# input for add and load, --print-lease; stsctl(1)'s examples run as the manual prints
+# them, and the README shows the same lines.
 # Usage: tests/ctl/test-stsctl.sh (from the top of the tree, after `make`).
 set -u
 STSD=${STSD:-build/stsd}
@@ -50,6 +54,13 @@ expect() {
 }
 tab=$(printf '\t')
 
+# once_run NAME LEASE: a ONCE of NAME by curl that gets RUN; its lease id in $lease.
+once_run() {
+    lease=$(curl -s -D - -o /dev/null "$STS/ONCE?NAME=$1&LEASE=$2" | tr -d '\r' |
+            sed -n 's/^X-STS-Lease: //Ip')
+    [ -n "$lease" ] || fail "ONCE $1: no RUN"
+}
+
 # 1. Generated from the command table: --help, VERB --help, completion, stsctl(1).
 verbs=$(sed -n 's/^ *{"\([A-Z][A-Z]*\)", *cmd_[a-z_]*, .*/\1/p' src/cmd/command.c | tr 'A-Z' 'a-z')
 run --help
@@ -77,8 +88,27 @@ else fail "completion gave: $out"; fi
 # 2. Usage errors: exit 2, no server needed.
 export STSD_URL=http://127.0.0.1:9
 run frobnicate; expect "unknown verb: exit 2" 2 ""
-echo "$err" | grep -q "unknown verb: frobnicate" && echo "$err" | grep -q "^Usage:" &&
-    ok "unknown verb: says so, then the usage" || fail "unknown verb said: $err"
+[ "$err" = "stsctl: unknown verb: frobnicate
+Try 'stsctl --help'." ] && ok "unknown verb: one line and the hint to run stsctl --help" ||
+    fail "unknown verb said: $err"
+run -h; h=$out; run --help
+[ $rc -eq 0 ] && [ -n "$h" ] && [ "$h" = "$out" ] && echo "$out" | grep -q -- '^  -h, --help ' &&
+    echo "$out" | grep -q -- '^  -l, --long ' && ok "-h prints what --help prints" || fail "-h: [$h]"
+run get -h; h=$out; run get --help
+[ $rc -eq 0 ] && [ "$h" = "$out" ] && echo "$out" | grep -q '^Prints the value; --long' &&
+    ok "VERB -h prints VERB --help, which says what it prints" || fail "get -h: [$h]"
+run load -h; expect "load -h" 0 "*"
+run read greek.csv --keep maybe; expect "--keep maybe: a word not true/false is an argument: exit 2" 2 ""
+echo "$err" | grep -q "too many arguments: maybe" && ok "--keep maybe: said" || fail "--keep maybe said: $err"
+run --print-lease=yes status; expect "--print-lease=yes: a flag takes no value: exit 2" 2 ""
+run --long=1 status; expect "--long=1: exit 2" 2 ""
+run load - ; expect "load - without a name: exit 2" 2 ""
+echo "$err" | grep -q "standard input needs a name" && ok "load - without a name: said" || fail "load -: $err"
+run load a.csv - --as b.csv; expect "load NAME - --as NAME2: exit 2" 2 ""
+run load a b c; expect "load with three arguments: exit 2" 2 ""
+run release --lease 0123456789abcdef; expect "release without FILENAME or --name: exit 2" 2 ""
+echo "$err" | grep -q "missing FILENAME" && ok "release without FILENAME or --name: missing FILENAME" ||
+    fail "release said: $err"
 run read greek.csv --frob; expect "unknown option: exit 2" 2 ""
 run --frob status; expect "unknown global option: exit 2" 2 ""
 run read; expect "missing FILENAME: exit 2" 2 ""
@@ -191,6 +221,114 @@ for v in status info; do
         same="$same $v" || differ="$differ [$v: not JSON]"
 done
 [ -z "$differ" ] && ok "--json as the server answers:$same" || fail "--json differs:$differ"
+# Options with their value as the next word, flags included.
+printf 'alpha\nbeta\ngamma\n' > "$tmp/abc.csv"
+"$STSCTL" load "$tmp/abc.csv" >/dev/null || fail "load abc.csv"
+run read abc.csv --keep false; expect "read --keep false takes the head" 0 alpha
+run read abc.csv --keep FALSE --mode last; expect "read --keep FALSE --mode last" 0 gamma
+run length abc.csv; expect "--keep false took them" 0 1
+run add abc.csv beta --unique true; expect "add --unique true of a present line: KO" 1 ""
+run add abc.csv zeta --unique=true --mode last; expect "add --unique=true of a new line" 0 ""
+run read abc.csv --no-keep --mode=last; expect "--mode=last" 0 zeta
+"$STSCTL" load "$tmp/abc.csv" >/dev/null || fail "load abc.csv again"
+
+# --print-lease: the line, then its lease id, both on stdout; nothing on stderr.
+run read abc.csv --no-keep --lease 30 --print-lease
+line1=$(echo "$out" | sed -n 1p); id=$(echo "$out" | sed -n 2p)
+[ $rc -eq 0 ] && [ "$line1" = alpha ] && echo "$id" | grep -qx '[0-9a-f]\{16\}' &&
+    [ "$(echo "$out" | wc -l)" -eq 2 ] && [ -z "$err" ] &&
+    ok "read --print-lease: the line, then its lease id on stdout, stderr empty" ||
+    fail "read --print-lease: [$out] [$err]"
+run leases abc.csv; expect "the lease is real" 0 1
+run ack abc.csv --lease "$id"; expect "ack of the printed lease" 0 ""
+run readmulti abc.csv 2 --no-keep --lease 30 --print-lease
+[ $rc -eq 0 ] && [ "$(echo "$out" | sed -n 1,2p | tr '\n' ' ')" = "beta gamma " ] &&
+    [ "$(echo "$out" | sed -n 3,4p | grep -cx '[0-9a-f]\{16\}')" -eq 2 ] && [ -z "$err" ] &&
+    ok "readmulti --print-lease: the lines, then their ids in the same order" ||
+    fail "readmulti --print-lease: [$out] [$err]"
+for id in $(echo "$out" | sed -n 3,4p); do "$STSCTL" release abc.csv --lease "$id" || fail "release $id"; done
+run --json --print-lease read abc.csv --no-keep --lease 30
+[ $rc -eq 0 ] && echo "$out" | sed -n 1p | grep -qx '{"ok":true,"line":"[a-z]*"}' &&
+    echo "$out" | sed -n 2p | grep -qx '[0-9a-f]\{16\}' && ok "--json --print-lease: the JSON, then the id" ||
+    fail "--json --print-lease: [$out]"
+"$STSCTL" release abc.csv --lease "$(echo "$out" | sed -n 2p)" || fail "release of the JSON's lease"
+
+# Bare results: get, incr, set, barrier, done; --long (-l) the fields as before.
+run set flag on; expect "set: the new version" 0 1
+run set flag off; expect "set again: version 2" 0 2
+run get flag; expect "get: the value" 0 off
+run get flag --long; expect "get --long: the fields" 0 "name${tab}flag
+value${tab}off
+version${tab}2"
+run -l get flag; expect "-l get: the same" 0 "name${tab}flag
+value${tab}off
+version${tab}2"
+run --json get flag; expect "get --json unchanged" 0 '{"ok":true,"name":"flag","value":"off","version":2}'
+run set flag x --if-version 1; expect "set --if-version of another version: KO" 1 ""
+run get flag; expect "nothing changed" 0 off
+run incr ids; expect "incr: the new value" 0 1
+run incr ids --by 41; expect "incr --by 41" 0 42
+ids=$("$STSCTL" incr ids) && [ "$ids" = 43 ] && ok "id=\$(stsctl incr ids) is one number" || fail "incr captured [$ids]"
+run incr ids -l; expect "incr -l: the fields" 0 "name${tab}ids
+value${tab}44
+version${tab}4"
+curl -s "$STS/SET?NAME=bin&VALUE=caf%E9%0Aok" >/dev/null
+"$STSCTL" get bin > "$tmp/got"
+printf 'caf\351\nok\n' | cmp -s - "$tmp/got" && ok "get: a value that is not UTF-8, as its bytes" ||
+    fail "get bin: $(od -c "$tmp/got")"
+run barrier gate 1; expect "barrier: the generation" 0 0
+run barrier gate 1; expect "barrier again: generation 1" 0 1
+run barrier gate 1 --long; expect "barrier --long: the fields" 0 "generation${tab}2
+arrival${tab}1
+parties${tab}1
+released${tab}full"
+run del flag; expect "del prints as it did" 0 "name${tab}flag
+version${tab}0"
+once_run done-test 30
+run done done-test "$lease" --value t-42; expect "done: the key's new version" 0 1
+run get done-test; expect "done set the value" 0 t-42
+curl -s -D "$tmp/hdr" -o /dev/null "$STS/ONCE?NAME=done-test"
+tr -d '\r' < "$tmp/hdr" | grep -qx 'X-STS-Value: t-42' && ok "ONCE's DONE: X-STS-Value" ||
+    fail "ONCE's DONE headers: $(cat "$tmp/hdr")"
+
+# --name instead of FILENAME: a counter lease settled by its key.
+run incr chairs --lease 30 --print-lease
+seat=$(echo "$out" | sed -n 1p); id=$(echo "$out" | sed -n 2p)
+[ $rc -eq 0 ] && [ "$seat" = 1 ] && echo "$id" | grep -qx '[0-9a-f]\{16\}' &&
+    ok "incr --lease --print-lease: the value, then the id" || fail "incr --print-lease: [$out] [$err]"
+run release --name chairs --lease "$id"; expect "release --name chairs --lease ID (no FILENAME)" 0 ""
+run get chairs; expect "release --name undid the increment" 0 0
+run incr chairs --lease 30 --print-lease; id=$(echo "$out" | sed -n 2p)
+run ack --name chairs --lease "$id"; expect "ack --name chairs --lease ID" 0 ""
+run get chairs; expect "ack --name kept it" 0 1
+for k in flag ids bin gate done-test chairs; do curl -s "$STS/DEL?NAME=$k" >/dev/null; done
+
+# - reads standard input: add, one ADD per line (CRLF too); load, the file.
+printf 'j1\nj2\r\nj3' | "$STSCTL" add stdin.csv - --mode last; rc=$?
+"$STSCTL" peek stdin.csv > "$tmp/got"
+[ $rc -eq 0 ] && printf 'j1\nj2\nj3\n' | cmp -s - "$tmp/got" &&
+    ok "add LIST - --mode last: each line one ADD, in order, CR dropped" || fail "add -: $(od -c "$tmp/got")"
+printf 'k1\nk2\n' | "$STSCTL" add stdin2.csv -; "$STSCTL" peek stdin2.csv > "$tmp/got"
+[ "$(cat "$tmp/got" | tr '\n' ' ')" = "k2 k1 " ] && ok "add LIST - with the default --mode first: each to the head" ||
+    fail "add - first: $(cat "$tmp/got")"
+printf 'j9\nj2\nj8\n' | "$STSCTL" add stdin.csv - --unique --mode last >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "stopped at line 2 of standard input (1 done)" "$tmp/err" &&
+    [ "$("$STSCTL" length stdin.csv)" = 4 ] &&
+    ok "add - stops at the first KO (line 2), the line before it added, none after" ||
+    fail "add - with a KO: exit $rc, $(cat "$tmp/err"), length $("$STSCTL" length stdin.csv)"
+: | "$STSCTL" add stdin3.csv -; rc=$?
+[ $rc -eq 0 ] && "$STSCTL" length stdin3.csv >/dev/null 2>&1; [ $? -eq 1 ] && [ $rc -eq 0 ] &&
+    ok "add - of nothing: exit 0, nothing added" || fail "add - of nothing: $rc"
+run find greek.csv - ; expect "find LIST -: a line '-' to find, not standard input" 1 ""
+seq 1 50000 | "$STSCTL" load piped.csv - > "$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$tmp/out")" = 50000 ] && [ -z "$(cat "$tmp/err")" ] &&
+    [ "$("$STSCTL" read piped.csv --mode last)" = 50000 ] &&
+    ok "load NAME -: standard input as the file (50000 lines)" || fail "load -: exit $rc, $(cat "$tmp/out") $(cat "$tmp/err")"
+printf 'p\nq\n' | "$STSCTL" load - --as piped.csv > "$tmp/out"; rc=$?
+[ $rc -eq 0 ] && [ "$(cat "$tmp/out")" = 2 ] && ok "load - --as NAME" || fail "load - --as: $rc $(cat "$tmp/out")"
+run load twoargs.csv "$tmp/abc.csv"; expect "load NAME LOCALFILE" 0 3
+run length twoargs.csv; expect "loaded under NAME" 0 3
+
 run reset greek.csv; expect "reset" 0 ""
 run length greek.csv; expect "length after reset" 0 0
 run read greek.csv; expect "read of an empty list: KO, exit 1" 1 ""
@@ -234,8 +372,7 @@ once_crowd setup 5 30 0.5 7
 [ "$runs" -eq 1 ] && [ "$codes" = "7 7 7 7 7 " ] &&
     ok "once: 5 callers, COMMAND ran once, all exited with its status 7" ||
     fail "once: ran $runs times, statuses $codes: $said"
-run get setup; expect "once: the status is key setup's value" 0 "*"
-echo "$out" | grep -q "^value	7$" && ok "once: key setup holds 7" || fail "get setup: $out"
+run get setup; expect "once: the status is key setup's value, 7" 0 7
 run once setup -- false; expect "once: done already, COMMAND not run, its status" 7 ""
 run del setup; expect "once: DEL for another round" 0 "*"
 run once setup -- true; expect "once: another round runs COMMAND again" 0 ""
@@ -258,12 +395,6 @@ run once intr --timeout 0 -- sh -c 'exit 3'
 expect "once: the run given up, the next caller runs at once" 3 ""
 run once -- true; expect "once without NAME: exit 2" 2 ""
 
-# once_run NAME LEASE: a ONCE of NAME by curl that gets RUN; its lease id in $lease.
-once_run() {
-    lease=$(curl -s -D - -o /dev/null "$STS/ONCE?NAME=$1&LEASE=$2" | tr -d '\r' |
-            sed -n 's/^X-STS-Lease: //Ip')
-    [ -n "$lease" ] || fail "ONCE $1: no RUN"
-}
 # wait_runs PATTERN: up to 3 s for `stsctl runs` to print a line matching PATTERN.
 wait_runs() {
     i=0; while ! "$STSCTL" runs 2>/dev/null | grep -q "$1" && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
@@ -307,7 +438,7 @@ if command -v tmux >/dev/null 2>&1; then
     once_run toprun 60; top_lease=$lease
     curl -s "$STS/ONCE?NAME=toprun&TIMEOUT=30" >/dev/null 2>&1 &
     rpid=$!
-    tmux -S "$tmux_sock" new-session -d -x 120 -y 30 -e "STSD_URL=$STSD_URL" "$STSCTL top"
+    tmux -S "$tmux_sock" new-session -d -x 120 -y 60 -e "STSD_URL=$STSD_URL" "$STSCTL top"
     screen() { tmux -S "$tmux_sock" capture-pane -p 2>/dev/null; }
     # on_screen PATTERN [TENTHS]: waits up to TENTHS tenths of a second (30) for PATTERN.
     on_screen() {
@@ -373,6 +504,28 @@ sed 's/^/    /; s/^    $//' examples/stsctl-script.sh > "$tmp/script.md"
 if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.argv[1]).read())' \
     README.md "$tmp/script.md"; then ok "the README shows examples/stsctl-script.sh as it is"
 else fail "the README's copy of examples/stsctl-script.sh differs from the file"; fi
+
+# stsctl(1)'s examples, as the manual prints them, run in order in a directory holding
+# users.csv, with stsctl on PATH; the README shows the same lines.
+sed -n '/^\.SH EXAMPLES/,/^\.SH /p' docs/stsctl.1.in | sed -n '/^\.nf$/,/^\.fi$/p' | sed '1d;$d' |
+    sed 's/\\-/-/g; s/\\e/\\/g' > "$tmp/examples.sh"
+mkdir -p "$tmp/ex" && printf 'ann;pw1\nbob;pw2\n' > "$tmp/ex/users.csv"
+if [ "$(wc -l < "$tmp/examples.sh")" -ge 10 ] &&
+    (cd "$tmp/ex" && PATH="$(dirname "$STSCTL"):$PATH" sh -eu "$tmp/examples.sh") > "$tmp/ex.out" 2>&1 &&
+    grep -qx 'doing job-1 as ann;pw1' "$tmp/ex.out" && grep -qx 'release v1' "$tmp/ex.out" &&
+    grep -qx "version${tab}1" "$tmp/ex.out" && grep -qx 'a' "$tmp/ex.out" &&
+    [ "$("$STSCTL" length queue.csv)" = 2 ] && [ "$("$STSCTL" leases queue.csv)" = 0 ] &&
+    [ "$("$STSCTL" get seats)" = 0 ] && [ "$("$STSCTL" length letters.csv)" = 1 ]; then
+    ok "stsctl(1)'s examples run ($(wc -l < "$tmp/examples.sh") lines): job leased and acked, the seat released"
+else
+    fail "stsctl(1)'s examples: $(cat "$tmp/ex.out")"
+fi
+sed 's/^/    /' "$tmp/examples.sh" > "$tmp/examples.md"
+if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.argv[1]).read())' \
+    README.md "$tmp/examples.md"; then ok "the README shows stsctl(1)'s examples as they are"
+else fail "the README's stsctl examples differ from stsctl(1)'s"; fi
+grep -q '2>&1 >/dev/null' docs/stsctl.1.in README.md && fail "an example still throws the line away" ||
+    ok "no example throws the line away for its lease"
 
 run stop; expect "stop" 0 "*"
 i=0; while kill -0 "$pid" 2>/dev/null && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done

@@ -4,7 +4,8 @@
  * RELEASEd, a run kept past its lease by renewals (RUN=), a stale DONE refused, DEL for
  * another round, SET completing a run, the KOs, a run's lease (renewed or not) across
  * kill -9 with fsync=always, and RUNS: the runs in progress, their time left and waiters,
- * sorted, gone once DONE, behind the data token but open to a browser. */
+ * sorted, gone once DONE, behind the data token but open to a browser; the run's value
+ * in X-STS-Value on every DONE. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -16,6 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <cmocka.h>
 
@@ -317,6 +322,133 @@ static void test_done_reaches_waiters_and_later_callers(void **state)
     expect_get("/sts/DEL?NAME=h", 1, "");
 }
 
+/* expect_sts_value(r, want): r's X-STS-Value is want (NULL: r has none). */
+static void expect_sts_value(const http_reply *r, const char *want)
+{
+    char got[128];
+    int rc = http_header(r, "X-STS-Value", got, sizeof got);
+    if (!want && rc == 0)
+        fail_msg("an X-STS-Value it should not have: [%s]", got);
+    if (want && (rc != 0 || strcmp(got, want) != 0))
+        fail_msg("X-STS-Value: want [%s], got %s[%s]", want, rc ? "none " : "", rc ? "" : got);
+}
+
+/* The whole answer to request req on a new connection to stsd, read until it closes
+ * (testlib keeps only 4 KiB of headers): a malloc'd string the caller frees. */
+static char *whole_answer(const char *req)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    for (size_t off = 0, len = strlen(req); off < len;) {
+        ssize_t w = send(fd, req + off, len - off, MSG_NOSIGNAL);
+        assert_true(w > 0);
+        off += (size_t)w;
+    }
+    size_t cap = 65536, have = 0;
+    char *out = malloc(cap);
+    assert_non_null(out);
+    ssize_t n;
+    while ((n = recv(fd, out + have, cap - have - 1, 0)) > 0)
+        have += (size_t)n;
+    close(fd);
+    out[have] = '\0';
+    return out;
+}
+
+/* POSTs DONE NAME=name of run id with VALUE n times ';' (3 bytes each encoded): the
+ * answer must be DONE, with all of the value in X-STS-Value when it is short enough to go
+ * in a header, else none. */
+static void done_long(const char *name, const char *id, size_t n, int header)
+{
+    size_t cap = 256 + n * 3;
+    char *req = malloc(cap), *want = malloc(cap);
+    assert_non_null(req);
+    assert_non_null(want);
+    size_t o = (size_t)snprintf(want, cap, "\r\nX-STS-Value: ");
+    for (size_t i = 0; i < n; i++, o += 3)
+        memcpy(want + o, "%3B", 3);
+    memcpy(want + o, "\r\n", 3);
+    const char *enc = want + strlen("\r\nX-STS-Value: ");
+    snprintf(req, cap, "POST /sts/DONE HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+             "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %zu\r\n\r\n"
+             "NAME=%s&LEASE=%s&VALUE=%.*s", strlen("NAME=&LEASE=&VALUE=") + strlen(name) +
+             strlen(id) + n * 3, name, id, (int)(n * 3), enc);
+    char *got = whole_answer(req);
+    assert_true(strncmp(got, "HTTP/1.1 200 ", 13) == 0);
+    assert_non_null(strstr(got, "<body>DONE</body>"));
+    assert_int_equal(strstr(got, want) != NULL, header);
+    assert_int_equal(strstr(got, "X-STS-Value") != NULL, header);
+    free(got);
+    free(req);
+    free(want);
+}
+
+/* The run's value rides on every DONE answer in X-STS-Value, percent-encoded, so that a
+ * waiter needs no second request: the waiters', a later caller's (HTML and JSON), and
+ * DONE's own; RUN has none. A value too long for a header goes without it. */
+static void test_done_carries_the_value(void **state)
+{
+    char id[64];
+    http_conn w;
+    http_reply r;
+    assert_int_equal(http_get(port, "/sts/ONCE?NAME=v", &r), 0);
+    expect_page(&r, 1, "RUN");
+    expect_sts_value(&r, NULL);
+    assert_int_equal(http_header(&r, "X-STS-Lease", id, sizeof id), 0);
+    http_reply_free(&r);
+    assert_int_equal(http_conn_open(&w, port), 0);
+    assert_int_equal(http_conn_send(&w, "/sts/ONCE?NAME=v&TIMEOUT=10"), 0);
+    assert_int_equal(http_conn_ready(&w, 200), 0);
+    /* UTF-8, a space, ';', '%' and a line break: all encoded, unreserved bytes as they are. */
+    char t[256];
+    snprintf(t, sizeof t, "/sts/DONE?NAME=v&LEASE=%s&VALUE=t-42_~.%%20%%C3%%A9%%3B%%25%%0A", id);
+    const char *enc = "t-42_~.%20%C3%A9%3B%25%0A";
+    assert_int_equal(http_get(port, t, &r), 0);
+    expect_page(&r, 1, "DONE");
+    expect_sts_value(&r, enc);
+    http_reply_free(&r);
+    assert_int_equal(http_conn_ready(&w, 2000), 1);
+    assert_int_equal(http_conn_recv(&w, &r), 0);
+    expect_page(&r, 1, "DONE");
+    expect_sts_value(&r, enc);
+    http_reply_free(&r);
+    http_conn_close(&w);
+    assert_int_equal(http_get(port, "/sts/ONCE?NAME=v", &r), 0);
+    expect_page(&r, 1, "DONE");
+    expect_sts_value(&r, enc);
+    http_reply_free(&r);
+    assert_int_equal(http_get(port, "/sts/ONCE?NAME=v&FORMAT=JSON", &r), 0);
+    assert_string_equal(r.body, "{\"ok\":true,\"name\":\"v\",\"state\":\"done\","
+                        "\"value\":\"t-42_~. \u00e9;%\\n\"}");
+    expect_sts_value(&r, enc);
+    http_reply_free(&r);
+    /* An empty value: no header (libmicrohttpd sends no header with an empty value). */
+    expect_get("/sts/DEL?NAME=v", 1, "");
+    expect_run("/sts/ONCE?NAME=v", id, sizeof id);
+    snprintf(t, sizeof t, "/sts/DONE?NAME=v&LEASE=%s", id);
+    assert_int_equal(http_get(port, t, &r), 0);
+    expect_page(&r, 1, "DONE");
+    expect_sts_value(&r, NULL);
+    http_reply_free(&r);
+    /* 8190 bytes encoded still go in the header, 8193 do not; the answer is DONE. */
+    expect_get("/sts/DEL?NAME=v", 1, "");
+    expect_run("/sts/ONCE?NAME=v", id, sizeof id);
+    done_long("v", id, 2730, 1);
+    expect_get("/sts/DEL?NAME=v", 1, "");
+    expect_run("/sts/ONCE?NAME=v", id, sizeof id);
+    done_long("v", id, 2731, 0);
+    assert_int_equal(http_get(port, "/sts/ONCE?NAME=v", &r), 0);
+    expect_page(&r, 1, "DONE");
+    expect_sts_value(&r, NULL);
+    http_reply_free(&r);
+    expect_get("/sts/DEL?NAME=v", 1, "");
+}
+
 static void test_set_completes_a_run(void **state)
 {
     char id[64];
@@ -554,6 +686,7 @@ int main(void)
         cmocka_unit_test(test_failover_on_release),
         cmocka_unit_test(test_renewal_keeps_the_run),
         cmocka_unit_test(test_done_reaches_waiters_and_later_callers),
+        cmocka_unit_test(test_done_carries_the_value),
         cmocka_unit_test(test_set_completes_a_run),
         cmocka_unit_test(test_csrf),
         cmocka_unit_test(test_runs),

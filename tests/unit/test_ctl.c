@@ -2,7 +2,8 @@
 /* test_ctl.c - unit tests of stsctl's pieces that need no server: the JSON reader
  * (src/ctl/ctl_json), how a command row becomes a verb and options (ctl_table, so that a
  * command added to the server's table gets a usable verb with no code), printing
- * answers for scripts (ctl_out), and top's tables (ctl_frame: lists, keys, barriers and
+ * answers for scripts (ctl_out; the bare results of get, incr, set, barrier and done),
+ * and top's tables (ctl_frame: lists, keys, barriers and
  * runs cut to the screen, control bytes never reach the terminal). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -160,6 +161,72 @@ static void test_print(void **state)
     free(t);
 }
 
+static void result_is(const char *json, const char *member, int rc, const char *want)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    cj *v = PARSE(json);
+    assert_non_null(v);
+    assert_int_equal(ctl_print_result(f, v, member), rc);
+    fclose(f);
+    cj_free(v);
+    if (strcmp(text, want) != 0)
+        fail_msg("%s, %s: printed [%s], not [%s]", json, member, text, want);
+    free(text);
+}
+
+/* The bare results of get, incr, set, barrier and done, and the rules they rest on: each
+ * names a command of the server's table, an "instead of X" names a parameter X of its
+ * own row, and -h, -l are the only letters. */
+static void test_results(void **state)
+{
+    result_is("{\"ok\":true,\"name\":\"k\",\"value\":\"v 1\",\"version\":2}", "value", 0,
+              "v 1\n");
+    result_is("{\"ok\":true,\"name\":\"n\",\"value\":-42,\"version\":9}", "value", 0, "-42\n");
+    result_is("{\"ok\":true,\"name\":\"k\",\"value_base64\":\"Y2Fm6Q==\",\"version\":1}", "value",
+              0, "caf\xe9\n");
+    result_is("{\"ok\":true,\"name\":\"k\",\"value\":\"\",\"version\":1}", "value", 0, "\n");
+    result_is("{\"ok\":true,\"generation\":3,\"arrival\":1}", "generation", 0, "3\n");
+    result_is("{\"ok\":true,\"name\":\"k\"}", "version", 1, "");   /* not there: whole */
+    const char *with[] = {"GET", "INCR", "SET", "BARRIER", "DONE"};
+    for (size_t i = 0; i < sizeof with / sizeof with[0]; i++) {
+        const ctl_result *r = ctl_result_of(with[i]);
+        assert_non_null(r);
+        assert_non_null(command_lookup(r->command, strlen(r->command)));
+    }
+    assert_null(ctl_result_of("DEL"));
+    assert_null(ctl_result_of("READ"));
+    int insteads = 0;
+    for (int i = 0; i < command_count(); i++) {
+        const cmd_def *c = command_at(i);
+        for (int k = 0; k < CMD_MAX_PARAMS && c->params[k].name; k++) {
+            if (strncmp(c->params[k].help, "instead of ", 11) != 0)
+                continue;
+            ctl_param p = {c->params[k].name, c->params[k].value, c->params[k].optional,
+                           c->params[k].help};
+            int found = 0;
+            for (int m = 0; m < CMD_MAX_PARAMS && c->params[m].name; m++)
+                found |= m != k && ctl_param_instead_of(&p, c->params[m].name);
+            if (!found)
+                fail_msg("%s: %s stands in for no parameter of its row", c->name, p.name);
+            insteads++;
+        }
+    }
+    assert_true(insteads >= 2);             /* ACK's and RELEASE's NAME */
+    ctl_param name = {"NAME", "key", 1, "instead of FILENAME: settle"};
+    assert_true(ctl_param_instead_of(&name, "FILENAME"));
+    assert_false(ctl_param_instead_of(&name, "FILE"));
+    assert_false(ctl_param_instead_of(&name, "LINE"));
+    assert_string_equal(ctl_option_of_letter("-h")->name, "help");
+    assert_string_equal(ctl_option_of_letter("-l")->name, "long");
+    assert_null(ctl_option_of_letter("-"));
+    assert_null(ctl_option_of_letter("-5"));
+    assert_null(ctl_option_of_letter("--"));
+    assert_null(ctl_option_of_letter("-hl"));
+    assert_null(ctl_option_of_letter("x"));
+}
+
 static void cell_is(const char *s, size_t len, int width, int pad, const char *want)
 {
     char out[128];
@@ -315,6 +382,7 @@ int main(void)
         cmocka_unit_test(test_json_refuses),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_print),
+        cmocka_unit_test(test_results),
         cmocka_unit_test(test_frame_cell),
         cmocka_unit_test(test_frame),
     };

@@ -154,7 +154,7 @@ static const cmd_def commands[] = {
        "(408); RELEASE: the generation opens for everyone waiting"}}},
     {"ONCE", cmd_once, CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
      "Run something once among many callers: NAME is done when key NAME exists (DONE, its "
-     "value in JSON). Else the first caller gets RUN and a run lease in X-STS-Lease; the "
+     "value in JSON and, percent-encoded, in X-STS-Value). Else the first caller gets RUN and a run lease in X-STS-Lease; the "
      "others wait for DONE, or for RUN if the run expires or is RELEASEd (NAME=, LEASE=). "
      "The runner keeps its run going with RUN=.",
      {P_NAME, {"TIMEOUT", "seconds", 1, "wait up to this long (0 to stsd.maxWait, its value "

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "accept.h"
 #include "base/clock.h"
 #include "base/stats.h"
 #include "cmd/command.h"
@@ -66,13 +67,6 @@ enum MHD_Result http_send_stopping(struct MHD_Connection *c)
     return ret;
 }
 
-/* Accept: application/json asks for JSON answers (FORMAT= may still say otherwise). */
-static int wants_json(struct MHD_Connection *c)
-{
-    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-    return a && strcasestr(a, "application/json") != NULL;
-}
-
 /* The resume callback of a suspended request (park_arm's, with q). Its loop is woken
  * as well: libmicrohttpd's own wake-up may be consumed by a turn already past the point
  * where it resumes connections, and its timeout does not tell that one is pending. */
@@ -84,11 +78,13 @@ static void resume_connection(void *arg)
 }
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
-enum MHD_Result http_send_result(struct MHD_Connection *c, request *q)
+enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c, request *q)
 {
     unsigned status = MHD_HTTP_OK;
     int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
                             : reply_render(&q->result, &q->page);
+    if (!q->result.json && q->result.kind == REPLY_KO)
+        status = command_html_ko_status(h->conf, &q->result);
     stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
     if (rc != 0)
         return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
@@ -112,7 +108,7 @@ static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
 }
 
 /* The resumed call of a parked request: its answer is in the slot. */
-enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q)
+enum MHD_Result http_send_parked(const http_server *h, struct MHD_Connection *c, request *q)
 {
     cmd_result *ended = park_result(q->slot);
     cmd_result mine = q->result;
@@ -124,7 +120,7 @@ enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q)
     q->result.field = mine.field;
     park_unref(q->slot);
     q->slot = NULL;
-    return http_send_result(c, q);
+    return http_send_result(h, c, q);
 }
 
 /* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
@@ -232,8 +228,8 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
         .sec_fetch_site = header(c, "Sec-Fetch-Site"),
         .ui_header = header(c, CSRF_HEADER),
     };
+    cq.accept_json = accept_prefers_json(header(c, MHD_HTTP_HEADER_ACCEPT));
     q->t0 = clock_now_ns();
-    q->result.json = wants_json(c);
     command_run(h->srv, &cq, &q->result);
     if (q->result.refused == REFUSED_AUTH)
         return send_refusal(c, q, (auth_verdict)q->result.verdict);
@@ -248,7 +244,7 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
         http_loop_hold(http_loop_current());
         return MHD_YES;
     }
-    return http_send_result(c, q);
+    return http_send_result(h, c, q);
 }
 
 static int is_metrics(const char *path, size_t len, const char *method)

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "accept.h"
+#include "target.h"
 #include "base/clock.h"
 #include "base/stats.h"
 #include "cmd/command.h"
@@ -288,19 +289,27 @@ static params_rc parse_params(struct MHD_Connection *c, request *q, const char *
 enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
                            const char *method)
 {
-    const char *raw = q->uri.data;
-    const char *qm = memchr(raw, '?', q->uri.len);
-    size_t path_len = qm ? (size_t)(qm - raw) : q->uri.len;
+    size_t off;
+    int empty_path;
+    if (target_origin(q->uri.data, q->uri.len, &off, &empty_path) != 0)
+        return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 malformed absolute-form request target\n");
+    /* From here on an absolute-form target is its origin form: the authority routes
+     * nothing, and the access rules see the same path and parameters. */
+    const char *raw = q->uri.data + off;
+    size_t raw_len = q->uri.len - off;
+    const char *qm = memchr(raw, '?', raw_len);
+    size_t path_len = qm ? (size_t)(qm - raw) : raw_len;
     params_reset(&q->prm);
     buf_clear(&q->path);
-    params_rc prc = params_decode(raw, path_len, &q->path);
+    params_rc prc = empty_path ? buf_puts(&q->path, "/") == 0 ? PARAMS_OK : PARAMS_NOMEM
+                               : params_decode(raw, path_len, &q->path);
     const struct route *r = routes;
     while (prc == PARAMS_OK && r->owns && !r->owns(q->path.data, q->path.len, method))
         r++;
     if (prc == PARAMS_OK && r->raw)
         return r->run(h, c, q, method);
     if (prc == PARAMS_OK)
-        prc = parse_params(c, q, qm ? qm + 1 : NULL, qm ? q->uri.len - path_len - 1 : 0);
+        prc = parse_params(c, q, qm ? qm + 1 : NULL, qm ? raw_len - path_len - 1 : 0);
     if (prc == PARAMS_BAD_ESCAPE)
         return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 bad percent escape in the request\n");
     if (prc == PARAMS_BAD_BODY)

@@ -292,7 +292,8 @@ enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
     size_t off;
     int empty_path;
     if (target_origin(q->uri.data, q->uri.len, &off, &empty_path) != 0)
-        return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 malformed absolute-form request target\n");
+        return http_send_error(c, MHD_HTTP_BAD_REQUEST,
+                               "400 malformed absolute-form request target\n");
     /* From here on an absolute-form target is its origin form: the authority routes
      * nothing, and the access rules see the same path and parameters. */
     const char *raw = q->uri.data + off;
@@ -301,8 +302,11 @@ enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
     size_t path_len = qm ? (size_t)(qm - raw) : raw_len;
     params_reset(&q->prm);
     buf_clear(&q->path);
-    params_rc prc = empty_path ? buf_puts(&q->path, "/") == 0 ? PARAMS_OK : PARAMS_NOMEM
-                               : params_decode(raw, path_len, &q->path);
+    params_rc prc = PARAMS_OK;
+    if (!empty_path)
+        prc = params_decode(raw, path_len, &q->path);
+    else if (buf_puts(&q->path, "/") != 0)     /* "http://h:1" means "/" (RFC 9110) */
+        prc = PARAMS_NOMEM;
     const struct route *r = routes;
     while (prc == PARAMS_OK && r->owns && !r->owns(q->path.data, q->path.len, method))
         r++;

@@ -229,8 +229,8 @@ static void test_ko_status_examples(void **state)
     /* An empty queue's READ: 200 as the reference has it, 404 with stsd.koStatus. */
     assert_int_equal(status_of(a.port, "/sts/READ?FILENAME=nope", NULL, NULL, 0), 200);
     assert_int_equal(status_of(b.port, "/sts/READ?FILENAME=nope", NULL, body, sizeof body), 404);
-    assert_string_equal(body,
-                        "<html><title>KO</title>\n<body>Error : nope not loaded yet !</body>\n</html>");
+    assert_string_equal(body, "<html><title>KO</title>\n<body>Error : nope not loaded yet !"
+                              "</body>\n</html>");
     /* No command: the reference's answer, 200 as it has it, 404 with stsd.koStatus. */
     assert_int_equal(status_of(a.port, "/sts/NOPE", NULL, NULL, 0), 200);
     assert_int_equal(status_of(b.port, "/sts/NOPE", NULL, NULL, 0), 404);
@@ -269,7 +269,8 @@ static void test_add_refuses_line_breaks(void **state)
     http_reply_free(&r);
     expect_length(a.port, "br.csv", "1");
     expect_accept(a.port, "/sts/LENGTH?FILENAME=br2.csv", NULL, 200, HTML_CT,
-                  "<html><title>KO</title>\n<body>Error : br2.csv not loaded yet !</body>\n</html>");
+                  "<html><title>KO</title>\n<body>Error : br2.csv not loaded yet !</body>\n"
+                  "</html>");
     /* With stsd.koStatus the HTML KO is a 400 too. */
     expect_accept(b.port, "/sts/ADD?FILENAME=br.csv&LINE=x%0Ay", NULL, 400, HTML_CT, ko);
 }

@@ -60,7 +60,7 @@ export function guardedStep() {
                   'INCR seats (take)');
     if (!ok(r)) {
         check(r, { 'INCR seats: a seat, or none after the wait': (x) =>
-            x.status === 200 && /stayed at its bound/.test(body(x)) });
+            x.status === 408 && /stayed at its bound/.test(body(x)) });
         return;
     }
     const lease = r.headers['X-Sts-Lease'];
@@ -95,7 +95,7 @@ export function watchAbort() {
     const r = sts('GET', { NAME: 'abort', VERSION: version, TIMEOUT: '10' }, 'GET abort (watch)');
     if (!ok(r)) {
         check(r, { 'GET abort: absent until the wait ends': (x) =>
-            x.status === 200 && /Key abort not found/.test(body(x)) });
+            x.status === 404 && /Key abort not found/.test(body(x)) });
         version = '0';
         return;
     }

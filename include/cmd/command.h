@@ -43,6 +43,7 @@ typedef struct cmd_request {
     const char *origin;           /* Origin, Sec-Fetch-Site, X-STS-UI (CSRF), or NULL */
     const char *sec_fetch_site;
     const char *ui_header;
+    int accept_json;              /* Accept strictly prefers application/json to text/html */
 } cmd_request;
 
 typedef void (*cmd_handler)(const cmd_server *srv, const params *p, cmd_result *r);
@@ -58,6 +59,9 @@ enum {
     CMD_WAITS   = 1 << 3,  /* may park (TIMEOUT=) */
     CMD_JSON    = 1 << 4,  /* has its own JSON document with FORMAT=JSON */
     CMD_FORM    = 1 << 5,  /* GET and POST only: other methods get "unknown command" */
+    CMD_REF     = 1 << 6,  /* one of the reference's 11 commands, whose plans expect its
+                            * answers: Accept asks for JSON only with stsd.jsonByAccept, and
+                            * an HTML KO is HTTP 200 unless stsd.koStatus */
 };
 
 #define CMD_MAX_PARAMS 8
@@ -80,10 +84,20 @@ typedef struct cmd_def {
 } cmd_def;
 
 /* Runs request q, filling r (whose text is cleared first): the access checks (tokens,
- * disabled commands, CSRF: r->refused says which refused), FORMAT, the help page, the
+ * disabled commands, CSRF: r->refused says which refused), JSON or HTML (r->json: FORMAT,
+ * else q->accept_json where it counts, command_json_by_accept), the help page, the
  * method, the journal's state, then the command's handler. Never fails: errors become KO
  * results, and out of memory becomes a KO with our own message. */
 void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r);
+
+/* 1 if the Accept header may ask command c (NULL: the help page or an unknown command,
+ * answered as the reference answers them) for JSON under configuration conf. */
+int command_json_by_accept(const config *conf, const cmd_def *c);
+
+/* The HTTP status of KO result r answered in HTML: its JSON status (400 when it has none)
+ * for a command beyond the reference's, 200 for the reference's 11 (and for no command)
+ * unless stsd.koStatus. conf may be NULL (defaults). */
+unsigned command_html_ko_status(const config *conf, const cmd_result *r);
 
 /* Number of commands in the table, and row i (NULL past the end). */
 int command_count(void);

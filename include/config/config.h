@@ -41,6 +41,9 @@ typedef struct config {
     char *state_dir;                 /* stsd.stateDirectory: "" = <datasetDirectory>/.stsd */
     size_t metrics_max_lists;        /* stsd.metrics.maxLists: 10000; more go to _other */
     int log_json;                    /* stsd.log.format: text|json, text */
+    int json_by_accept;              /* stsd.jsonByAccept: false (Accept alone never turns
+                                      * the reference's 11 commands to JSON) */
+    int ko_status;                   /* stsd.koStatus: false (their HTML KO is HTTP 200) */
     /* Access and TLS (server/auth, server/allow, server/tls); "" = not used. */
     char *token;                     /* stsd.token: comma list of data tokens (secret) */
     char *admin_token;               /* stsd.adminToken: comma list of admin tokens (secret) */

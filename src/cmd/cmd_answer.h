@@ -33,6 +33,7 @@
 #define MSG_NOMEM          "Out of memory, nothing changed !"
 #define MSG_JOURNAL        COMMIT_NOT_DURABLE
 #define MSG_LINE_TOO_LONG  "LINE is too long !"
+#define MSG_LINE_BREAK     "LINE must not hold a line break (CR or LF) !"
 #define MSG_FORMAT         "FORMAT value has to be HTML or JSON !"
 #define MSG_NO_FILE        "FILE parameter was missing !"
 /* The keys' (SET, INCR, DONE, ACK/RELEASE with NAME). */

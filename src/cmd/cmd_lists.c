@@ -177,6 +177,10 @@ void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
         return cmd_ko(r, 400, MSG_ILLEGAL);
     if (srv->conf->max_line && llen > srv->conf->max_line)
         return cmd_ko(r, 413, MSG_LINE_TOO_LONG);
+    /* A stored line holding a break would come back from SAVE as two lines (a
+     * deliberate difference from the reference, which stores it: docs/differences.md). */
+    if (memchr(line, '\n', llen) || memchr(line, '\r', llen))
+        return cmd_ko(r, 400, MSG_LINE_BREAK);
     store_rc rc = store_add(srv->st, name, line, llen, at_tail, unique, &r->lsn);
     if (rc != STORE_OK)
         return cmd_ko_store(r, rc, name, nlen);

@@ -41,50 +41,51 @@
 /* One row per command: a new command is a row here and a handler in its family's file
  * (cmd_lists, cmd_files, cmd_server, cmd_leases, cmd_keys, cmd_meet, cmd_once). The help
  * page (GET /sts/), stsd(8), the access checks and the metrics labels all come from these
- * rows. */
+ * rows. CMD_REF marks the reference's 11 commands, and only them: it keeps their answers
+ * the reference's (HTML whatever Accept says, KO with HTTP 200) unless a key says not. */
 static const cmd_def commands[] = {
-    {"INITFILE", cmd_initfile, CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
+    {"INITFILE", cmd_initfile, CMD_REF | CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
      "Load a file of the dataset directory as a list (one line per element), replacing a "
      "list of that name. Answers the number of lines.",
      {P_FILENAME}},
-    {"READ", cmd_read, CMD_WAITS, FIELD_LINE,
+    {"READ", cmd_read, CMD_REF | CMD_WAITS, FIELD_LINE,
      "Take a line from the head, the tail or anywhere.",
      {P_FILENAME, {"READ_MODE", "FIRST|LAST|RANDOM", 1, "where the line is taken"}, P_KEEP,
       P_TIMEOUT, P_LEASE,
       {"OWNER", "name", 1, "with KEEP=FALSE: 1 to 128 bytes; the first READ lends a line "
        "to this owner, every later one answers that same line (LEASE= renews it; with "
        "TIMEOUT an owner holding none waits for one)"}}},
-    {"READMULTI", cmd_readmulti, CMD_WAITS, FIELD_MESSAGE,
+    {"READMULTI", cmd_readmulti, CMD_REF | CMD_WAITS, FIELD_MESSAGE,
      "Take NB_LINES lines at once, one per <br /> line.",
      {P_FILENAME, {"NB_LINES", "n", 0, "how many lines (1 or more)"},
       {"READ_MODE", "FIRST|LAST|RANDOM", 1, "where the lines are taken"}, P_KEEP, P_TIMEOUT,
       P_LEASE}},
-    {"ADD", cmd_add, CMD_CHANGES | CMD_FORM, FIELD_MESSAGE,
+    {"ADD", cmd_add, CMD_REF | CMD_CHANGES | CMD_FORM, FIELD_MESSAGE,
      "Insert a line at the head or the tail, creating the list. GET or POST only.",
      {P_FILENAME, P_LINE, {"ADD_MODE", "FIRST|LAST", 1, "where the line goes"},
       {"UNIQUE", "FALSE|TRUE", 1, "TRUE refuses a line the list already holds"}}},
-    {"FIND", cmd_find, CMD_WAITS | CMD_FORM, FIELD_LINE,
+    {"FIND", cmd_find, CMD_REF | CMD_WAITS | CMD_FORM, FIELD_LINE,
      "The first line that matches LINE; KEEP=TRUE moves it to the tail, KEEP=FALSE removes "
      "it. GET or POST only.",
      {P_FILENAME, P_LINE, P_FIND_MODE, P_KEEP, P_TIMEOUT, P_LEASE}},
-    {"LENGTH", cmd_length, CMD_LOOKS, FIELD_LENGTH,
+    {"LENGTH", cmd_length, CMD_REF | CMD_LOOKS, FIELD_LENGTH,
      "The number of lines of a list.",
      {P_FILENAME}},
-    {"STATUS", cmd_status, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+    {"STATUS", cmd_status, CMD_REF | CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Every list and its length, sorted by name (in JSON: also on loan, waiters, rates, "
      "time to empty).",
      {{0}}},
-    {"SAVE", cmd_save, CMD_ADMIN, FIELD_COUNT,
+    {"SAVE", cmd_save, CMD_REF | CMD_ADMIN, FIELD_COUNT,
      "Write the list to the dataset directory, atomically. Answers the number of lines.",
      {P_FILENAME, {"ADD_TIMESTAMP", "true|false", 1, "name the file "
       "yyyyMMddTHHhmmmsss.file.csv (default: jmeterPlugin.sts.addTimestamp)"}}},
-    {"RESET", cmd_reset, CMD_CHANGES | CMD_ADMIN, FIELD_MESSAGE,
+    {"RESET", cmd_reset, CMD_REF | CMD_CHANGES | CMD_ADMIN, FIELD_MESSAGE,
      "Empty the list (it stays, with 0 lines).",
      {P_FILENAME}},
-    {"CONFIG", cmd_config, CMD_LOOKS | CMD_ADMIN | CMD_JSON, FIELD_MESSAGE,
+    {"CONFIG", cmd_config, CMD_REF | CMD_LOOKS | CMD_ADMIN | CMD_JSON, FIELD_MESSAGE,
      "The configuration in effect.",
      {{0}}},
-    {"STOP", cmd_stop, CMD_ADMIN, FIELD_MESSAGE,
+    {"STOP", cmd_stop, CMD_REF | CMD_ADMIN, FIELD_MESSAGE,
      "Answer OK, finish the requests in flight, answer every waiter, and exit.",
      {{0}}},
     {"PEEK", cmd_peek, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
@@ -264,19 +265,36 @@ static int refused(const cmd_server *srv, const cmd_request *q, const cmd_def *c
     return 0;
 }
 
+int command_json_by_accept(const config *conf, const cmd_def *c)
+{
+    return (c && !(c->flags & CMD_REF)) || (conf && conf->json_by_accept);
+}
+
+unsigned command_html_ko_status(const config *conf, const cmd_result *r)
+{
+    const cmd_def *c = command_at(r->cmd);
+    if ((!c || (c->flags & CMD_REF)) && !(conf && conf->ko_status))
+        return 200;
+    return r->status ? r->status : 400;
+}
+
 void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r)
 {
     result_reset(r);
     const cmd_def *c = command_of_path(q->path, q->path_len);
+    /* Known before FORMAT is read: a bad FORMAT is a KO of this command, with its
+     * status in HTML too. */
+    if (c && !((c->flags & CMD_FORM) && q->method == CMD_OTHER))
+        r->cmd = (int)(c - commands);
+    r->json = q->accept_json && command_json_by_accept(srv->conf, c);
     if (refused(srv, q, c, r) || cmd_format_param(q->prm, r) != 0)
         return;
     if (is_help_path(q->path, q->path_len)) {
         r->kind = REPLY_HELP;
         return;
     }
-    if (!c || ((c->flags & CMD_FORM) && q->method == CMD_OTHER))
+    if (r->cmd < 0)
         return cmd_ko(r, 404, MSG_UNKNOWN);
-    r->cmd = (int)(c - commands);
     r->field = c->field;
     if ((c->flags & CMD_CHANGES) && srv->j && journal_broken(srv->j))
         return cmd_ko(r, 503, MSG_JOURNAL);

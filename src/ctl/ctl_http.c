@@ -174,7 +174,8 @@ int ctl_request(const ctl_conn *c, const char *command, const char *query, int p
     /* LOAD takes FILENAME from the query string beside its multipart body. */
     if (command_url(&url, c->url, command, query, post && !upload) != 0)
         goto oom;
-    hdr = curl_slist_append(hdr, "Accept: application/json");
+    /* JSON is asked for with FORMAT=JSON in every query: Accept alone would not turn the
+     * reference's commands to JSON (stsd.jsonByAccept). */
     if (c->token) {
         buf_printf(&auth, "Authorization: Bearer %s", c->token);
         if (auth.oom)

@@ -230,6 +230,11 @@ static int parse_some(const char *text, size_t len, int final, list *l, size_t *
     return rc;
 }
 
+size_t dataset_bom_len(const char *text, size_t len)
+{
+    return len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+}
+
 int dataset_parse_lines(const char *text, size_t len, list *l)
 {
     size_t used;
@@ -378,7 +383,7 @@ static dataset_rc load_lines(int fd, const char *charset, int ascii, list *l)
 {
     loader ld = {.fd = fd, .cd = (iconv_t)-1, .cap = LOAD_CHUNK, .ascii = ascii};
     dataset_rc rc = DATASET_OK;
-    int final = 0;
+    int final = 0, bom_seen = 0;
     /* One iconv_t per load: iconv_t holds state and is not thread-safe, and opening one
      * costs little next to reading a file. */
     if (charset) {
@@ -403,6 +408,16 @@ static dataset_rc load_lines(int fd, const char *charset, int ascii, list *l)
         rc = loader_fill(&ld, &final);
         if (rc != DATASET_OK)
             goto cleanup;
+        /* The mark is looked for in the UTF-8 text, converted from any charset; a read
+         * too short to tell waits for the next one. */
+        if (!bom_seen) {
+            if (ld.len < 3 && !final)
+                continue;
+            size_t bom = dataset_bom_len(ld.text, ld.len);
+            memmove(ld.text, ld.text + bom, ld.len - bom);
+            ld.len -= bom;
+            bom_seen = 1;
+        }
         if (parse_some(ld.text, ld.len, final, l, &used) != 0) {
             rc = DATASET_NOMEM;
             goto cleanup;

@@ -10,6 +10,9 @@
 void dataset_set_errno(int err);
 /* 1 if p[0..n) has no byte >= 0x80. */
 int dataset_ascii_only(const char *p, size_t n);
+/* The length of the UTF-8 byte order mark text[0..len) starts with: 3, or 0 if none.
+ * INITFILE and LOAD drop it, so that it does not stick to the first line. */
+size_t dataset_bom_len(const char *text, size_t len);
 /* 1 if name must not reach the filesystem (illegal characters; length is not checked,
  * since a timestamped SAVE name may pass 128 bytes). */
 int dataset_name_unsafe(const char *name);

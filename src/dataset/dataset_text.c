@@ -68,6 +68,9 @@ dataset_rc dataset_load_text(dataset *d, const char *text, size_t len, list **ou
         text = converted;
         len = clen;
     }
+    size_t bom = dataset_bom_len(text, len);
+    text += bom;
+    len -= bom;
     list *l = list_create();
     if (!l || dataset_parse_lines(text, len, l) != 0) {
         list_free(l);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "accept.h"
+#include "target.h"
 #include "base/clock.h"
 #include "base/stats.h"
 #include "cmd/command.h"
@@ -67,13 +69,6 @@ enum MHD_Result http_send_stopping(struct MHD_Connection *c)
     return ret;
 }
 
-/* Accept: application/json asks for JSON answers (FORMAT= may still say otherwise). */
-static int wants_json(struct MHD_Connection *c)
-{
-    const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ACCEPT);
-    return a && strcasestr(a, "application/json") != NULL;
-}
-
 /* The resume callback of a suspended connection (park_arm's: the connection and the
  * loop it runs on, never its request, which its thread may free once it has taken the
  * answer). Its loop is woken as well: libmicrohttpd's own wake-up may be consumed by a
@@ -86,11 +81,13 @@ static void resume_connection(void *conn, void *loop)
 }
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
-enum MHD_Result http_send_result(struct MHD_Connection *c, request *q)
+enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c, request *q)
 {
     unsigned status = MHD_HTTP_OK;
     int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
                             : reply_render(&q->result, &q->page);
+    if (!q->result.json && q->result.kind == REPLY_KO)
+        status = command_html_ko_status(h->conf, &q->result);
     stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
     if (rc != 0)
         return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
@@ -112,7 +109,7 @@ static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
 }
 
 /* The resumed call of a parked request: its answer is in the slot. */
-enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q)
+enum MHD_Result http_send_parked(const http_server *h, struct MHD_Connection *c, request *q)
 {
     cmd_result *ended = park_take(q->slot);
     cmd_result mine = q->result;
@@ -124,7 +121,7 @@ enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q)
     q->result.field = mine.field;
     park_unref(q->slot);
     q->slot = NULL;
-    return http_send_result(c, q);
+    return http_send_result(h, c, q);
 }
 
 /* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
@@ -232,8 +229,8 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
         .sec_fetch_site = header(c, "Sec-Fetch-Site"),
         .ui_header = header(c, CSRF_HEADER),
     };
+    cq.accept_json = accept_prefers_json(header(c, MHD_HTTP_HEADER_ACCEPT));
     q->t0 = clock_now_ns();
-    q->result.json = wants_json(c);
     command_run(h->srv, &cq, &q->result);
     if (q->result.refused == REFUSED_AUTH)
         return send_refusal(c, q, (auth_verdict)q->result.verdict);
@@ -248,7 +245,7 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
         http_loop_hold(http_loop_current());
         return MHD_YES;
     }
-    return http_send_result(c, q);
+    return http_send_result(h, c, q);
 }
 
 static int is_metrics(const char *path, size_t len, const char *method)
@@ -292,19 +289,31 @@ static params_rc parse_params(struct MHD_Connection *c, request *q, const char *
 enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
                            const char *method)
 {
-    const char *raw = q->uri.data;
-    const char *qm = memchr(raw, '?', q->uri.len);
-    size_t path_len = qm ? (size_t)(qm - raw) : q->uri.len;
+    size_t off;
+    int empty_path;
+    if (target_origin(q->uri.data, q->uri.len, &off, &empty_path) != 0)
+        return http_send_error(c, MHD_HTTP_BAD_REQUEST,
+                               "400 malformed absolute-form request target\n");
+    /* From here on an absolute-form target is its origin form: the authority routes
+     * nothing, and the access rules see the same path and parameters. */
+    const char *raw = q->uri.data + off;
+    size_t raw_len = q->uri.len - off;
+    const char *qm = memchr(raw, '?', raw_len);
+    size_t path_len = qm ? (size_t)(qm - raw) : raw_len;
     params_reset(&q->prm);
     buf_clear(&q->path);
-    params_rc prc = params_decode(raw, path_len, &q->path);
+    params_rc prc = PARAMS_OK;
+    if (!empty_path)
+        prc = params_decode(raw, path_len, &q->path);
+    else if (buf_puts(&q->path, "/") != 0)     /* "http://h:1" means "/" (RFC 9110) */
+        prc = PARAMS_NOMEM;
     const struct route *r = routes;
     while (prc == PARAMS_OK && r->owns && !r->owns(q->path.data, q->path.len, method))
         r++;
     if (prc == PARAMS_OK && r->raw)
         return r->run(h, c, q, method);
     if (prc == PARAMS_OK)
-        prc = parse_params(c, q, qm ? qm + 1 : NULL, qm ? q->uri.len - path_len - 1 : 0);
+        prc = parse_params(c, q, qm ? qm + 1 : NULL, qm ? raw_len - path_len - 1 : 0);
     if (prc == PARAMS_BAD_ESCAPE)
         return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 bad percent escape in the request\n");
     if (prc == PARAMS_BAD_BODY)

@@ -156,9 +156,10 @@ static void put_help(buf *out)
         buf_puts(out, c->params[0].name ? "</ul></dd>" : "</dd>");
     }
     buf_puts(out,
-        "<dt>[&amp;FORMAT=JSON]</dt><dd>On any command (or with <code>Accept: "
-        "application/json</code>): the answer in JSON, with an HTTP status that says how it "
-        "went. Metrics for Prometheus: <code>GET /metrics</code>.</dd>"
+        "<dt>[&amp;FORMAT=JSON]</dt><dd>On any command: the answer in JSON, with an HTTP "
+        "status that says how it went (also by <code>Accept: application/json</code>, for "
+        "the commands beyond the reference's). Metrics for Prometheus: "
+        "<code>GET /metrics</code>.</dd>"
         "</dl></body></html>");
 }
 

@@ -84,7 +84,7 @@ static void expect_ko_answer(http_conn *c, int ms, const char *msg)
 {
     http_reply r;
     assert_int_equal(recv_answer(c, ms, &r), 0);
-    expect_page(&r, 0, msg);
+    expect_page_of("/sts/BARRIER", &r, 0, msg);
     http_reply_free(&r);
     http_conn_close(c);
 }

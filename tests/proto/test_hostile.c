@@ -103,7 +103,7 @@ static int setup(void **state)
     http_reply r;
     const char *init[] = {"/sts/INITFILE?FILENAME=logins.csv", "/sts/ADD?FILENAME=queue.csv&LINE=q1",
                           "/sts/ADD?FILENAME=queue.csv&LINE=q2&ADD_MODE=LAST",
-                          "/sts/ADD?FILENAME=bin.csv&LINE=%00%01%FF%0A"};
+                          "/sts/ADD?FILENAME=bin.csv&LINE=%00%01%FF%09"};
     for (size_t i = 0; i < 4; i++) {
         if (http_get(d.port, init[i], &r) != 0)
             return -1;
@@ -156,7 +156,10 @@ static void test_battery(void **state)
         "GET /sts/SAVE?FILENAME=logins.csv%00.txt HTTP/1.1\r\nHost: x\r\n\r\n",
         "GET /sts/READ?FILENAME=logins.csv%00 HTTP/1.1\r\nHost: x\r\n\r\n",
         "GET /sts/../sts/READ?FILENAME=logins.csv&KEEP=FALSE HTTP/1.1\r\nHost: x\r\n\r\n",
-        "GET http://evil/sts/READ?FILENAME=logins.csv&KEEP=FALSE HTTP/1.1\r\nHost: x\r\n\r\n",
+        /* Malformed absolute forms: 400 (a well-formed one is served: test_answers). */
+        "GET http:/evil/sts/READ?FILENAME=logins.csv&KEEP=FALSE HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET ftp://evil/sts/READ?FILENAME=logins.csv&KEEP=FALSE HTTP/1.1\r\nHost: x\r\n\r\n",
+        "GET http://u@evil/sts/READ?FILENAME=logins.csv&KEEP=FALSE HTTP/1.1\r\nHost: x\r\n\r\n",
     };
     for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
         send_and_drain(lines[i], strlen(lines[i]), out, sizeof out);

@@ -230,7 +230,7 @@ static void woken(http_conn *c, int n, int ok, const char *text)
         http_reply r;
         assert_int_equal(http_conn_ready(&c[i], 5000), 1);
         assert_int_equal(http_conn_recv(&c[i], &r), 0);
-        expect_page(&r, ok, text);
+        expect_page_of("/sts/GET", &r, ok, text);
         http_reply_free(&r);
         http_conn_close(&c[i]);
     }

@@ -30,7 +30,7 @@ static void expect_get(const char *target, int ok, const char *text)
 {
     http_reply r;
     assert_int_equal(http_get(d.port, target, &r), 0);
-    expect_page(&r, ok, text);
+    expect_page_of(target, &r, ok, text);
     char v[64];
     if (!strstr(target, "LEASE=") || !ok)
         assert_int_equal(http_header(&r, "X-STS-Lease", v, sizeof v), -1);

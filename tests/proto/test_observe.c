@@ -145,21 +145,23 @@ static void test_status_config(void **state)
     free(s);
 }
 
+/* Accept counts for stsd's own commands (test_answers has every rule): strictly
+ * preferred JSON gets JSON, FORMAT=HTML wins, a KO keeps its status. */
 static void test_accept(void **state)
 {
-    const char req[] = "GET /sts/LENGTH?FILENAME=b.csv HTTP/1.1\r\nHost: x\r\n"
+    const char req[] = "GET /sts/LEASES?FILENAME=b.csv HTTP/1.1\r\nHost: x\r\n"
                        "Accept: text/html;q=0.5, Application/JSON\r\nConnection: close\r\n\r\n";
     http_reply r;
     assert_int_equal(http_raw(d.port, req, sizeof req - 1, &r), 0);
     assert_int_equal(r.status, 200);
-    assert_string_equal(r.body, "{\"ok\":true,\"length\":1}");
+    assert_string_equal(r.body, "{\"ok\":true,\"length\":0}");
     http_reply_free(&r);
-    const char html[] = "GET /sts/LENGTH?FILENAME=b.csv&FORMAT=HTML HTTP/1.1\r\nHost: x\r\n"
+    const char html[] = "GET /sts/LEASES?FILENAME=b.csv&FORMAT=HTML HTTP/1.1\r\nHost: x\r\n"
                         "Accept: application/json\r\nConnection: close\r\n\r\n";
     assert_int_equal(http_raw(d.port, html, sizeof html - 1, &r), 0);
-    assert_string_equal(r.body, "<html><title>OK</title>\n<body>1</body>\n</html>");
+    assert_string_equal(r.body, "<html><title>OK</title>\n<body>0</body>\n</html>");
     http_reply_free(&r);
-    const char ko[] = "GET /sts/LENGTH?FILENAME=zz HTTP/1.1\r\nHost: x\r\n"
+    const char ko[] = "GET /sts/LEASES?FILENAME=zz HTTP/1.1\r\nHost: x\r\n"
                       "Accept: application/json\r\nConnection: close\r\n\r\n";
     assert_int_equal(http_raw(d.port, ko, sizeof ko - 1, &r), 0);
     assert_int_equal(r.status, 404);
@@ -253,7 +255,7 @@ static void test_peek(void **state)
            "<html><title>OK</title>\n<body>\nname = big.csv<br />\nlength = 250<br />\n"
            "offset = 248<br />\nnext_offset = null<br />\n248 : row248<br />\n"
            "249 : row249<br />\n</body>\n</html>");
-    expect("/sts/PEEK?FILENAME=big.csv&LIMIT=x", 200, HTML_CT,
+    expect("/sts/PEEK?FILENAME=big.csv&LIMIT=x", 400, HTML_CT,
            "<html><title>KO</title>\n<body>Error : LIMIT value has to be an integer from 1 to "
            "1000 !</body>\n</html>");
 }

@@ -48,7 +48,7 @@ static void expect_get(const char *target, int ok, const char *text)
 {
     http_reply r;
     assert_int_equal(http_get(port, target, &r), 0);
-    expect_page(&r, ok, text);
+    expect_page_of(target, &r, ok, text);
     http_reply_free(&r);
 }
 
@@ -80,7 +80,7 @@ static void recv_page(http_conn *c, int ms, int ok, const char *text, char *id, 
     http_reply r;
     assert_int_equal(http_conn_ready(c, ms), 1);
     assert_int_equal(http_conn_recv(c, &r), 0);
-    expect_page(&r, ok, text);
+    expect_page_of("/sts/ONCE", &r, ok, text);
     if (id)
         assert_int_equal(http_header(&r, "X-STS-Lease", id, idlen), 0);
     http_reply_free(&r);

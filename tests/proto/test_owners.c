@@ -68,11 +68,11 @@ static void expect_json_ko(const char *target, int status, const char *want)
     http_reply_free(&r);
 }
 
-static void add_lines(const char *list, int n)
+static void add_lines(const char *name, int n)
 {
     char t[256];
     for (int i = 0; i < n; i++) {
-        snprintf(t, sizeof t, "/sts/ADD?ADD_MODE=LAST&FILENAME=%s&LINE=line%03d", list, i);
+        snprintf(t, sizeof t, "/sts/ADD?ADD_MODE=LAST&FILENAME=%s&LINE=line%03d", name, i);
         expect_get(t, 1, "");
     }
 }

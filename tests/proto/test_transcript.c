@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_transcript.c - replays the reference's 100-request transcript against a real stsd
- * and compares every answer byte for byte (and the files SAVE wrote). */
+ * and compares every answer byte for byte (and the files SAVE wrote), with no Accept
+ * header and with each that a JMeter plan may send: the reference ignores it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +26,9 @@ static const struct {
     {"single.csv", "only\n"},
 };
 
+/* The Accept header line of the replay under way ("" for none). */
+static char accept_line[256];
+
 /* Builds a multipart/form-data request from "name=value\n" lines. */
 static int send_multipart(int port, const char *path, const char *fields, http_reply *r)
 {
@@ -41,11 +45,28 @@ static int send_multipart(int port, const char *path, const char *fields, http_r
     }
     n += (size_t)snprintf(body + n, sizeof body - n, "--%s--\r\n", boundary);
     int len = snprintf(req, sizeof req,
-                       "POST %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+                       "POST %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s"
                        "Content-Type: multipart/form-data; boundary=%s\r\n"
                        "Content-Length: %zu\r\n\r\n%s",
-                       path, boundary, n, body);
+                       path, accept_line, boundary, n, body);
     return http_raw(port, req, (size_t)len, r);
+}
+
+/* An urlencoded POST with the replay's Accept line. */
+static int send_post(int port, const char *path, const char *body, http_reply *r)
+{
+    size_t cap = strlen(path) + strlen(body) + 512;
+    char *req = malloc(cap);
+    if (!req)
+        return -1;
+    int n = snprintf(req, cap,
+                     "POST %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n%s"
+                     "Content-Type: application/x-www-form-urlencoded\r\n"
+                     "Content-Length: %zu\r\n\r\n%s",
+                     path, accept_line, strlen(body), body);
+    int rc = http_raw(port, req, (size_t)n, r);
+    free(req);
+    return rc;
 }
 
 static int cmp_lines(const void *a, const void *b)
@@ -73,8 +94,11 @@ static int same_lines(const char *a, const char *b)
     return same;
 }
 
-static void test_transcript(void **state)
+/* Replays the transcript on a fresh stsd, each request with Accept: accept (NULL: none). */
+static void replay(const char *accept)
 {
+    snprintf(accept_line, sizeof accept_line, "%s%s%s", accept ? "Accept: " : "",
+             accept ? accept : "", accept ? "\r\n" : "");
     daemon_proc d;
     assert_int_equal(td_mkdirs(&d), 0);
     for (size_t i = 0; i < sizeof input_files / sizeof input_files[0]; i++)
@@ -87,8 +111,9 @@ static void test_transcript(void **state)
     for (size_t i = 0; i < ncases; i++) {
         const struct transcript_case *c = &transcript[i];
         http_reply r;
-        int rc = strcmp(c->method, "GET") == 0    ? http_get(d.port, c->target, &r)
-               : strcmp(c->method, "POST") == 0 ? http_post(d.port, c->target, c->body, &r)
+        int rc = strcmp(c->method, "GET") == 0
+                     ? http_get_as(d.port, c->target, NULL, accept_line, &r)
+               : strcmp(c->method, "POST") == 0 ? send_post(d.port, c->target, c->body, &r)
                                                   : send_multipart(d.port, c->target, c->body, &r);
         assert_int_equal(rc, 0);
         int ok = r.status == 200;
@@ -118,14 +143,40 @@ static void test_transcript(void **state)
         }
         http_reply_free(&r);
     }
-    fprintf(stderr, "transcript: %zu of %zu cases match\n", ncases - (size_t)failed, ncases);
+    fprintf(stderr, "transcript (Accept: %s): %zu of %zu cases match\n",
+            accept ? accept : "none", ncases - (size_t)failed, ncases);
     assert_int_equal(failed, 0);
     assert_int_equal(td_stop(&d, 0), 0);
     td_cleanup(&d);
 }
 
+static void test_transcript(void **state)
+{
+    replay(NULL);
+}
+
+/* What plans send: a REST API's header for the whole plan, browsers' and clients'
+ * defaults, a weighted preference either way, a malformed q. */
+static void test_transcript_any_accept(void **state)
+{
+    static const char *const accepts[] = {
+        "application/json",
+        "*/*",
+        "application/json;q=0.1, text/html",
+        "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+        "application/json, text/plain, */*",
+        "text/html;q=0.5, application/json",
+        "application/json;q=oops",
+    };
+    for (size_t i = 0; i < sizeof accepts / sizeof accepts[0]; i++)
+        replay(accepts[i]);
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_transcript)};
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transcript),
+        cmocka_unit_test(test_transcript_any_accept),
+    };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -945,6 +945,8 @@ static void test_each(void **state)
         {"stsd.maxLease", "3600"},
         {"stsd.metrics.maxLists", "10000"},
         {"stsd.log.format", "text"},
+        {"stsd.jsonByAccept", "false"},
+        {"stsd.koStatus", "false"},
     };
     size_t n = sizeof want / sizeof want[0];
     assert_int_equal(p.n, n);
@@ -970,7 +972,8 @@ static void test_each(void **state)
     assert_pair(&p, 0, "jmeterPlugin.sts.port", "9191");
     assert_pair(&p, 1, "jmeterPlugin.sts.datasetDirectory", "/no/such/dir");
     assert_pair(&p, 9, "stsd.bind", "0.0.0.0");
-    assert_pair(&p, (int)p.n - 1, "stsd.log.format", "json");
+    assert_pair(&p, (int)p.n - 3, "stsd.log.format", "json");
+    assert_pair(&p, (int)p.n - 1, "stsd.koStatus", "false");
     assert_int_equal(p.n, n - 2);
     pairs_free(&p);
     buf err = BUF_INIT;

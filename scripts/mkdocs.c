@@ -35,17 +35,6 @@ static void md_code(const char *s, int in_table)
     putchar('`');
 }
 
-/* The reference's eleven commands answer as the Java STS does, whatever they are asked. */
-static int is_reference(const char *name)
-{
-    static const char *const ref[] = {"INITFILE", "READ", "READMULTI", "ADD", "FIND",
-                                      "LENGTH", "STATUS", "SAVE", "RESET", "CONFIG", "STOP"};
-    for (size_t i = 0; i < sizeof ref / sizeof ref[0]; i++)
-        if (strcmp(ref[i], name) == 0)
-            return 1;
-    return 0;
-}
-
 static const char *field_doc(reply_field f)
 {
     switch (f) {
@@ -101,7 +90,7 @@ static void put_command(const cmd_def *c)
     if (c->params[0].name)
         putchar('\n');
     fputs("- From the reference: ", stdout);
-    fputs(is_reference(c->name) ? "yes, answered byte for byte as the Java STS does.\n"
+    fputs(c->flags & CMD_REF ? "yes, answered byte for byte as the Java STS does.\n"
                                 : "no, a command stsd adds.\n", stdout);
     fputs("- Changes data: ", stdout);
     fputs(c->flags & CMD_CHANGES ? "yes (journaled; refused while the journal cannot be "

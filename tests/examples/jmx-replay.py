@@ -182,6 +182,7 @@ def main():
                     print(f"  --    between engines: {q} -> {short[:60]}")
     fails = sum(1 for k, _, _ in out if k == "fail")
     oks = sum(1 for k, _, _ in out if k == "ok")
+    skips = len(out) - oks - fails
     for cmd in once_only:
         by = [f"replay-{i + 1}" for i, s in enumerate(sent) if cmd in s]
         if by == ["replay-1"]:
@@ -189,7 +190,7 @@ def main():
         else:
             fails += 1
             print(f"  FAIL  {cmd} sent by {', '.join(by) or 'no engine'} (want replay-1 only)")
-    print(f"replay: {oks} samplers ok, {fails} failed, {len(out) - oks - fails} skipped")
+    print(f"replay: {oks} samplers ok, {fails} failed, {skips} skipped")
     sys.exit(1 if fails or not oks else 0)
 
 

@@ -341,7 +341,8 @@ else
     stop
 fi
 
-# 6. Run once (ONCE, DONE). The JMeter plan's setUp group loads the lists through ONCE:
+# 6. Run once (ONCE, DONE). The JMeter plan's setUp groups (every one, as each engine runs
+# them) load the lists through ONCE:
 # the engine that gets RUN INITFILEs and RESETs, then DONE; the others load nothing.
 # First 5 replays of that group at once (5 engines starting together): 1 RUN, 4 DONE,
 # the lists loaded by one of them only. Then two engines in turn, with a READ ... LEASE
@@ -356,7 +357,7 @@ else
     host=${STS%/sts}
     i=1; replays=
     while [ $i -le 5 ]; do
-        python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group ONCE \
+        python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group setUp \
             --machine "engine$i" >"$tmp/once$i" 2>&1 &
         replays="$replays $!"; i=$((i + 1))
     done
@@ -365,18 +366,18 @@ else
     dones=$(cat "$tmp"/once[1-5] | grep -c '^  ok    ONCE dataset-ready .* -> OK DONE$')
     loads=$(cat "$tmp"/once[1-5] | grep -c '^  ok    \(INITFILE\|RESET\) ')
     loaders=$(grep -l '^  ok    INITFILE ' "$tmp"/once[1-5] | wc -l)
-    failed=$(cat "$tmp"/once[1-5] | grep -c '^  FAIL')
+    replay_fails=$(cat "$tmp"/once[1-5] | grep -c '^  FAIL')
     value=$(body 'GET?NAME=dataset-ready')
-    [ "$runs" = 1 ] && [ "$dones" = 4 ] && [ "$failed" = 0 ] && [ "$loads" = 3 ] &&
+    [ "$runs" = 1 ] && [ "$dones" = 4 ] && [ "$replay_fails" = 0 ] && [ "$loads" = 3 ] &&
         [ "$loaders" = 1 ] && [ "$value" = ok ] &&
         ok "examples/stsd-plan.jmx ONCE setUp, 5 replays at once: 1 RUN loaded the lists (2 INITFILE, 1 RESET), 4 DONE, dataset-ready = ok" ||
-        { fail "stsd-plan.jmx ONCE: $runs RUN, $dones DONE, $failed failed (want 1, 4, 0); $loads INITFILE/RESET by $loaders replays (want 3 by 1), dataset-ready = '$value' (want ok)"
+        { fail "stsd-plan.jmx ONCE: $runs RUN, $dones DONE, $replay_fails failed (want 1, 4, 0); $loads INITFILE/RESET by $loaders replays (want 3 by 1), dataset-ready = '$value' (want ok)"
           sed 's/^/        /' "$tmp"/once[1-5]; }
     stop
     start
     host=${STS%/sts}
     python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --engines 2 \
-        --group ONCE --group 'Consume once' \
+        --group setUp --group 'Consume once' \
         --between '/sts/READ?FILENAME=logins.csv&KEEP=FALSE&LEASE=60' \
         --once-only INITFILE --once-only RESET >"$tmp/late" 2>&1
     status=$?

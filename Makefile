@@ -346,7 +346,10 @@ install: all
 	$(Q)for f in $(wildcard examples/*.sh); do \
 		chmod 0755 $(DESTDIR)$(DATADIR)/$$f; done   # scripts (#!): runnable where installed
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties ] || \
-		install -m 0644 conf/sts.properties $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties
+		{ sed -e 's|^#\(jmeterPlugin\.sts\.datasetDirectory\)=.*|\1=/var/lib/stsd|' \
+		      -e 's|^\(jmeterPlugin\.sts\.daemon\)=false$$|\1=true|' \
+		      conf/sts.properties > $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties && \
+		  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties; }
 	$(call say,INST,$(DESTDIR)$(UNITDIR)/stsd.service)sed 's|@PREFIX@|$(PREFIX)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		conf/stsd.service > $(DESTDIR)$(UNITDIR)/stsd.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/stsd.service

@@ -70,7 +70,7 @@ for path in sys.argv[1:]:
     assert paths and all(p.startswith("/sts/") for p in paths), paths
 PY
 then ok "examples: headers; the JMeter plan is well-formed"; else fail "the JMeter plan"; fi
-# k6 is not in Debian and not on npm (a Go binary): its scripts are only parsed (node:
+# k6 is not in Debian (a Go binary, not installed here): its scripts are only parsed (node:
 # nodejs), as Artillery's file (python3-yaml) before it runs in 3b; scripts/deps.sh test
 # installs both. JMeter is not in Debian either: its plans are replayed (2b, 6).
 for f in examples/k6-*.js; do

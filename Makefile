@@ -72,7 +72,7 @@ help:
 	@echo "make test-stop  SIGTERM in every state: exit 0 within 5 s, nothing answered lost (also under ASan)"
 	@echo "make test-ui    the dashboard in headless Chromium (screenshots in build/ui-screens/)"
 	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
-	@echo "make test-examples  the curl examples and Locust against a real stsd"
+	@echo "make test-examples  the curl examples, Locust and Artillery against a real stsd"
 	@echo "make test-ctl   every stsctl verb against a real stsd; stsctl top under tmux"
 	@echo "make deb        the Debian package in build/deb/ (dpkg-buildpackage -b -us -uc)"
 	@echo "make test-deb   build the .deb, lintian, dpkg -i, run, dpkg -r, purge (as root)"
@@ -242,9 +242,10 @@ test-deb: deps-test
 	@tests/pkg/test-deb.sh $(BUILD)/deb
 
 # examples/ against a real stsd: the curl scripts, Locust headless for a few seconds (the
-# shared-state example too), the shared-state JMeter plan replayed without JMeter.
+# shared-state example too), Artillery (npm installs it once into $(BUILD)/npm), the
+# JMeter plans replayed without JMeter (stsd-plan.jmx as two engines: one loads the lists).
 test-examples: $(BUILD)/stsd
-	@STSD=$(BUILD)/stsd tests/examples/test-examples.sh
+	@STSD=$(BUILD)/stsd NPM_DIR=$(BUILD)/npm tests/examples/test-examples.sh
 
 # The dashboard in headless Chromium (tests/ui/); a skip (failing under CI=true) without it.
 test-ui: $(BUILD)/stsd
@@ -368,7 +369,10 @@ install: all
 	$(Q)for f in $(wildcard examples/*.sh); do \
 		chmod 0755 $(DESTDIR)$(DATADIR)/$$f; done   # scripts (#!): runnable where installed
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties ] || \
-		install -m 0644 conf/sts.properties $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties
+		{ sed -e 's|^#\(jmeterPlugin\.sts\.datasetDirectory\)=.*|\1=/var/lib/stsd|' \
+		      -e 's|^\(jmeterPlugin\.sts\.daemon\)=false$$|\1=true|' \
+		      conf/sts.properties > $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties && \
+		  chmod 0644 $(DESTDIR)$(SYSCONFDIR)/stsd/sts.properties; }
 	$(call say,INST,$(DESTDIR)$(UNITDIR)/stsd.service)sed 's|@PREFIX@|$(PREFIX)|g; s|@SYSCONFDIR@|$(SYSCONFDIR)|g' \
 		conf/stsd.service > $(DESTDIR)$(UNITDIR)/stsd.service
 	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/stsd.service

@@ -107,7 +107,9 @@ class SeatUser(HttpUser):
 
 class StickyLoginUser(HttpUser):
     """A login per virtual user for the whole test, never held by two users at once: the
-    owner is this machine and this user's number (JMeter's ${__machineName}-${__threadNum})."""
+    owner is this machine and this user's number, unique within the process (JMeter's
+    ${__machineName}-${__threadName}: a thread's name is unique within an engine, its
+    __threadNum only within its thread group)."""
     wait_time = constant(0.05)
 
     def on_start(self):

@@ -16,6 +16,8 @@ case "${1:-build}" in
     # `make deps-test` readies the machine for both.
     test)  need="$need libcmocka-dev curl clang libclang-rt-14-dev prometheus groff-base python3-locust openssl"
            need="$need systemd nodejs python3-yaml redis-server"
+           # npm installs Artillery into build/npm (tests/examples); NodeSource's nodejs has it.
+           command -v npm >/dev/null 2>&1 || need="$need npm"
            need="$need chromium chromium-driver python3-selenium"      # tests/ui
            # tests/ctl (stsctl top in a tmux pane) and tests/pkg/test-deb.sh (make deb).
            need="$need tmux debhelper lintian" ;;

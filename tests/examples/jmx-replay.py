@@ -2,17 +2,29 @@
 # SPDX-License-Identifier: Apache-2.0
 """jmx-replay.py - runs the HTTP samplers of a JMeter plan once each, in document order,
 against a real stsd, without JMeter (which is not in Debian): ${var} and the functions the
-examples use (__P, __machineName, __threadNum, __jexl3 left alone) are substituted, each
-thread group starts from the plan's variables, Response Assertions (substring, regex
-contains) are checked and Regex Extractors (body or headers) set variables. Controllers
-run their children once; an If Controller whose condition is ${__jexl3("a" == "b")} (or
-!=) once substituted runs its children when true, any other condition is only reported;
-Flow Control Actions are left alone.
+examples use (__P, __machineName, __threadNum, __threadName as JMeter names a thread:
+"GROUP 1-1"; __jexl3 left alone) are substituted, each thread group starts from the plan's
+variables, Response Assertions (substring, regex contains) are checked and Regex
+Extractors (body or headers) set variables. Controllers run their children once; an If
+Controller whose condition is ${__jexl3("a" == "b")} (or !=) once substituted runs its
+children when true, any other condition is only reported; Flow Control Actions are left
+alone.
 
-Usage: tests/examples/jmx-replay.py PLAN BASE_URL [--skip PARAM]... [--group TEXT]
+Engines: --engines N replays the plan N times one after the other, as N engines of a
+distributed run that start late one after another (__machineName replay-1, replay-2...);
+--once-only CMD then asserts that the samplers of command CMD (INITFILE, RESET) were sent
+by exactly one engine, the first: a plan that loads its lists through ONCE must not
+reload them when a later engine joins.
+
+Usage: tests/examples/jmx-replay.py PLAN BASE_URL [--skip PARAM]... [--group TEXT]...
+           [--machine NAME] [--engines N [--between PATH?QUERY] [--once-only CMD]...]
   --skip PARAM: leave out the samplers that send PARAM (a parameter the server lacks yet)
-  --group TEXT: run only the thread groups whose name contains TEXT
-Prints one line per sampler; exits 1 if any sampler fails.
+  --group TEXT: run only the thread groups whose name contains one of the TEXTs
+  --machine NAME: ${__machineName} (replay by default)
+  --engines N: replay the plan as N engines in turn (replay-1 ... replay-N)
+  --between PATH?QUERY: one GET between two engines, as the test under way (a lease taken)
+  --once-only CMD: fail unless CMD was sent by the first engine and no other
+Prints one line per sampler; exits 1 if any sampler or --once-only check fails.
 """
 import re
 import sys
@@ -23,8 +35,6 @@ import xml.etree.ElementTree as ET
 
 FUNCS = [
     (re.compile(r"\$\{__P\(([^,)]*),([^)]*)\)\}"), lambda m: m.group(2)),
-    (re.compile(r"\$\{__machineName\}"), lambda m: "replay"),
-    (re.compile(r"\$\{__threadNum\}"), lambda m: "1"),
 ]
 
 
@@ -39,8 +49,7 @@ def props(el):
     return {p.get("name"): (p.text or "") for p in el if p.tag in ("stringProp", "intProp", "boolProp")}
 
 
-def plan_vars(root):
-    env = {}
+def plan_vars(root, env):
     for ep in root.iter("elementProp"):
         if ep.get("name") == "TestPlan.user_defined_variables":
             for a in ep.iter("elementProp"):
@@ -64,10 +73,11 @@ def run(base, sampler, children, env, skip, out):
             args.append((ap["Argument.name"], subst(ap.get("Argument.value", ""), env)))
     name = subst(sampler.get("testname"), env)
     if any(k in skip for k, _ in args):
-        out.append(("skip", name))
+        out.append(("skip", name, None))
         print(f"  skip  {name} (sends {', '.join(k for k, _ in args if k in skip)})")
         return
-    url = base.rstrip("/") + subst(p["HTTPSampler.path"], env) + "?" + urllib.parse.urlencode(args)
+    path = subst(p["HTTPSampler.path"], env)
+    url = base.rstrip("/") + path + "?" + urllib.parse.urlencode(args)
     try:
         wait = int(p.get("HTTPSampler.response_timeout") or 20000) / 1000
         with urllib.request.urlopen(url, timeout=wait) as r:
@@ -98,25 +108,29 @@ def run(base, sampler, children, env, skip, out):
                 env[ref] = c.get("RegexExtractor.default", "")
     short = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body)).strip()[:70]
     if problems:
-        out.append(("fail", name))
+        out.append(("fail", name, path))
         print(f"  FAIL  {name}: {'; '.join(problems)} (answer: {short})")
     else:
-        out.append(("ok", name))
+        out.append(("ok", name, path))
         print(f"  ok    {name} -> {short}")
 
 
 JEXL_EQ = re.compile(r'^\$\{__jexl3\("([^"]*)"\s*(==|!=)\s*"([^"]*)"\)\}$')
 
 
-def walk(base, tree, env, skip, out, group=None):
+def walk(base, tree, env, skip, out, groups=None):
+    n = 0
     for el, sub in pairs(tree):
         if el.tag == "HTTPSamplerProxy":
             run(base, el, sub, env, skip, out)
         elif el.tag in ("ThreadGroup", "SetupThreadGroup", "PostThreadGroup"):
-            if group is not None and group not in (el.get("testname") or ""):
+            n += 1
+            name = el.get("testname") or ""
+            if groups and not any(g in name for g in groups):
                 continue
-            print(f"  -- {el.get('testname')}")
-            walk(base, sub, dict(env), skip, out)
+            print(f"  -- {name}")
+            genv = dict(env, __threadNum="1", __threadName=f"{name} {n}-1")
+            walk(base, sub, genv, skip, out)
         elif el.tag == "IfController":
             cond = subst(props(el).get("IfController.condition"), env)
             m = JEXL_EQ.match(cond.strip())
@@ -129,28 +143,55 @@ def walk(base, tree, env, skip, out, group=None):
             walk(base, sub, env, skip, out)
 
 
+def option(args, name):
+    """Every value of option NAME, taken out of args."""
+    values = []
+    while name in args:
+        i = args.index(name)
+        values.append(args[i + 1])
+        del args[i:i + 2]
+    return values
+
+
 def main():
     args = sys.argv[1:]
-    skip = set()
-    group = None
-    if "--group" in args:
-        i = args.index("--group")
-        group = args[i + 1]
-        del args[i:i + 2]
-    while "--skip" in args:
-        i = args.index("--skip")
-        skip.add(args[i + 1])
-        del args[i:i + 2]
+    groups = option(args, "--group")
+    skip = set(option(args, "--skip"))
+    machine = (option(args, "--machine") or ["replay"])[-1]
+    engines = int((option(args, "--engines") or ["0"])[-1])
+    between = option(args, "--between")
+    once_only = option(args, "--once-only")
     plan, base = args
     root = ET.parse(plan).getroot()
-    env = plan_vars(root)
     out = []
-    top = root.find("hashTree")
-    for _, sub in pairs(top):          # the TestPlan and its tree
-        walk(base, sub, env, skip, out, group)
-    fails = sum(1 for k, _ in out if k == "fail")
-    oks = sum(1 for k, _ in out if k == "ok")
-    print(f"replay: {oks} samplers ok, {fails} failed, {len(out) - oks - fails} skipped")
+    sent = []                           # per engine: the commands it sent
+    for e in range(max(engines, 1)):
+        if engines:
+            machine = f"replay-{e + 1}"
+            print(f"engine {machine}")
+        env = plan_vars(root, {"__machineName": machine})
+        mine = []
+        top = root.find("hashTree")
+        for _, sub in pairs(top):          # the TestPlan and its tree
+            walk(base, sub, env, skip, mine, groups)
+        out += mine
+        sent.append({p.rsplit("/", 1)[-1] for k, _, p in mine if p})
+        if e + 1 < engines:
+            for q in between:
+                with urllib.request.urlopen(base.rstrip("/") + q, timeout=20) as r:
+                    short = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", r.read().decode())).strip()
+                    print(f"  --    between engines: {q} -> {short[:60]}")
+    fails = sum(1 for k, _, _ in out if k == "fail")
+    oks = sum(1 for k, _, _ in out if k == "ok")
+    skips = len(out) - oks - fails
+    for cmd in once_only:
+        by = [f"replay-{i + 1}" for i, s in enumerate(sent) if cmd in s]
+        if by == ["replay-1"]:
+            print(f"  ok    {cmd} sent by replay-1 only, of {len(sent)} engines")
+        else:
+            fails += 1
+            print(f"  FAIL  {cmd} sent by {', '.join(by) or 'no engine'} (want replay-1 only)")
+    print(f"replay: {oks} samplers ok, {fails} failed, {skips} skipped")
     sys.exit(1 if fails or not oks else 0)
 
 

@@ -7,9 +7,12 @@
 # the leftovers saved); the shared-state Locust example (issue 24: unique order ids, a
 # semaphore, an abort flag that stops the run; sticky logins once the server has READ
 # ... OWNER=). The parts that need leases and TIMEOUT (issue 10) run once the
-# command table has LEASES. A preparation run once (ONCE, DONE: the JMeter plan's setUp
-# group replayed 5 times at once, and Locust's PrepareOnce) must run exactly once. Every example must say in a header what it shows and how to
-# run it; the JMeter plan must be well-formed. A check whose tool is missing is a skip,
+# command table has LEASES. Artillery (installed by npm into $NPM_DIR, once) runs
+# examples/artillery.yml for 3 s: its report and its captures are checked. A preparation
+# run once (ONCE, DONE) must run exactly once: the JMeter plan's setUp group, which loads
+# the lists, replayed 5 times at once and as two engines in turn (the late one loads
+# nothing), and Locust's PrepareOnce. Every example must say in a header what it shows and
+# how to run it; the JMeter plans must be well-formed. A check whose tool is missing is a skip,
 # counted and named (tests/tally.sh; under CI=true a skip fails the run).
 # Usage: tests/examples/test-examples.sh (from the top of the tree, after `make`).
 set -u
@@ -68,8 +71,9 @@ for path in sys.argv[1:]:
     assert paths and all(p.startswith("/sts/") for p in paths), paths
 PY
 then ok "examples: headers; the JMeter plan is well-formed"; else fail "the JMeter plan"; fi
-# k6 and Artillery are not in Debian: their files are only parsed (node: nodejs;
-# python3-yaml), which scripts/deps.sh test installs.
+# k6 is not in Debian (a Go binary, not installed here): its scripts are only parsed (node:
+# nodejs), as Artillery's file (python3-yaml) before it runs in 3b; scripts/deps.sh test
+# installs both. JMeter is not in Debian either: its plans are replayed (2b, 6).
 for f in examples/k6-*.js; do
     if command -v node >/dev/null 2>&1; then
         node --input-type=module --check <"$f" && ok "$f parses" || fail "$f does not parse"
@@ -166,6 +170,100 @@ else
     stop
 fi
 
+# 3b. Artillery (examples/artillery.yml) for 3 s of load. Artillery is not in Debian: npm
+# installs artillery@$ARTILLERY_VERSION into $NPM_DIR once (kept between runs, installed
+# again when the version there is another). No npm is a skip; a failed install is a skip
+# here and a failure under CI=true. The report (--output) must show no failed virtual
+# user, no failed expectation, and as many requests as the scenarios make: 2 per login
+# user (READ, ADD back), 1 per producer, 1 READ per consumer and 1 ACK per job taken (the
+# jobs ADDed minus those left). The captures must be bare: every login is logged as
+# "logged in as loginN with passwordN", and the 20 accounts ADDed back are each found
+# again by FIND FIND_MODE=EQUALS. Every lease ACKed, the leftovers SAVEd by `after`.
+NPM_DIR=${NPM_DIR:-build/npm}
+ARTILLERY_VERSION=${ARTILLERY_VERSION:-2.0.x}
+artillery="$NPM_DIR/node_modules/.bin/artillery"
+# The version npm installed in $NPM_DIR, if any.
+artillery_version() {
+    node -p 'require(process.argv[1]).version' \
+        "$(cd "$NPM_DIR" 2>/dev/null && pwd)/node_modules/artillery/package.json" 2>/dev/null
+}
+have=$(artillery_version || true)
+case "$have" in "${ARTILLERY_VERSION%x}"*) artillery_ok=yes ;; *) artillery_ok=no ;; esac
+if [ "$artillery_ok" = no ] && command -v npm >/dev/null 2>&1; then
+    mkdir -p "$NPM_DIR"
+    echo "  ..    npm install artillery@$ARTILLERY_VERSION into $NPM_DIR (once; a minute or two)"
+    # Artillery's browser engine downloads a Chromium at install; the HTTP engine needs none.
+    if (cd "$NPM_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm install --no-audit --no-fund \
+        --loglevel=error "artillery@$ARTILLERY_VERSION") >"$tmp/npm.log" 2>&1 &&
+        [ -x "$artillery" ]; then
+        artillery_ok=yes
+    elif [ "${CI:-}" = true ]; then
+        fail "npm install artillery@$ARTILLERY_VERSION failed:"
+        tail -n 15 "$tmp/npm.log" | sed 's/^/        /'
+        artillery_ok=failed
+    else
+        skip "Artillery example: npm install artillery@$ARTILLERY_VERSION failed (CI=true: a failure)"
+        tail -n 5 "$tmp/npm.log" | sed 's/^/        /'
+        artillery_ok=failed
+    fi
+fi
+if [ "$artillery_ok" = no ]; then
+    skip "Artillery example: npm is not installed (Debian: npm)"
+elif [ "$artillery_ok" = yes ]; then
+    start
+    t0=$(date +%s)
+    ARTILLERY_DISABLE_TELEMETRY=true "$artillery" run --target "${STS%/sts}" \
+        --overrides '{"config":{"phases":[{"duration":3,"arrivalRate":10}]}}' \
+        --output "$tmp/artillery.json" examples/artillery.yml >"$tmp/artillery.log" 2>&1
+    status=$?
+    took=$(( $(date +%s) - t0 ))
+    [ "$status" = 0 ] &&
+        ok "artillery $(artillery_version): examples/artillery.yml, 3 s of load, exit status 0 (run took $took s)" ||
+        { fail "artillery exited with status $status (log below)"
+          tail -n 25 "$tmp/artillery.log" | sed 's/^/        /'; }
+    # The report's counters as "name<TAB>value" lines; a scenario's name cut at its ':'.
+    python3 -c '
+import json, sys
+counters = json.load(open(sys.argv[1]))["aggregate"]["counters"]
+for k, v in sorted(counters.items()):
+    if k.startswith("vusers.created_by_name."):
+        k = "scenario." + k[len("vusers.created_by_name."):].split(":")[0]
+    print(k + "\t" + str(v))
+' "$tmp/artillery.json" >"$tmp/artillery.counters" || fail "no Artillery report"
+    counter() { awk -F'\t' -v k="$1" '$1 == k { v = $2 } END { print v + 0 }' "$tmp/artillery.counters"; }
+    users=$(counter vusers.created); vfailed=$(counter vusers.failed)
+    efailed=$(counter plugins.expect.failed); requests=$(counter http.requests)
+    logins=$(counter "scenario.Unique logins"); producers=$(counter scenario.Producer)
+    consumers=$(counter scenario.Consumer)
+    acked=$(counter 'plugins.metrics-by-endpoint.ACK jobs.csv.codes.200')
+    jobs=$(body 'LENGTH?FILENAME=jobs.csv'); loaned=$(body 'LEASES?FILENAME=jobs.csv')
+    acks=$((producers - jobs))
+    want=$((2 * logins + producers + consumers + acks))
+    [ "$users" = 30 ] && [ "$vfailed" = 0 ] && [ "$efailed" = 0 ] && [ "$requests" = "$want" ] &&
+        [ "$acked" = "$acks" ] && [ "$loaned" = 0 ] &&
+        ok "artillery report: $users users ($logins logins, $producers producers, $consumers consumers), 0 failed; $requests requests = 2 x $logins + $producers + $consumers + $acks ACKs" ||
+        { fail "artillery report: $users users (want 30), $vfailed failed, $efailed expectations failed (want 0, 0), $requests requests (want $want: $logins logins, $producers producers, $consumers consumers, $acks jobs taken; $acked ACKs), $loaned jobs on loan (want 0)"
+          sed 's/^/        /' "$tmp/artillery.counters"; }
+    bare=$(grep -c '^logged in as login[0-9]* with password[0-9]*$' "$tmp/artillery.log")
+    said=$(grep -c '^logged in as ' "$tmp/artillery.log")
+    found=0
+    while IFS= read -r account; do
+        [ "$(body "FIND?FILENAME=logins.csv&FIND_MODE=EQUALS&KEEP=TRUE&LINE=$account")" = "$account" ] &&
+            found=$((found + 1))
+    done <datasets/logins.csv
+    accounts=$(body 'LENGTH?FILENAME=logins.csv')
+    [ "$logins" -gt 0 ] && [ "$bare" = "$logins" ] && [ "$said" = "$logins" ] && [ "$found" = 20 ] &&
+        [ "$accounts" = 20 ] &&
+        ok "artillery captures are bare: $bare logins logged as loginN with passwordN; the 20 accounts ADDed back, each found by FIND EQUALS" ||
+        { fail "artillery captures: $bare of $said logins bare (want $logins), $found of 20 accounts found by FIND EQUALS, logins.csv $accounts lines (want 20)"
+          grep '^logged in as ' "$tmp/artillery.log" | head -n 3 | sed 's/^/        /'; }
+    saved=$(ls "$tmp/data" | grep -c '^[0-9]*T[0-9]*h[0-9]*m[0-9]*s\.jobs\.csv$')
+    [ "$saved" = 1 ] && [ "$(cat "$tmp/data/"*T*s.jobs.csv | wc -l)" -eq "$jobs" ] &&
+        ok "artillery: the $jobs jobs left were saved by after" ||
+        fail "artillery: $saved SAVE of the $jobs jobs left at the end (want 1)"
+    stop
+fi
+
 # 4. Shared state (keys and counters), Locust headless: a global order id, a semaphore of 3
 # seats, and an abort flag that stops the run (set with curl after 3 s of a 30 s run).
 # Sticky logins (READ ... OWNER=) are a check of their own below.
@@ -244,11 +342,15 @@ else
     stop
 fi
 
-# 6. Run once (ONCE, DONE): 5 callers at the same time must prepare exactly once (one ADD to
-# prepared.csv), each seeing RUN or DONE, and dataset-ready ending "ok". First the JMeter
-# plan's ONCE setUp group replayed by 5 processes at once (its If Controller on RUN does
-# the ADD and the DONE), then the Locust PrepareOnce users (5, in on_start), each on a
-# fresh server.
+# 6. Run once (ONCE, DONE). The JMeter plan's setUp groups (every one, as each engine runs
+# them) load the lists through ONCE:
+# the engine that gets RUN INITFILEs and RESETs, then DONE; the others load nothing.
+# First 5 replays of that group at once (5 engines starting together): 1 RUN, 4 DONE,
+# the lists loaded by one of them only. Then two engines in turn, with a READ ... LEASE
+# between them as the test under way (jmx-replay.py --engines 2): the late engine must
+# send no INITFILE or RESET, so the order it consumes is the second one taken and the
+# lease survives. Then the Locust PrepareOnce users (5, in on_start) must prepare once
+# (one ADD to prepared.csv). Each on a fresh server.
 if [ "$once" = no ]; then
     skip "ONCE examples: this stsd has no ONCE yet"
 else
@@ -256,20 +358,36 @@ else
     host=${STS%/sts}
     i=1; replays=
     while [ $i -le 5 ]; do
-        python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group ONCE \
-            >"$tmp/once$i" 2>&1 &
+        python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group setUp \
+            --machine "engine$i" >"$tmp/once$i" 2>&1 &
         replays="$replays $!"; i=$((i + 1))
     done
     wait $replays    # not a bare wait: stsd is a child too
     runs=$(cat "$tmp"/once[1-5] | grep -c 'if ${__jexl3("RUN" == "RUN")}: true, children run')
     dones=$(cat "$tmp"/once[1-5] | grep -c '^  ok    ONCE dataset-ready .* -> OK DONE$')
-    failed=$(cat "$tmp"/once[1-5] | grep -c '^  FAIL')
-    prepared=$(body 'LENGTH?FILENAME=prepared.csv'); value=$(body 'GET?NAME=dataset-ready')
-    [ "$runs" = 1 ] && [ "$dones" = 4 ] && [ "$failed" = 0 ] && [ "$prepared" = 1 ] &&
-        [ "$value" = ok ] &&
-        ok "examples/stsd-plan.jmx ONCE setUp, 5 replays at once: 1 RUN prepared, 4 DONE, dataset-ready = ok" ||
-        { fail "stsd-plan.jmx ONCE: $runs RUN, $dones DONE, $failed failed (want 1, 4, 0); prepared.csv $prepared lines (want 1), dataset-ready = '$value' (want ok)"
+    loads=$(cat "$tmp"/once[1-5] | grep -c '^  ok    \(INITFILE\|RESET\) ')
+    loaders=$(grep -l '^  ok    INITFILE ' "$tmp"/once[1-5] | wc -l)
+    replay_fails=$(cat "$tmp"/once[1-5] | grep -c '^  FAIL')
+    value=$(body 'GET?NAME=dataset-ready')
+    [ "$runs" = 1 ] && [ "$dones" = 4 ] && [ "$replay_fails" = 0 ] && [ "$loads" = 3 ] &&
+        [ "$loaders" = 1 ] && [ "$value" = ok ] &&
+        ok "examples/stsd-plan.jmx ONCE setUp, 5 replays at once: 1 RUN loaded the lists (2 INITFILE, 1 RESET), 4 DONE, dataset-ready = ok" ||
+        { fail "stsd-plan.jmx ONCE: $runs RUN, $dones DONE, $replay_fails failed (want 1, 4, 0); $loads INITFILE/RESET by $loaders replays (want 3 by 1), dataset-ready = '$value' (want ok)"
           sed 's/^/        /' "$tmp"/once[1-5]; }
+    stop
+    start
+    host=${STS%/sts}
+    python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --engines 2 \
+        --group setUp --group 'Consume once' \
+        --between '/sts/READ?FILENAME=logins.csv&KEEP=FALSE&LEASE=60' \
+        --once-only INITFILE --once-only RESET >"$tmp/late" 2>&1
+    status=$?
+    second=$(sed -n '/^engine replay-2$/,$s/^  ok    READ queue.csv KEEP=FALSE -> OK //p' "$tmp/late")
+    orders=$(body 'LENGTH?FILENAME=queue.csv'); loaned=$(body 'LEASES?FILENAME=logins.csv')
+    [ "$status" = 0 ] && [ "$second" = ORD-2024-10042 ] && [ "$orders" = 8 ] && [ "$loaned" = 1 ] &&
+        ok "stsd-plan.jmx, a late engine: loads nothing (ONCE DONE); it consumed the 2nd order, 8 left, the lease taken between engines still on loan" ||
+        { fail "stsd-plan.jmx, a late engine: replay status $status, its order '$second' (want ORD-2024-10042), queue.csv $orders lines (want 8), $loaned leases on logins.csv (want 1)"
+          sed 's/^/        /' "$tmp/late"; }
     stop
     if ! command -v locust >/dev/null 2>&1; then
         skip "Locust PrepareOnce: locust is not installed (Debian: python3-locust)"

@@ -5,7 +5,8 @@
 # warning, then into this machine: dpkg -i (whose maintainer scripts must not fail where
 # no systemd runs), stsd --version and stsctl --help as installed, dpkg -r (only the
 # conffile and the unit's enablement stay: both configuration, as dpkg keeps it), dpkg
-# --purge (nothing stays). Needs root (CI runs as root); otherwise a named skip.
+# --purge (nothing stays); the unit's ExecStart passes the conffile only, and serves
+# /var/lib/stsd from it. Needs root (CI runs as root); otherwise a named skip.
 # Usage: tests/pkg/test-deb.sh [OUT] (from the top of the tree; OUT: build/deb).
 set -u
 . "$(dirname "$0")/../tally.sh"
@@ -84,6 +85,37 @@ bash -c '. /usr/share/bash-completion/completions/stsctl; complete -p stsctl' >/
     ok "bash completion installed" || fail "completion"
 [ -L /etc/systemd/system/multi-user.target.wants/stsd.service ] && ok "the unit is enabled (dh_installsystemd)" ||
     fail "stsd.service not enabled"
+# The unit's command line is --config and the conffile only (no -D to override it), and
+# the conffile alone serves /var/lib/stsd: the installed unit's ExecStart, run as it is
+# with only a free port and no journal added (systemd may not run here), loads a CSV put
+# in /var/lib/stsd (made for the test when missing, as StateDirectory= would).
+exec_line=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/stsd.service)
+if [ "$exec_line" = "/usr/bin/stsd --config /etc/stsd/sts.properties" ] &&
+    ! grep -v '^#' /lib/systemd/system/stsd.service | grep -q -- '-D'; then
+    ok "the unit passes only --config /etc/stsd/sts.properties (no -D)"
+else
+    fail "the unit's ExecStart: '$exec_line'"
+fi
+made=""
+[ -e /var/lib/stsd ] || { mkdir -p /var/lib/stsd && made=yes; }
+printf 'from-var-lib\n' >/var/lib/stsd/stsd-test-deb.csv
+$exec_line --port 0 --bind 127.0.0.1 --port-file "$out/port" --journal off </dev/null >"$out/run.log" 2>&1 &
+run=$!
+i=0
+while [ ! -s "$out/port" ] && [ $i -lt 300 ]; do sleep 0.01; i=$((i + 1)); done
+sts="http://127.0.0.1:$(cat "$out/port" 2>/dev/null)/sts"
+conf=$(curl -fsS "$sts/CONFIG" 2>/dev/null | tr -d '\n')
+loaded=$(curl -fsS "$sts/INITFILE?FILENAME=stsd-test-deb.csv" 2>/dev/null | tr -d '\n')
+curl -fsS "$sts/STOP" >/dev/null 2>&1 || kill "$run" 2>/dev/null
+wait "$run"
+rm -f /var/lib/stsd/stsd-test-deb.csv "$out/port"
+[ -n "$made" ] && rm -rf /var/lib/stsd
+case "$conf" in *'datasetDirectory=/var/lib/stsd<br />'*'daemon=true<br />'*) ;; *) conf="" ;; esac
+case "$loaded" in *'<body>1</body>'*) ;; *) loaded="" ;; esac
+[ -n "$conf" ] && [ -n "$loaded" ] &&
+    ok "the unit's ExecStart serves /var/lib/stsd from the conffile alone (CONFIG, INITFILE)" ||
+    { fail "the unit's ExecStart: CONFIG without datasetDirectory=/var/lib/stsd and daemon=true, or INITFILE of a file there failed"
+      sed 's/^/        /' "$out/run.log"; }
 
 dpkg_retry -r stsd && ok "dpkg -r" || fail "dpkg -r"
 left=""

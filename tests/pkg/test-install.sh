@@ -40,6 +40,28 @@ grep -q "^ExecStart=$prefix/bin/stsd --config /etc/stsd/sts.properties" \
 grep -q '@[A-Z]*@' "$root/lib/systemd/system/stsd.service" && fail "the unit kept an @placeholder@"
 [ "$failed" -eq 0 ] && ok "make install: binaries, man pages, unit, configuration, datasets, examples, completion"
 
+# 1b. The unit passes the conffile and nothing else: a -Dkey=value (or any option) on its
+# command line would override what an admin writes in /etc/stsd/sts.properties. So the
+# installed conffile itself sets what the unit needs: the dataset directory is the unit's
+# StateDirectory, daemon is true; the sample stays as shipped.
+unit="$root/lib/systemd/system/stsd.service"
+exec_line=$(sed -n '/^ExecStart=/{:a;/\\$/{N;ba};p}' "$unit")
+conf="$root/etc/stsd/sts.properties"
+# The value a properties file leaves for key $1: its last uncommented setting.
+value() { sed -n "s/^$1[ =:]*//p" "$conf" | tail -n 1; }
+if [ "$exec_line" = "ExecStart=$prefix/bin/stsd --config /etc/stsd/sts.properties" ] &&
+    ! grep -v '^#' "$unit" | grep -q -- '-D'; then
+    ok "the unit passes only --config /etc/stsd/sts.properties (no -D)"
+else
+    fail "the unit's command line: '$exec_line'; lines with -D: $(grep -v '^#' "$unit" | grep -c -- '-D')"
+fi
+dir=$(value 'jmeterPlugin\.sts\.datasetDirectory'); daemon=$(value 'jmeterPlugin\.sts\.daemon')
+[ "$dir" = /var/lib/stsd ] && [ "$daemon" = true ] &&
+    grep -q '^StateDirectory=stsd$' "$unit" && grep -q '^WorkingDirectory=/var/lib/stsd$' "$unit" &&
+    cmp -s conf/sts.properties "$root$prefix/share/stsd/sts.properties.sample" &&
+    ok "/etc/stsd/sts.properties: datasetDirectory=/var/lib/stsd (StateDirectory), daemon=true; the sample as shipped" ||
+    fail "/etc/stsd/sts.properties: datasetDirectory='$dir' (want /var/lib/stsd), daemon='$daemon' (want true), or the unit's StateDirectory or the sample changed"
+
 # 2. The man pages: no groff warning; stsd(8) has every key, option and command.
 man="$root$prefix/share/man/man8/stsd.8"
 warn=$(groff -man -ww -z "$man" 2>&1; groff -man -ww -Tutf8 -z "$man" 2>&1)

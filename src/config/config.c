@@ -293,12 +293,11 @@ int config_set(config *c, const char *key, const char *value, buf *err)
     const conf_key *k = conf_key_find(key);
     if (k)
         return conf_set_as(c, k, key, value, err);
-    for (size_t i = 0; i < N_KEYS; i++)
-        if (strcasecmp(conf_keys[i].name, key) == 0) {
-            buf_printf(err, "unknown key \"%s\" (did you mean %s?)", key, conf_keys[i].name);
-            return -1;
-        }
-    buf_printf(err, "unknown key \"%s\"", key);
+    const char *near = config_key_lookalike(key);
+    if (near)
+        buf_printf(err, "unknown key \"%s\" (did you mean %s?)", key, near);
+    else
+        buf_printf(err, "unknown key \"%s\"", key);
     return -1;
 }
 
@@ -361,14 +360,20 @@ typedef struct load_ctx {
     buf *err;
     buf msg;
     int has_secret;     /* the file set a CF_SECRET key to a non-empty value */
+    int strict;         /* --strict-keys: a key that looks like ours is an error */
 } load_ctx;
 
 static int load_pair(const char *key, const char *value, size_t line, void *ctx)
 {
     load_ctx *l = ctx;
-    if (!conf_key_is_ours(key))
-        return 0;
     buf_clear(&l->msg);
+    if (!conf_key_is_ours(key)) {
+        char where[4200];
+        snprintf(where, sizeof where, "%s:%zu: ", l->path, line);
+        if (conf_foreign_key(where, key, l->strict, l->err) == 0)
+            return 0;
+        return 1;
+    }
     const conf_key *k = conf_key_find(key);
     if (k && (key_flags(k) & CF_SECRET) && *value)
         l->has_secret = 1;
@@ -383,8 +388,13 @@ static int load_pair(const char *key, const char *value, size_t line, void *ctx)
 
 int config_load_file(config *c, const char *path, buf *err)
 {
+    return conf_load_file(c, path, 0, err);
+}
+
+int conf_load_file(config *c, const char *path, int strict, buf *err)
+{
     buf text = BUF_INIT, msg = BUF_INIT;
-    load_ctx l = {c, path, err, BUF_INIT, 0};
+    load_ctx l = {c, path, err, BUF_INIT, 0, strict};
     struct stat fst;
     size_t line = 0;
     int rc = -1;

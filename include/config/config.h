@@ -21,7 +21,7 @@ typedef struct config {
     char *charset_read;              /* charsetEncodingReadFile: UTF-8 */
     char *charset_write;             /* charsetEncodingWriteFile: UTF-8 */
     /* Our own keys (stsd.*). */
-    char *bind;                      /* stsd.bind: "0.0.0.0" (an IPv4 or IPv6 address) */
+    char *bind;                      /* stsd.bind: "::" (IPv4 and IPv6), or one address */
     char *port_file;                 /* stsd.portFile: "" (write the bound port there) */
     int threads;                     /* stsd.threads: 0 = number of cores */
     int max_connections;             /* stsd.maxConnections: 4096 */

@@ -161,7 +161,7 @@ static void test_defaults(void **state)
     assert_string_equal(c.charset_response, "UTF-8");
     assert_string_equal(c.charset_read, "UTF-8");
     assert_string_equal(c.charset_write, "UTF-8");
-    assert_string_equal(c.bind, "0.0.0.0");
+    assert_string_equal(c.bind, "::");
     assert_string_equal(c.port_file, "");
     assert_int_equal(c.threads, 0);
     assert_int_equal(c.max_connections, 4096);
@@ -1040,7 +1040,7 @@ static void test_each(void **state)
         {"initFileAtStartup", "a.csv,b.csv"},
         {"initFileAtStartupRegex", "false"},
         {"stopExit", "true"},
-        {"stsd.bind", "0.0.0.0"},
+        {"stsd.bind", "::"},
         {"stsd.portFile", ""},
         {"stsd.threads", "0"},
         {"stsd.maxConnections", "4096"},
@@ -1083,7 +1083,7 @@ static void test_each(void **state)
     config_each_key(&c, each_collect, &p);
     assert_pair(&p, 0, "jmeterPlugin.sts.port", "9191");
     assert_pair(&p, 1, "jmeterPlugin.sts.datasetDirectory", "/no/such/dir");
-    assert_pair(&p, 9, "stsd.bind", "0.0.0.0");
+    assert_pair(&p, 9, "stsd.bind", "::");
     assert_pair(&p, (int)p.n - 1, "stsd.log.format", "json");
     assert_int_equal(p.n, n - 2);
     pairs_free(&p);

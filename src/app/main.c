@@ -45,7 +45,9 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-/* SIGHUP reloads the TLS pair; without TLS it keeps its default action (exit). */
+/* SIGHUP reloads the TLS pair; without TLS it keeps its default action (exit).
+ * SIGTTIN and SIGTTOU are ignored: a job in the background of a terminal (`stsd &`) is
+ * never stopped by the terminal, whatever it reads or logs (a read gets EIO instead). */
 static int install_signals(int with_hup)
 {
     struct sigaction sa;
@@ -56,16 +58,33 @@ static int install_signals(int with_hup)
         (with_hup && sigaction(SIGHUP, &sa, NULL) != 0))
         return -1;
     sa.sa_handler = SIG_IGN;
-    return sigaction(SIGPIPE, &sa, NULL);
+    return sigaction(SIGPIPE, &sa, NULL) != 0 || sigaction(SIGTTIN, &sa, NULL) != 0 ||
+           sigaction(SIGTTOU, &sa, NULL) != 0 ? -1 : 0;
 }
 
-/* Blocks until a stop is asked for; with watch_stdin, ENTER (or EOF) on it counts too.
- * A SIGHUP on the way calls on_hup. */
+/* Whether stdin is a terminal whose foreground is our process group: only then is a
+ * line typed there meant for us (in the background it is the shell's). */
+static int stdin_is_foreground(void)
+{
+    pid_t fg = tcgetpgrp(STDIN_FILENO);
+    return fg != -1 && fg == getpgrp();
+}
+
+/* How often a job in the background of its terminal looks whether `fg` brought it to
+ * the foreground, from where ENTER stops it again. */
+#define FOREGROUND_CHECK_MS 500
+
+/* Blocks until a stop is asked for; with watch_stdin (stdin is a terminal), ENTER (or
+ * EOF) on it counts too, while stsd is the terminal's foreground job. A SIGHUP on the way
+ * calls on_hup. */
 static void wait_for_stop(int watch_stdin, void (*on_hup)(void *), void *hup_ctx)
 {
     struct pollfd fds[2] = {{stop_pipe[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
     for (;;) {
-        int n = poll(fds, watch_stdin ? 2 : 1, -1);
+        int fg = watch_stdin && stdin_is_foreground();
+        /* In the background stdin is not even polled (its input is the shell's); the
+         * timeout only brings the foreground check round again. */
+        int n = poll(fds, fg ? 2 : 1, watch_stdin ? FOREGROUND_CHECK_MS : -1);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -78,9 +97,12 @@ static void wait_for_stop(int watch_stdin, void (*on_hup)(void *), void *hup_ctx
             }
             return;
         }
-        if (fds[1].revents) {
+        /* Checked again: `bg` may have moved us since the poll began. */
+        if (fg && fds[1].revents && stdin_is_foreground()) {
             char line[256];
             ssize_t r = read(STDIN_FILENO, line, sizeof line);
+            if (r < 0 && (errno == EINTR || errno == EAGAIN || !stdin_is_foreground()))
+                continue;
             if (r <= 0 || memchr(line, '\n', (size_t)r)) {
                 log_info("ENTER pressed on the terminal");
                 return;
@@ -308,8 +330,11 @@ static int start_serving(app *a)
 static void serve_until_stop(app *a)
 {
     int watch_stdin = !a->conf.daemon && isatty(STDIN_FILENO);
-    if (watch_stdin)
+    if (watch_stdin && stdin_is_foreground())
         log_info("press ENTER or Ctrl-C to stop");
+    else if (watch_stdin)
+        log_info("running in the background of the terminal: stop it with STOP or a signal "
+                 "(after fg, ENTER stops it)");
     log_urls(&a->conf);
     wait_for_stop(watch_stdin, access_reload, &a->acc);
     if (notify_send("STOPPING=1") < 0)

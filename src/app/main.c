@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,10 @@
 
 /* Signals, STOP and ENTER all end up as a byte in this pipe, which main waits on. */
 static int stop_pipe[2] = {-1, -1};
+/* Set as soon as a stop is asked for (from the signal handler, before main wakes): an
+ * INITFILE or LOAD still reading looks at it (dataset_set_stop) and gives up. A
+ * lock-free atomic store is async-signal-safe. */
+static atomic_int stopping;
 
 static void request_stop(void)
 {
@@ -40,6 +45,8 @@ static void on_signal(int sig)
 {
     int saved = errno;
     char c = sig == SIGHUP ? 'h' : 's';
+    if (c == 's')
+        atomic_store_explicit(&stopping, 1, memory_order_relaxed);
     ssize_t w = write(stop_pipe[1], &c, 1);
     (void)w;
     errno = saved;
@@ -267,6 +274,7 @@ static int open_state(app *a)
         log_error("%s", a->err.data);
         return -1;
     }
+    dataset_set_stop(a->ds, &stopping);
     store_limits limits = {conf->max_lists, conf->max_bytes, conf->max_keys};
     a->st = store_create(&limits);
     if (!a->st) {
@@ -337,6 +345,8 @@ static void serve_until_stop(app *a)
                  "(after fg, ENTER stops it)");
     log_urls(&a->conf);
     wait_for_stop(watch_stdin, access_reload, &a->acc);
+    /* STOP and ENTER come here without the signal handler: readers learn of it now. */
+    atomic_store_explicit(&stopping, 1, memory_order_relaxed);
     if (notify_send("STOPPING=1") < 0)
         log_warn("cannot tell systemd that stsd is stopping: %s", strerror(errno));
     log_info("stopping: answering %zu waiting requests, finishing requests in flight",
@@ -384,6 +394,10 @@ int main(int argc, char **argv)
         status = run_other_action(&a);
     } else if (prepare(&a) == 0 && open_state(&a) == 0 && start_serving(&a) == 0) {
         serve_until_stop(&a);
+        status = 0;
+    } else if (atomic_load(&stopping)) {
+        /* SIGTERM during the start (initFileAtStartup cut short): a stop, not a failure. */
+        log_info("stopping during the start: asked for before the server was ready");
         status = 0;
     }
     shut_down(&a, status);

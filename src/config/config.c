@@ -4,6 +4,7 @@
 #include "base/log.h"
 #include "base/num.h"
 #include "config/properties.h"
+#include "config_near.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -276,6 +277,25 @@ static void value_store(config *c, const conf_key *k, unsigned long long num, ch
         break;
     case CT_IGNORED: break;
     }
+}
+
+const char *config_key_lookalike(const char *key)
+{
+    return conf_near_key(key, conf_keys, N_KEYS);
+}
+
+int conf_foreign_key(const char *where, const char *key, int strict, buf *err)
+{
+    const char *known = config_key_lookalike(key);
+    if (!known)
+        return 0;
+    if (strict) {
+        buf_printf(err, "%sunknown key %s: did you mean %s? (--strict-keys refuses it)", where,
+                   key, known);
+        return -1;
+    }
+    log_warn("%sunknown key %s ignored: did you mean %s?", where, key, known);
+    return 0;
 }
 
 int conf_set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err)

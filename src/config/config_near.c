@@ -1,7 +1,5 @@
 /* config_near.c - keys that look like ours but are not: a misspelt key gets named. */
-#include "config/config.h"
-#include "config_core.h"
-#include "base/log.h"
+#include "config_near.h"
 
 #include <ctype.h>
 #include <string.h>
@@ -104,17 +102,20 @@ static int prefix_looks_ours(const char *key)
     return 0;
 }
 
-const char *config_key_lookalike(const char *key)
+const char *conf_near_key(const char *key, const conf_key *keys, size_t n)
 {
     const char *best = NULL;
     int best_d = NEAR_EDITS + 1;
-    if (!key || !*key || conf_key_find(key))
+    if (!key || !*key)
         return NULL;
-    for (size_t i = 0; i < conf_nkeys; i++) {
-        int d = edit_distance(key, conf_keys[i].name);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(keys[i].name, key) == 0)
+            return NULL;
+    for (size_t i = 0; i < n; i++) {
+        int d = edit_distance(key, keys[i].name);
         if (d < best_d) {
             best_d = d;
-            best = conf_keys[i].name;
+            best = keys[i].name;
         }
     }
     if (best)
@@ -122,22 +123,8 @@ const char *config_key_lookalike(const char *key)
     if (!prefix_looks_ours(key))
         return NULL;
     const char *tail = last_part(key);
-    for (size_t i = 0; i < conf_nkeys; i++)
-        if (strcasecmp(tail, last_part(conf_keys[i].name)) == 0)
-            return conf_keys[i].name;
+    for (size_t i = 0; i < n; i++)
+        if (strcasecmp(tail, last_part(keys[i].name)) == 0)
+            return keys[i].name;
     return NULL;
-}
-
-int conf_foreign_key(const char *where, const char *key, int strict, buf *err)
-{
-    const char *known = config_key_lookalike(key);
-    if (!known)
-        return 0;
-    if (strict) {
-        buf_printf(err, "%sunknown key %s: did you mean %s? (--strict-keys refuses it)", where,
-                   key, known);
-        return -1;
-    }
-    log_warn("%sunknown key %s ignored: did you mean %s?", where, key, known);
-    return 0;
 }

@@ -217,9 +217,11 @@ test-proto: $(BUILD)/stsd $(PROTO) $(BUILD)/tests/libfailsync.so $(BUILD)/tests/
 	@STSD=$(BUILD)/stsd tests/run-tests.sh protocol $(PROTO)
 
 # SIGTERM in every state (a 10M-line INITFILE, a 50 MB upload, 2,000 waiters, a million
-# leases, failing fsyncs, a compaction): exit 0 within 5 s, nothing answered lost.
+# leases, failing fsyncs, a compaction): exit 0 within 5 s, nothing answered lost; and
+# the terminal under tmux (stsd & never stopped by it, ENTER in the foreground).
 test-stop: $(BUILD)/stsd $(BUILD)/tests/test_stop $(BUILD)/tests/libfailsync.so
 	@STSD=$(BUILD)/stsd tests/run-tests.sh stop $(BUILD)/tests/test_stop
+	@STSD=$(BUILD)/stsd tests/stop/test-terminal.sh
 
 # make install into a temp DESTDIR, stsd(8) through groff, the unit through systemd-analyze.
 test-pkg: all

@@ -22,7 +22,7 @@ typedef struct config {
     char *charset_read;              /* charsetEncodingReadFile: UTF-8 */
     char *charset_write;             /* charsetEncodingWriteFile: UTF-8 */
     /* Our own keys (stsd.*). */
-    char *bind;                      /* stsd.bind: "0.0.0.0" (an IPv4 or IPv6 address) */
+    char *bind;                      /* stsd.bind: "::" (IPv4 and IPv6), or one address */
     char *port_file;                 /* stsd.portFile: "" (write the bound port there) */
     int threads;                     /* stsd.threads: 0 = number of cores */
     int max_connections;             /* stsd.maxConnections: 4096 */
@@ -67,9 +67,18 @@ int config_set(config *c, const char *key, const char *value, buf *err);
 
 /* Reads a Java properties file (key=value, key: value, key value, # and ! comments,
  * backslash continuations and escapes, \uXXXX) and sets each key. Unknown keys outside
- * jmeterPlugin.sts. and stsd. are ignored (a shared JMeter file holds many). Returns 0,
- * or -1 with a message naming the file and line in err. */
+ * jmeterPlugin.sts. and stsd. are ignored (a shared JMeter file holds many), with a
+ * warning naming file, line and our key when one looks like a misspelling of ours
+ * (config_key_lookalike). Returns 0, or -1 with a message naming the file and line in err. */
 int config_load_file(config *c, const char *path, buf *err);
+
+/* The known key that key looks like a misspelling of, or NULL (key is known, or is
+ * nothing like ours): within two edits of a known key (letter case aside; a swap of two
+ * neighbours is one edit), or a known key's last part after a prefix that reads as ours
+ * gone wrong ("jmeter" with an "sts" part: jmeter.sts.daemon, jmeterPlugins.sts.port; a
+ * first part within two edits of jmeterPlugin; "sts" or "stsd..."). JMeter's own keys
+ * (jmeterengine.nongui.port, jmeter.save.saveresults.*) are none of these. */
+const char *config_key_lookalike(const char *key);
 
 /* Parses a properties text (as config_load_file) and calls fn for every key/value pair
  * in file order. Returns 0, or fn's nonzero value, or -1 on a syntax error/ENOMEM with
@@ -88,11 +97,13 @@ typedef struct config_cli {
     int fresh;                /* --fresh: ignore a saved state and start empty */
     int repair;               /* --repair, with --check-journal: cut a damaged log */
     const char *check_dir;    /* --check-journal DIR */
+    int strict_keys;          /* --strict-keys: a misspelt-looking key is an error */
 } config_cli;
 
 /* Applies argv: --config FILE first (wherever it stands), then -Dkey=value, --port N,
  * --dataset-dir DIR, --bind ADDR, --threads N, --state-dir DIR, --journal on|off,
- * --port-file FILE, --fresh, --check-journal DIR [--repair], --help, --version, in order
+ * --port-file FILE, --fresh, --check-journal DIR [--repair], --strict-keys, --help,
+ * --version, in order
  * (--opt=value or --opt value; options spelt in full, -h and -v alone). Returns 0, or -1
  * with a message in err. Uses getopt_long: not for two threads at once. */
 int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err);

@@ -4,6 +4,7 @@
 #ifndef STSD_DATASET_H
 #define STSD_DATASET_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,6 +20,7 @@ typedef enum dataset_rc {
     DATASET_IO,           /* read/write/fsync/rename failed (errno kept in dataset_errno) */
     DATASET_CHARSET,      /* bytes not valid in the configured charset */
     DATASET_NOMEM,
+    DATASET_STOPPING,     /* the server is stopping: reading cut short, nothing made */
 } dataset_rc;
 
 #define DATASET_NAME_MAX 128
@@ -36,6 +38,11 @@ dataset *dataset_open(const char *dir, const char *read_charset, const char *wri
 void dataset_close(dataset *d);
 /* The canonical absolute path of the directory. */
 const char *dataset_path(const dataset *d);
+/* Points d at a flag the server's stop sets (kept, not copied; NULL: none): INITFILE and
+ * LOAD look at it every chunk and every DATASET_STOP_LINES lines, and give up with
+ * DATASET_STOPPING once it is non-zero, so that a stop never waits for a big file. */
+void dataset_set_stop(dataset *d, const atomic_int *stop);
+#define DATASET_STOP_LINES 65536
 
 /* Splits text into lines (ends: \n, \r\n, \r; a last line without an end counts; empty
  * lines in between count) and appends each to l. Returns 0, or -1 on ENOMEM. */

@@ -22,7 +22,9 @@ typedef struct http_access {
 } http_access;
 
 /* Opens the listening socket on address bind and port (0: any free port) and sets
- * *bound to the port bound. Returns the socket, or -1 with a message in err. */
+ * *bound to the port bound. "::" is one dual-stack socket (IPv4 clients arrive as
+ * ::ffff:a.b.c.d), or 0.0.0.0 with a warning where the kernel has no IPv6 or no
+ * dual-stack sockets. Returns the socket, or -1 with a message in err. */
 int http_listen(const char *bind, int port, int *bound, buf *err);
 
 /* Starts serving on listening socket fd (which h then owns) with conf's threads and

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,10 @@
 
 /* Signals, STOP and ENTER all end up as a byte in this pipe, which main waits on. */
 static int stop_pipe[2] = {-1, -1};
+/* Set as soon as a stop is asked for (from the signal handler, before main wakes): an
+ * INITFILE or LOAD still reading looks at it (dataset_set_stop) and gives up. A
+ * lock-free atomic store is async-signal-safe. */
+static atomic_int stopping;
 
 static void request_stop(void)
 {
@@ -41,12 +46,16 @@ static void on_signal(int sig)
 {
     int saved = errno;
     char c = sig == SIGHUP ? 'h' : 's';
+    if (c == 's')
+        atomic_store_explicit(&stopping, 1, memory_order_relaxed);
     ssize_t w = write(stop_pipe[1], &c, 1);
     (void)w;
     errno = saved;
 }
 
-/* SIGHUP reloads the TLS pair; without TLS it keeps its default action (exit). */
+/* SIGHUP reloads the TLS pair; without TLS it keeps its default action (exit).
+ * SIGTTIN and SIGTTOU are ignored: a job in the background of a terminal (`stsd &`) is
+ * never stopped by the terminal, whatever it reads or logs (a read gets EIO instead). */
 static int install_signals(int with_hup)
 {
     struct sigaction sa;
@@ -57,16 +66,33 @@ static int install_signals(int with_hup)
         (with_hup && sigaction(SIGHUP, &sa, NULL) != 0))
         return -1;
     sa.sa_handler = SIG_IGN;
-    return sigaction(SIGPIPE, &sa, NULL);
+    return sigaction(SIGPIPE, &sa, NULL) != 0 || sigaction(SIGTTIN, &sa, NULL) != 0 ||
+           sigaction(SIGTTOU, &sa, NULL) != 0 ? -1 : 0;
 }
 
-/* Blocks until a stop is asked for; with watch_stdin, ENTER (or EOF) on it counts too.
- * A SIGHUP on the way calls on_hup. */
+/* Whether stdin is a terminal whose foreground is our process group: only then is a
+ * line typed there meant for us (in the background it is the shell's). */
+static int stdin_is_foreground(void)
+{
+    pid_t fg = tcgetpgrp(STDIN_FILENO);
+    return fg != -1 && fg == getpgrp();
+}
+
+/* How often a job in the background of its terminal looks whether `fg` brought it to
+ * the foreground, from where ENTER stops it again. */
+#define FOREGROUND_CHECK_MS 500
+
+/* Blocks until a stop is asked for; with watch_stdin (stdin is a terminal), ENTER (or
+ * EOF) on it counts too, while stsd is the terminal's foreground job. A SIGHUP on the way
+ * calls on_hup. */
 static void wait_for_stop(int watch_stdin, void (*on_hup)(void *), void *hup_ctx)
 {
     struct pollfd fds[2] = {{stop_pipe[0], POLLIN, 0}, {STDIN_FILENO, POLLIN, 0}};
     for (;;) {
-        int n = poll(fds, watch_stdin ? 2 : 1, -1);
+        int fg = watch_stdin && stdin_is_foreground();
+        /* In the background stdin is not even polled (its input is the shell's); the
+         * timeout only brings the foreground check round again. */
+        int n = poll(fds, fg ? 2 : 1, watch_stdin ? FOREGROUND_CHECK_MS : -1);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -79,9 +105,12 @@ static void wait_for_stop(int watch_stdin, void (*on_hup)(void *), void *hup_ctx
             }
             return;
         }
-        if (fds[1].revents) {
+        /* Checked again: `bg` may have moved us since the poll began. */
+        if (fg && fds[1].revents && stdin_is_foreground()) {
             char line[256];
             ssize_t r = read(STDIN_FILENO, line, sizeof line);
+            if (r < 0 && (errno == EINTR || errno == EAGAIN || !stdin_is_foreground()))
+                continue;
             if (r <= 0 || memchr(line, '\n', (size_t)r)) {
                 log_info("ENTER pressed on the terminal");
                 return;
@@ -246,6 +275,7 @@ static int open_state(app *a)
         log_error("%s", a->err.data);
         return -1;
     }
+    dataset_set_stop(a->ds, &stopping);
     store_limits limits = {conf->max_lists, conf->max_bytes, conf->max_keys};
     a->st = store_create(&limits);
     if (!a->st) {
@@ -309,10 +339,15 @@ static int start_serving(app *a)
 static void serve_until_stop(app *a)
 {
     int watch_stdin = !a->conf.daemon && isatty(STDIN_FILENO);
-    if (watch_stdin)
+    if (watch_stdin && stdin_is_foreground())
         log_info("press ENTER or Ctrl-C to stop");
+    else if (watch_stdin)
+        log_info("running in the background of the terminal: stop it with STOP or a signal "
+                 "(after fg, ENTER stops it)");
     log_urls(&a->conf);
     wait_for_stop(watch_stdin, access_reload, &a->acc);
+    /* STOP and ENTER come here without the signal handler: readers learn of it now. */
+    atomic_store_explicit(&stopping, 1, memory_order_relaxed);
     if (notify_send("STOPPING=1") < 0)
         log_warn("cannot tell systemd that stsd is stopping: %s", strerror(errno));
     log_info("stopping: answering %zu waiting requests, finishing requests in flight",
@@ -360,6 +395,10 @@ int main(int argc, char **argv)
         status = run_other_action(&a);
     } else if (prepare(&a) == 0 && open_state(&a) == 0 && start_serving(&a) == 0) {
         serve_until_stop(&a);
+        status = 0;
+    } else if (atomic_load(&stopping)) {
+        /* SIGTERM during the start (initFileAtStartup cut short): a stop, not a failure. */
+        log_info("stopping during the start: asked for before the server was ready");
         status = 0;
     }
     shut_down(&a, status);

@@ -77,6 +77,7 @@ void cmd_ko_dataset(cmd_result *r, dataset_rc rc)
     case DATASET_OUTSIDE:   cmd_ko(r, 400, MSG_OUTSIDE); break;
     case DATASET_CHARSET:   cmd_ko(r, 422, MSG_CHARSET); break;
     case DATASET_NOMEM:     cmd_ko(r, 503, MSG_NOMEM); break;
+    case DATASET_STOPPING:  cmd_ko(r, 503, MSG_FILE_STOPPING); break;
     default:
         buf_clear(&r->text);
         r->kind = REPLY_KO;

@@ -31,6 +31,8 @@
 #define MSG_NO_LIST        "LinkedList not found !"
 /* Ours, for cases the reference never reports. */
 #define MSG_NOMEM          "Out of memory, nothing changed !"
+/* INITFILE or LOAD cut short by STOP or SIGTERM: the list keeps what it had. */
+#define MSG_FILE_STOPPING  "Server is stopping: the file was not read to its end, the list is unchanged !"
 #define MSG_JOURNAL        COMMIT_NOT_DURABLE
 #define MSG_LINE_TOO_LONG  "LINE is too long !"
 #define MSG_LINE_BREAK     "LINE must not hold a line break (CR or LF) !"

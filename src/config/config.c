@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "base/num.h"
 #include "config/properties.h"
+#include "config_near.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -47,8 +48,8 @@ const conf_key conf_keys[] = {
      "true: initFileAtStartup is a regex matched against whole file names"},
     {JP "loadAndRunOnStartup", NULL, CT_IGNORED, 0, 0, 0, "false",
      "accepted and ignored: it tells JMeter whether to start the reference"},
-    {"stsd.bind", "stsd.bind", CT_ADDR, F(bind), 0, 0, "0.0.0.0",
-     "IPv4 or IPv6 address to listen on; 0.0.0.0 = every IPv4 address"},
+    {"stsd.bind", "stsd.bind", CT_ADDR, F(bind), 0, 0, "::",
+     "IPv4 or IPv6 address to listen on; :: = every address, IPv4 and IPv6; 0.0.0.0 = IPv4 only"},
     {"stsd.portFile", "stsd.portFile", CT_STRING, F(port_file), 0, 0, "",
      "if set, the bound port is written to this file once listening"},
     {"stsd.threads", "stsd.threads", CT_INT, F(threads), 0, 1024, "0",
@@ -283,6 +284,25 @@ static void value_store(config *c, const conf_key *k, unsigned long long num, ch
     }
 }
 
+const char *config_key_lookalike(const char *key)
+{
+    return conf_near_key(key, conf_keys, N_KEYS);
+}
+
+int conf_foreign_key(const char *where, const char *key, int strict, buf *err)
+{
+    const char *known = config_key_lookalike(key);
+    if (!known)
+        return 0;
+    if (strict) {
+        buf_printf(err, "%sunknown key %s: did you mean %s? (--strict-keys refuses it)", where,
+                   key, known);
+        return -1;
+    }
+    log_warn("%sunknown key %s ignored: did you mean %s?", where, key, known);
+    return 0;
+}
+
 int conf_set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err)
 {
     unsigned long long num = 0;
@@ -298,12 +318,11 @@ int config_set(config *c, const char *key, const char *value, buf *err)
     const conf_key *k = conf_key_find(key);
     if (k)
         return conf_set_as(c, k, key, value, err);
-    for (size_t i = 0; i < N_KEYS; i++)
-        if (strcasecmp(conf_keys[i].name, key) == 0) {
-            buf_printf(err, "unknown key \"%s\" (did you mean %s?)", key, conf_keys[i].name);
-            return -1;
-        }
-    buf_printf(err, "unknown key \"%s\"", key);
+    const char *near = config_key_lookalike(key);
+    if (near)
+        buf_printf(err, "unknown key \"%s\" (did you mean %s?)", key, near);
+    else
+        buf_printf(err, "unknown key \"%s\"", key);
     return -1;
 }
 
@@ -366,14 +385,20 @@ typedef struct load_ctx {
     buf *err;
     buf msg;
     int has_secret;     /* the file set a CF_SECRET key to a non-empty value */
+    int strict;         /* --strict-keys: a key that looks like ours is an error */
 } load_ctx;
 
 static int load_pair(const char *key, const char *value, size_t line, void *ctx)
 {
     load_ctx *l = ctx;
-    if (!conf_key_is_ours(key))
-        return 0;
     buf_clear(&l->msg);
+    if (!conf_key_is_ours(key)) {
+        char where[4200];
+        snprintf(where, sizeof where, "%s:%zu: ", l->path, line);
+        if (conf_foreign_key(where, key, l->strict, l->err) == 0)
+            return 0;
+        return 1;
+    }
     const conf_key *k = conf_key_find(key);
     if (k && (key_flags(k) & CF_SECRET) && *value)
         l->has_secret = 1;
@@ -388,8 +413,13 @@ static int load_pair(const char *key, const char *value, size_t line, void *ctx)
 
 int config_load_file(config *c, const char *path, buf *err)
 {
+    return conf_load_file(c, path, 0, err);
+}
+
+int conf_load_file(config *c, const char *path, int strict, buf *err)
+{
     buf text = BUF_INIT, msg = BUF_INIT;
-    load_ctx l = {c, path, err, BUF_INIT, 0};
+    load_ctx l = {c, path, err, BUF_INIT, 0, strict};
     struct stat fst;
     size_t line = 0;
     int rc = -1;

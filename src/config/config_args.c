@@ -11,7 +11,7 @@
 #include <string.h>
 
 typedef enum opt_kind {
-    OPT_SET, OPT_CONFIG, OPT_FRESH, OPT_CHECK, OPT_REPAIR, OPT_HELP, OPT_VERSION
+    OPT_SET, OPT_CONFIG, OPT_FRESH, OPT_CHECK, OPT_REPAIR, OPT_STRICT, OPT_HELP, OPT_VERSION
 } opt_kind;
 
 typedef struct conf_opt {
@@ -35,6 +35,7 @@ static const conf_opt conf_opts[] = {
     {"--fresh", NULL, OPT_FRESH, NULL, NULL, "ignore a saved state and start empty"},
     {"--check-journal", NULL, OPT_CHECK, NULL, "DIR", "check the journal in DIR and exit"},
     {"--repair", NULL, OPT_REPAIR, NULL, NULL, "with --check-journal: cut a damaged log"},
+    {"--strict-keys", NULL, OPT_STRICT, NULL, NULL, "a key that looks like a misspelt one of ours is an error"},
     {"--help", "-h", OPT_HELP, NULL, NULL, "print this help and exit"},
     {"--version", "-v", OPT_VERSION, NULL, NULL, "print the version and exit"},
 };
@@ -149,8 +150,9 @@ static int walk_next(argv_walk *w, const conf_opt **o, const char **val, buf *er
     return 1;
 }
 
-/* -Dkey=value: our keys must be known; others belong to JMeter-style launchers. */
-static int apply_define(config *c, const char *def, buf *err)
+/* -Dkey=value: our keys must be known; others belong to JMeter-style launchers, unless
+ * they look like a misspelling of ours (a warning, or with strict an error). */
+static int apply_define(config *c, const char *def, int strict, buf *err)
 {
     const char *eq = strchr(def, '=');
     char *key = strndup(def, eq ? (size_t)(eq - def) : strlen(def));
@@ -161,35 +163,40 @@ static int apply_define(config *c, const char *def, buf *err)
     }
     if (conf_key_is_ours(key))
         rc = config_set(c, key, eq ? eq + 1 : "", err);
+    else
+        rc = conf_foreign_key("", key, strict, err);
     free(key);
     return rc;
 }
 
-/* --help and --version win over everything, even a broken config file. */
-static config_action info_action(int argc, char **argv)
+/* --help and --version win over everything, even a broken config file; --strict-keys
+ * holds for the files and -D options before it too. Sets cli->action and strict_keys. */
+static void first_look(int argc, char **argv, config_cli *cli)
 {
     argv_walk w;
     const conf_opt *o;
     const char *val;
     buf ignored = BUF_INIT;
-    config_action a = CONFIG_RUN;
+    cli->action = CONFIG_RUN;
+    cli->strict_keys = 0;
     walk_start(&w, argc, argv);
-    for (int rc; a == CONFIG_RUN && (rc = walk_next(&w, &o, &val, &ignored)) != 0;) {
+    for (int rc; cli->action == CONFIG_RUN && (rc = walk_next(&w, &o, &val, &ignored)) != 0;) {
         if (rc > 0 && o && o->kind == OPT_HELP)
-            a = CONFIG_HELP;
+            cli->action = CONFIG_HELP;
         else if (rc > 0 && o && o->kind == OPT_VERSION)
-            a = CONFIG_VERSION;
+            cli->action = CONFIG_VERSION;
+        else if (rc > 0 && o && o->kind == OPT_STRICT)
+            cli->strict_keys = 1;
         buf_clear(&ignored);
     }
     buf_free(&ignored);
-    return a;
 }
 
 /* One option of the last walk (after the files): sets its key or notes it in cli. */
 static int apply_opt(config *c, const conf_opt *o, const char *val, config_cli *cli, buf *err)
 {
     if (!o)
-        return apply_define(c, val, err);
+        return apply_define(c, val, cli->strict_keys, err);
     switch (o->kind) {
     case OPT_SET: return conf_set_as(c, conf_key_find(o->key), o->name, val, err);
     case OPT_FRESH: cli->fresh = 1; break;
@@ -198,7 +205,7 @@ static int apply_opt(config *c, const conf_opt *o, const char *val, config_cli *
         cli->action = CONFIG_CHECK_JOURNAL;
         cli->check_dir = val;
         break;
-    case OPT_CONFIG: case OPT_HELP: case OPT_VERSION: break;
+    case OPT_CONFIG: case OPT_STRICT: case OPT_HELP: case OPT_VERSION: break;
     }
     return 0;
 }
@@ -212,13 +219,13 @@ int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err
     cli->fresh = 0;
     cli->repair = 0;
     cli->check_dir = NULL;
-    cli->action = info_action(argc, argv);
+    first_look(argc, argv, cli);
     if (cli->action != CONFIG_RUN)
         return 0;
     /* Files first, so that any option overrides them wherever it stands. */
     walk_start(&w, argc, argv);
     while ((rc = walk_next(&w, &o, &val, err)) > 0)
-        if (o && o->kind == OPT_CONFIG && config_load_file(c, val, err) != 0)
+        if (o && o->kind == OPT_CONFIG && conf_load_file(c, val, cli->strict_keys, err) != 0)
             return -1;
     if (rc < 0)
         return -1;

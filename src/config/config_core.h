@@ -17,5 +17,12 @@ int conf_key_is_ours(const char *name);
 /* config_set for row k, naming `name` (the key, or the option that stands for it) in
  * messages. Returns 0, or -1 with a message in err, c unchanged. */
 int conf_set_as(config *c, const conf_key *k, const char *name, const char *value, buf *err);
+/* config_load_file, where strict (--strict-keys) makes a key that looks like a
+ * misspelling of ours (config_key_lookalike) an error instead of a warning. */
+int conf_load_file(config *c, const char *path, int strict, buf *err);
+/* A key outside our namespaces, found at where ("FILE:LINE: " or ""): if it looks like a
+ * misspelling of one of ours, logs a warning naming it, or with strict returns -1 with the
+ * message in err. Otherwise (a key that belongs to someone else) 0, silently. */
+int conf_foreign_key(const char *where, const char *key, int strict, buf *err);
 
 #endif

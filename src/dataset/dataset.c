@@ -190,12 +190,26 @@ const char *dataset_path(const dataset *d)
     return d->path;
 }
 
+void dataset_set_stop(dataset *d, const atomic_int *stop)
+{
+    d->stop = stop;
+}
+
+/* Whether the server's stop has been asked for. Relaxed: the flag carries no data. */
+static int stop_asked(const atomic_int *stop)
+{
+    return stop && atomic_load_explicit(stop, memory_order_relaxed) != 0;
+}
+
 /* Appends the lines of text[0..len) to l and sets *used to the bytes consumed. Unless final,
  * the text is a chunk of a longer stream: the piece after the last line end is left
  * unconsumed, and so is a '\r' ending the chunk, whose '\n' may open the next one.
- * Returns 0, or -1 on ENOMEM. */
-static int parse_some(const char *text, size_t len, int final, list *l, size_t *used)
+ * Returns 0, -1 on ENOMEM, or 1 once *stop is set (looked at every DATASET_STOP_LINES
+ * lines; stop may be NULL). */
+static int parse_some(const char *text, size_t len, int final, list *l, size_t *used,
+                      const atomic_int *stop)
 {
+    size_t lines = 0;
     const char *p = text, *end = text + len;
     /* The next '\n' and '\r' at or after p, each found by one memchr over the rest and
      * searched again only once p has passed it: linear even for a file of lone '\r'. */
@@ -218,6 +232,10 @@ static int parse_some(const char *text, size_t len, int final, list *l, size_t *
             rc = -1;
             break;
         }
+        if (++lines % DATASET_STOP_LINES == 0 && stop_asked(stop)) {
+            rc = 1;
+            break;
+        }
         if (eol == end) {
             p = end;
             break;
@@ -238,7 +256,14 @@ size_t dataset_bom_len(const char *text, size_t len)
 int dataset_parse_lines(const char *text, size_t len, list *l)
 {
     size_t used;
-    return parse_some(text, len, 1, l, &used);
+    return parse_some(text, len, 1, l, &used, NULL);
+}
+
+dataset_rc dataset_parse_until_stop(const dataset *d, const char *text, size_t len, list *l)
+{
+    size_t used;
+    int rc = parse_some(text, len, 1, l, &used, d->stop);
+    return rc == 0 ? DATASET_OK : rc > 0 ? DATASET_STOPPING : DATASET_NOMEM;
 }
 
 /* Maps an errno from opening or resolving a dataset file to a result; keeps it for
@@ -378,8 +403,10 @@ static dataset_rc loader_fill(loader *ld, int *final)
     return DATASET_OK;
 }
 
-/* Fills l with the lines of the open file fd, converted from charset (NULL: UTF-8). */
-static dataset_rc load_lines(int fd, const char *charset, int ascii, list *l)
+/* Fills l with the lines of the open file fd, converted from charset (NULL: UTF-8), or
+ * gives up with DATASET_STOPPING once *stop is set (NULL: never). */
+static dataset_rc load_lines(int fd, const char *charset, int ascii, list *l,
+                             const atomic_int *stop)
 {
     loader ld = {.fd = fd, .cd = (iconv_t)-1, .cap = LOAD_CHUNK, .ascii = ascii};
     dataset_rc rc = DATASET_OK;
@@ -405,6 +432,10 @@ static dataset_rc load_lines(int fd, const char *charset, int ascii, list *l)
     }
     while (!final) {
         size_t used;
+        if (stop_asked(stop)) {
+            rc = DATASET_STOPPING;
+            goto cleanup;
+        }
         rc = loader_fill(&ld, &final);
         if (rc != DATASET_OK)
             goto cleanup;
@@ -418,8 +449,9 @@ static dataset_rc load_lines(int fd, const char *charset, int ascii, list *l)
             ld.len -= bom;
             bom_seen = 1;
         }
-        if (parse_some(ld.text, ld.len, final, l, &used) != 0) {
-            rc = DATASET_NOMEM;
+        int prc = parse_some(ld.text, ld.len, final, l, &used, stop);
+        if (prc != 0) {
+            rc = prc > 0 ? DATASET_STOPPING : DATASET_NOMEM;
             goto cleanup;
         }
         memmove(ld.text, ld.text + used, ld.len - used);
@@ -479,7 +511,7 @@ dataset_rc dataset_load(dataset *d, const char *name, list **out)
         rc = DATASET_NOMEM;
         goto cleanup;
     }
-    rc = load_lines(fd, d->read_cs, d->read_ascii, l);
+    rc = load_lines(fd, d->read_cs, d->read_ascii, l, d->stop);
     if (rc != DATASET_OK)
         goto cleanup;
     *out = l;

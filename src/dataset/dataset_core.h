@@ -8,6 +8,9 @@
 
 /* Sets the errno dataset_errno reports to this thread. */
 void dataset_set_errno(int err);
+/* dataset_parse_lines, giving up once d's stop flag is set: DATASET_OK, DATASET_NOMEM or
+ * DATASET_STOPPING (l then holds some of the lines). */
+dataset_rc dataset_parse_until_stop(const dataset *d, const char *text, size_t len, list *l);
 /* 1 if p[0..n) has no byte >= 0x80. */
 int dataset_ascii_only(const char *p, size_t n);
 /* The length of the UTF-8 byte order mark text[0..len) starts with: 3, or 0 if none.

@@ -4,6 +4,7 @@
 #ifndef STSD_DATASET_INT_H
 #define STSD_DATASET_INT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "dataset/dataset.h"
@@ -16,6 +17,7 @@ struct dataset {
     char *write_cs;  /* NULL when files are written as UTF-8 */
     int read_ascii;  /* read_cs/write_cs encode ASCII as itself: ASCII text skips iconv */
     int write_ascii;
+    const atomic_int *stop;   /* dataset_set_stop's flag, or NULL */
 };
 
 #endif

@@ -72,12 +72,11 @@ dataset_rc dataset_load_text(dataset *d, const char *text, size_t len, list **ou
     text += bom;
     len -= bom;
     list *l = list_create();
-    if (!l || dataset_parse_lines(text, len, l) != 0) {
+    rc = l ? dataset_parse_until_stop(d, text, len, l) : DATASET_NOMEM;
+    if (rc != DATASET_OK)
         list_free(l);
-        rc = DATASET_NOMEM;
-    } else {
+    else
         *out = l;
-    }
     free(converted);
     return rc;
 }

@@ -257,6 +257,28 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_msg(LOG_WARN, "http: %s", msg);
 }
 
+/* A listening socket on addr (sslen bytes); for IPv6 with dual set, IPv4 clients come in
+ * too, as ::ffff:a.b.c.d. Returns the fd, or -1 with errno set. */
+static int listen_on(const struct sockaddr_storage *ss, socklen_t sslen, int dual)
+{
+    int one = 1, zero = 0;
+    int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    /* IPV6_V6ONLY set explicitly: the system's default (net.ipv6.bindv6only) may be 1. */
+    if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        (ss->ss_family == AF_INET6 &&
+         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual ? &zero : &one, sizeof one) != 0) ||
+        bind(fd, (const struct sockaddr *)ss, sslen) != 0 ||
+        listen(fd, HTTP_LISTEN_BACKLOG) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
 int http_listen(const char *bind_addr, int port, int *bound, buf *err)
 {
     struct sockaddr_storage ss;
@@ -264,6 +286,7 @@ int http_listen(const char *bind_addr, int port, int *bound, buf *err)
     memset(&ss, 0, sizeof ss);
     struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&ss;
+    int any6 = 0;
     if (inet_pton(AF_INET, bind_addr, &a4->sin_addr) == 1) {
         a4->sin_family = AF_INET;
         a4->sin_port = htons((uint16_t)port);
@@ -272,15 +295,26 @@ int http_listen(const char *bind_addr, int port, int *bound, buf *err)
         a6->sin6_family = AF_INET6;
         a6->sin6_port = htons((uint16_t)port);
         sslen = sizeof *a6;
+        any6 = IN6_IS_ADDR_UNSPECIFIED(&a6->sin6_addr);
     } else {
         buf_printf(err, "stsd.bind: \"%s\" is not an IPv4 or IPv6 address", bind_addr);
         return -1;
     }
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    int one = 1;
-    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
-        bind(fd, (struct sockaddr *)&ss, sslen) != 0 || listen(fd, HTTP_LISTEN_BACKLOG) != 0 ||
-        getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0) {
+    /* "::" is every address, IPv4 too: one dual-stack socket, so that every daemon shares
+     * one listening fd as before (libmicrohttpd takes one per daemon). */
+    int fd = listen_on(&ss, sslen, any6);
+    if (fd < 0 && any6 && (errno == EAFNOSUPPORT || errno == EINVAL || errno == ENOPROTOOPT)) {
+        /* No IPv6 in this kernel, or no dual-stack sockets: every IPv4 address, said aloud. */
+        log_warn("cannot listen on :: for IPv4 and IPv6 (%s): listening on 0.0.0.0, IPv4 "
+                 "only", strerror(errno));
+        memset(&ss, 0, sizeof ss);
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        a4->sin_addr.s_addr = htonl(INADDR_ANY);
+        sslen = sizeof *a4;
+        fd = listen_on(&ss, sslen, 0);
+    }
+    if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0) {
         buf_printf(err, "cannot listen on %s port %d: %s", bind_addr, port, strerror(errno));
         if (fd >= 0)
             close(fd);

@@ -162,7 +162,7 @@ static void test_defaults(void **state)
     assert_string_equal(c.charset_response, "UTF-8");
     assert_string_equal(c.charset_read, "UTF-8");
     assert_string_equal(c.charset_write, "UTF-8");
-    assert_string_equal(c.bind, "0.0.0.0");
+    assert_string_equal(c.bind, "::");
     assert_string_equal(c.port_file, "");
     assert_int_equal(c.threads, 0);
     assert_int_equal(c.max_connections, 4096);
@@ -548,7 +548,8 @@ static void test_load_file_errors(void **state)
 {
     load_fails("# x\n\njmeterPlugin.sts.port=91x1\n",
                ":3: jmeterPlugin.sts.port: \"91x1\" is not an integer in 0..65535");
-    load_fails("a=1\nstsd.threads=2\nstsd.thread=4\n", ":3: unknown key \"stsd.thread\"");
+    load_fails("a=1\nstsd.threads=2\nstsd.thread=4\n",
+               ":3: unknown key \"stsd.thread\" (did you mean stsd.threads?)");
     load_fails("JMETERPLUGIN.STS.port=1\n",
                ":1: unknown key \"JMETERPLUGIN.STS.port\" (did you mean jmeterPlugin.sts.port?)");
     load_fails("a=1\r\nb=2\r\nfoo.bar=\\uZZZZ\r\n", ":3: malformed \\uXXXX escape");
@@ -767,6 +768,120 @@ static void test_args_getopt_edges(void **state)
     args_fail("--repair takes no value", "--repair=yes", (char *)NULL);
 }
 
+/* ---- keys that look like ours (issue 32) ---- */
+
+static void test_key_lookalike(void **state)
+{
+    static const char *const near[][2] = {
+        {"jmeterPlugins.sts.port", "jmeterPlugin.sts.port"},     /* one insert */
+        {"jmeterPlugin.sts.prot", "jmeterPlugin.sts.port"},      /* one swap */
+        {"jmeterPlugin.sts.pot", "jmeterPlugin.sts.port"},       /* one delete */
+        {"jmetrePlugin.sts.demon", "jmeterPlugin.sts.daemon"},   /* swap and delete */
+        {"JMETERPLUGINS.STS.PORT", "jmeterPlugin.sts.port"},     /* letter case aside */
+        {"stds.threads", "stsd.threads"},
+        {"stsdthreads", "stsd.threads"},
+        {"jmeter.sts.daemon", "jmeterPlugin.sts.daemon"},        /* last part, jmeter + sts */
+        {"jmeter.sts.port", "jmeterPlugin.sts.port"},
+        {"jmeterPlugins.datasetDirectory", "jmeterPlugin.sts.datasetDirectory"},
+        {"jmeter-plugins.sts.initFileAtStartup", "jmeterPlugin.sts.initFileAtStartup"},
+        {"JMeter.STS.PORT", "jmeterPlugin.sts.port"},
+        {"sts.port", "jmeterPlugin.sts.port"},
+        {"stsd-journal.fsync", "stsd.journal.fsync"},
+        {"stsdaemon.bind", "stsd.bind"},
+        {"jmeterPlugin.daemon", "jmeterPlugin.sts.daemon"},      /* ".sts" left out */
+    };
+    for (size_t i = 0; i < sizeof near / sizeof near[0]; i++) {
+        const char *got = config_key_lookalike(near[i][0]);
+        if (!got || strcmp(got, near[i][1]) != 0)
+            fail_msg("%s: looks like %s, not %s", near[i][0], got ? got : "nothing",
+                     near[i][1]);
+    }
+    /* Known keys, and keys of JMeter's own (jmeter.properties, user.properties), or too far. */
+    static const char *const quiet[] = {
+        "jmeterPlugin.sts.port", "stsd.threads", "jmeterengine.nongui.port",
+        "jmeterengine.nongui.maxport", "jmeter.save.saveresults.timestamp_format",
+        "jmeter.reportgenerator.overall_granularity", "server.rmi.port", "server_port",
+        "mirror.server.port", "jmeter.exit.check.pause", "httpclient.timeout", "log_level.jmeter",
+        "jmeter.laf", "jmeterPlugin.foo.daemon", "jmeterPlugin.other.port", "jmeter.sts.", "jmeter.sts.nothing",
+        "", ".port", "port", "sts", "jmeterPlugin.sts.portFileName", "foo.stsd.bind",
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.port",
+    };
+    for (size_t i = 0; i < sizeof quiet / sizeof quiet[0]; i++) {
+        const char *got = config_key_lookalike(quiet[i]);
+        if (got)
+            fail_msg("%s should be left alone, not taken for %s", quiet[i], got);
+    }
+}
+
+static void test_strict_keys(void **state)
+{
+    config c, before;
+    config_cli cli;
+    buf err = BUF_INIT;
+    char opt[PATH_MAX + 16];
+    /* Without --strict-keys: warned (on stderr), ignored, the start goes on. */
+    assert_int_equal(config_defaults(&c), 0);
+    assert_int_equal(run_args(&c, &cli, &err, "-DjmeterPlugins.sts.port=9394",
+                              "-Djmeter.sts.daemon=true", "-Djmeterengine.nongui.port=4445",
+                              (char *)NULL), 0);
+    assert_int_equal(c.port, 9191);
+    assert_int_equal(c.daemon, 0);
+    assert_int_equal(cli.strict_keys, 0);
+    config_free(&c);
+    /* With it, wherever it stands: an error naming the key we know, nothing set. */
+    assert_int_equal(config_defaults(&c), 0);
+    memcpy(&before, &c, sizeof before);
+    assert_int_equal(run_args(&c, &cli, &err, "-DjmeterPlugins.sts.port=9394", "--strict-keys",
+                              (char *)NULL), -1);
+    assert_string_equal(err.data, "unknown key jmeterPlugins.sts.port: did you mean "
+                                  "jmeterPlugin.sts.port? (--strict-keys refuses it)");
+    assert_int_equal(cli.strict_keys, 1);
+    assert_int_equal(c.port, 9191);
+    /* Foreign keys that look like nothing of ours still pass. */
+    assert_int_equal(run_args(&c, &cli, &err, "--strict-keys", "-Djmeterengine.nongui.port=4445",
+                              "-Dsummariser.interval=30", "--port=5", (char *)NULL), 0);
+    assert_int_equal(c.port, 5);
+    config_free(&c);
+    /* In a file: its name and line in the message, before any option is applied. */
+    const char *path = write_file("shared.properties",
+                                  "# JMeter's and ours in one file\n"
+                                  "jmeterengine.nongui.port=4445\n"
+                                  "jmeterPlugin.sts.port=7000\n"
+                                  "jmeter.sts.daemon=true\n");
+    char *file = strdup(path);
+    assert_non_null(file);
+    snprintf(opt, sizeof opt, "--config=%s", file);
+    assert_int_equal(config_defaults(&c), 0);
+    assert_int_equal(run_args(&c, &cli, &err, opt, (char *)NULL), 0);
+    assert_int_equal(c.port, 7000);
+    assert_int_equal(c.daemon, 0);
+    config_free(&c);
+    assert_int_equal(config_defaults(&c), 0);
+    assert_int_equal(run_args(&c, &cli, &err, opt, "--strict-keys", "--port=1", (char *)NULL), -1);
+    char want[PATH_MAX + 200];
+    snprintf(want, sizeof want, "%s:4: unknown key jmeter.sts.daemon: did you mean "
+             "jmeterPlugin.sts.daemon? (--strict-keys refuses it)", file);
+    assert_string_equal(err.data, want);
+    config_free(&c);
+    /* config_load_file alone (no --strict-keys) warns and goes on. */
+    assert_int_equal(config_defaults(&c), 0);
+    assert_int_equal(config_load_file(&c, file, &err), 0);
+    assert_int_equal(c.port, 7000);
+    config_free(&c);
+    /* --strict-keys is a flag. */
+    assert_int_equal(config_defaults(&c), 0);
+    assert_int_equal(run_args(&c, &cli, &err, "--strict-keys=yes", (char *)NULL), -1);
+    assert_string_equal(err.data, "--strict-keys takes no value");
+    config_free(&c);
+    /* Our own namespace was strict already; now it names the key it looks like. */
+    assert_int_equal(config_defaults(&c), 0);
+    assert_int_equal(run_args(&c, &cli, &err, "-Dstsd.bnd=::1", (char *)NULL), -1);
+    assert_string_equal(err.data, "unknown key \"stsd.bnd\" (did you mean stsd.bind?)");
+    config_free(&c);
+    free(file);
+    buf_free(&err);
+}
+
 static void test_args_precedence(void **state)
 {
     config c;
@@ -926,7 +1041,7 @@ static void test_each(void **state)
         {"initFileAtStartup", "a.csv,b.csv"},
         {"initFileAtStartupRegex", "false"},
         {"stopExit", "true"},
-        {"stsd.bind", "0.0.0.0"},
+        {"stsd.bind", "::"},
         {"stsd.portFile", ""},
         {"stsd.threads", "0"},
         {"stsd.maxConnections", "4096"},
@@ -971,7 +1086,7 @@ static void test_each(void **state)
     config_each_key(&c, each_collect, &p);
     assert_pair(&p, 0, "jmeterPlugin.sts.port", "9191");
     assert_pair(&p, 1, "jmeterPlugin.sts.datasetDirectory", "/no/such/dir");
-    assert_pair(&p, 9, "stsd.bind", "0.0.0.0");
+    assert_pair(&p, 9, "stsd.bind", "::");
     assert_pair(&p, (int)p.n - 3, "stsd.log.format", "json");
     assert_pair(&p, (int)p.n - 1, "stsd.koStatus", "false");
     assert_int_equal(p.n, n - 2);
@@ -1074,6 +1189,8 @@ int main(void)
         cmocka_unit_test(test_args_errors),
         cmocka_unit_test(test_args_getopt_edges),
         cmocka_unit_test(test_args_precedence),
+        cmocka_unit_test(test_key_lookalike),
+        cmocka_unit_test(test_strict_keys),
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_each),
         cmocka_unit_test(test_usage),

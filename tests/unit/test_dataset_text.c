@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,12 +117,56 @@ static void test_invalid_bytes(void **state)
     dataset_close(d);
 }
 
+/* A stop asked for (dataset_set_stop's flag): LOAD and INITFILE give up with
+ * DATASET_STOPPING and hand back no list; a text shorter than DATASET_STOP_LINES lines
+ * is done before the first look. */
+static void test_stop_flag(void **state)
+{
+    dataset *d = open_with("UTF-8");
+    atomic_int stop = 0;
+    size_t n = 3 * DATASET_STOP_LINES;
+    char *text = malloc(2 * n);
+    assert_non_null(text);
+    for (size_t i = 0; i < n; i++)
+        memcpy(text + 2 * i, "x\n", 2);
+    dataset_set_stop(d, &stop);
+    list *l = NULL;
+    assert_int_equal(dataset_load_text(d, text, 2 * n, &l), DATASET_OK);
+    assert_int_equal(list_length(l), n);
+    list_free(l);
+    atomic_store(&stop, 1);
+    l = (list *)1;
+    assert_int_equal(dataset_load_text(d, text, 2 * n, &l), DATASET_STOPPING);
+    assert_null(l);
+    assert_int_equal(dataset_load_text(d, text, 2 * (DATASET_STOP_LINES - 1), &l), DATASET_OK);
+    assert_int_equal(list_length(l), DATASET_STOP_LINES - 1);
+    list_free(l);
+    /* INITFILE: looked at before each chunk of the file. */
+    char path[200];
+    snprintf(path, sizeof path, "%s/stop.csv", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, 2 * n, f), 2 * n);
+    assert_int_equal(fclose(f), 0);
+    l = (list *)1;
+    assert_int_equal(dataset_load(d, "stop.csv", &l), DATASET_STOPPING);
+    assert_null(l);
+    atomic_store(&stop, 0);
+    assert_int_equal(dataset_load(d, "stop.csv", &l), DATASET_OK);
+    assert_int_equal(list_length(l), n);
+    list_free(l);
+    unlink(path);
+    free(text);
+    dataset_close(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lines_like_initfile),
         cmocka_unit_test(test_charset),
         cmocka_unit_test(test_invalid_bytes),
+        cmocka_unit_test(test_stop_flag),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

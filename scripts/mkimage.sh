@@ -1,6 +1,10 @@
 #!/bin/sh
-# mkimage.sh - builds the OCI image localhost/stsd:VERSION (and :latest) from Debian packages only: mmdebstrap makes a bookworm root filesystem holding the .deb of `make deb` and its run-time libraries, podman import turns it into an image, conf/Containerfile adds the HEALTHCHECK.
-# Usage: scripts/mkimage.sh [DEB] (from the top of the tree; DEB: build/deb/stsd_*.deb).
+# mkimage.sh - builds the OCI image localhost/stsd:VERSION (and :latest) from Debian packages only.
+# mmdebstrap makes a Debian 12 root filesystem holding the .deb of `make deb` and its
+# run-time libraries, podman import turns it into an image with stsd as its entrypoint,
+# and conf/Containerfile adds the HEALTHCHECK (podman import cannot). As root.
+# Usage: scripts/mkimage.sh [DEB] (from the top of the tree; DEB: build/deb/stsd_*.deb, made
+# by scripts/mkdeb.sh first when missing or older than the tree).
 # Cached in build/image/: the packages mmdebstrap downloaded (apt-cache/), the root
 # filesystem (rootfs.tar) and its key (the .deb's, this script's and the Containerfile's
 # checksums): an unchanged key rebuilds nothing, a changed one rebuilds without
@@ -35,8 +39,17 @@ fi
 top=$(pwd)
 out=$top/build/image
 deb=${1:-}
-[ -n "$deb" ] || deb=$(ls build/deb/stsd_*_*.deb 2>/dev/null | grep -v dbgsym | head -n 1)
-[ -f "$deb" ] || { echo "mkimage: no .deb (make deb first)" >&2; exit 1; }
+if [ -z "$deb" ]; then
+    # make deb's output, made again when missing or older than a file it is built from.
+    deb=$(ls build/deb/stsd_*_*.deb 2>/dev/null | grep -v dbgsym | head -n 1)
+    if [ -z "$deb" ] || [ -n "$(find Makefile debian src include conf docs datasets examples scripts \
+            -type f -newer "$deb" ! -name mkimage.sh ! -name Containerfile 2>/dev/null | head -n 1)" ]; then
+        echo "mkimage: make deb first (build/deb/)" >&2
+        scripts/deps.sh deb
+        deb=$(scripts/mkdeb.sh build/deb | tail -n 1)
+    fi
+fi
+[ -f "$deb" ] || { echo "mkimage: no .deb: $deb" >&2; exit 1; }
 deb=$(cd "$(dirname "$deb")" && pwd)/$(basename "$deb")
 version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 [ -n "$version" ] || { echo "mkimage: no version in debian/changelog" >&2; exit 1; }
@@ -97,7 +110,8 @@ if [ "${IMAGE_FRESH:-0}" = 1 ] || [ ! -f "$out/rootfs.tar" ] || [ "$(cat "$out/r
         --customize-hook="sync-out /var/cache/apt/archives '$out/apt-cache'" \
         --customize-hook='rm -f "$1"/var/cache/apt/archives/*.deb' \
         --customize-hook="'$self' --hook \"\$1\"" \
-        bookworm "$out/rootfs.tmp.tar" "$out/mirrors.list" >&2
+        bookworm "$out/rootfs.tmp.tar" "$out/mirrors.list" >"$out/mmdebstrap.log" 2>&1 ||
+        { tail -n 30 "$out/mmdebstrap.log" >&2; echo "mkimage: mmdebstrap failed; log: $out/mmdebstrap.log" >&2; exit 1; }
     mv "$out/rootfs.tmp.tar" "$out/rootfs.tar"
     echo "$key" > "$out/rootfs.key"
 fi

@@ -1,5 +1,8 @@
 #!/bin/sh
-# test-image.sh - the OCI image of `make image` under podman: its size and settings, stsd as a non-root PID 1 on a read-only root with its data on one volume, INITFILE, READ and ADD through the published port, the HEALTHCHECK, podman stop (exit 0 within 5 s), a new container on the same volume with every acknowledged change back.
+# test-image.sh - the OCI image of `make image` under podman, as CI runs it (as root).
+# Its size and settings; stsd as a non-root PID 1 on a read-only root with its data on one
+# volume; INITFILE, READ and ADD through the published port; the HEALTHCHECK; podman stop
+# (exit 0 within 5 s); a new container on the same volume with every acknowledged change.
 # Usage: tests/pkg/test-image.sh (from the top of the tree, as root: CI runs as root).
 # TEST_IMAGE_RUN_ARGS adds podman run options and TEST_IMAGE_ARGS stsd arguments to the
 # first container (to break a check on purpose: "--user 0", "--read-only=false",
@@ -55,7 +58,11 @@ run() {
     while [ "$1" != -- ]; do opts="$opts $1"; shift; done
     shift
     # shellcheck disable=SC2086
-    pm_run -d --name "$n" $opts "$image" "$@" >"$tmp/$n.podman" 2>&1
+    pm_run -d --name "$n" $opts "$image" "$@" >"$tmp/$n.out" 2>&1
+    rc=$?
+    # Without podman 4.3's complaint that no systemd runs its health check timers here.
+    grep -v 'systemd connection' "$tmp/$n.out" >"$tmp/$n.podman"
+    return $rc
 }
 # up: waits up to 10 s for INFO through the published port.
 up() {
@@ -70,8 +77,7 @@ up() {
 lines() { sed -n 's|<br />$||p' | sed '/^<body>$/d'; }
 
 # 1. The image: built from the .deb (cached when nothing changed), its size and settings.
-[ -f "$(ls build/deb/stsd_*_*.deb 2>/dev/null | grep -v dbgsym | head -n 1)" ] ||
-    scripts/mkdeb.sh build/deb >/dev/null
+# (make test runs test-deb first, which leaves a fresh .deb in build/deb/.)
 t0=$(now_ms)
 if scripts/mkimage.sh >"$tmp/mkimage.log" 2>&1; then
     ok "make image: $image ($(( ($(now_ms) - t0) / 1000 )) s; $(tail -n 1 "$tmp/mkimage.log" | sed 's/^mkimage: //'))"
@@ -136,7 +142,7 @@ pm exec -e STSD_URL=http://127.0.0.1:1 "$tag-1" stsctl --connect-timeout 2 info 
 # Nothing written outside the volume: no file in the container's layer, none in /tmp.
 d=$(pm diff "$tag-1" 2>&1)
 t=$(pm exec "$tag-1" find /tmp /var/tmp /run ! -type d 2>&1)
-j=$(pm exec "$tag-1" sh -c 'ls /var/lib/stsd/.stsd' | grep -c '^journal\.')
+j=$(pm exec "$tag-1" sh -c 'ls /var/lib/stsd/.stsd' 2>/dev/null | grep -c '^journal\.')
 [ -z "$d" ] && [ -z "$t" ] && [ "$j" -ge 1 ] &&
     ok "writes only to the volume: podman diff empty, /tmp /var/tmp /run empty, the journal in /var/lib/stsd/.stsd" ||
     fail "writes outside the volume: diff [$d] tmpfs [$t]; journal files in the volume: $j"

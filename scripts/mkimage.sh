@@ -41,8 +41,8 @@ out=$top/build/image
 deb=${1:-}
 if [ -z "$deb" ]; then
     # make deb's output, made again when missing or older than a file it is built from.
-    deb=$(ls build/deb/stsd_*_*.deb 2>/dev/null | grep -v dbgsym | head -n 1)
-    if [ -z "$deb" ] || [ -n "$(find Makefile debian src include conf docs datasets examples scripts \
+    for deb in build/deb/stsd_*_*.deb; do [ -f "$deb" ] && break; done
+    if [ ! -f "$deb" ] || [ -n "$(find Makefile debian src include conf docs datasets examples scripts \
             -type f -newer "$deb" ! -name mkimage.sh ! -name Containerfile 2>/dev/null | head -n 1)" ]; then
         echo "mkimage: make deb first (build/deb/)" >&2
         scripts/deps.sh deb
@@ -88,7 +88,8 @@ mirrors=$(echo "$mirrors" | awk '$2 ~ /^bookworm(-updates|-security)?$/ { print 
 
 if [ "${IMAGE_FRESH:-0}" = 1 ] || [ ! -f "$out/rootfs.tar" ] || [ "$(cat "$out/rootfs.key" 2>/dev/null)" != "$key" ]; then
     rm -f "$out/rootfs.tar" "$out/rootfs.key"
-    echo "mkimage: mmdebstrap bookworm from:" $(echo "$mirrors" | awk '{ print $2 "/" $3 }') >&2
+    echo "mkimage: mmdebstrap bookworm from: $(echo "$mirrors" | awk '{ printf " %s/%s", $2, $3 }')" >&2
+    # shellcheck disable=SC2016 # $1 is the hooks', the root file system.
     # essential: the Essential:yes packages (a shell, coreutils, dpkg), no apt; the .deb
     # brings its Depends. dpkg leaves out documentation (copyright files kept), manual
     # pages, locales and completions; the downloaded packages go to apt-cache/ for the

@@ -20,7 +20,6 @@ done
 
 version=$(sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
 image=localhost/stsd:$version
-out=build/image
 tag=stsd-test-$$
 vol=$tag-data
 tmp=$(mktemp -d)

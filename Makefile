@@ -56,7 +56,7 @@ CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
-        test-stop test-fuzz test-ctl test-deb deb deps deps-test install uninstall clean \
+        test-stop test-fuzz test-ctl test-deb test-image deb image deps deps-test install uninstall clean \
         help bench bench-store fuzz
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
@@ -77,6 +77,8 @@ help:
 	@echo "make deb        the Debian package in build/deb/ (dpkg-buildpackage -b -us -uc)"
 	@echo "make test-deb   build the .deb, lintian, dpkg -i, run, dpkg -r, purge (as root)"
 	@echo "make docs       rewrite docs/commands.md and docs/configuration.md from the tables"
+	@echo "make image      the OCI image localhost/stsd:VERSION from the .deb (mmdebstrap, podman; as root)"
+	@echo "make test-image the image under podman: read-only, non-root, stop, restart on its volume"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
 	@echo "make fuzz       run the libFuzzer harnesses longer (FUZZ_SECONDS=60)"
@@ -205,6 +207,7 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory test-ui
 	$(Q)$(MAKE) --no-print-directory test-pkg test-examples test-ctl
 	$(Q)$(MAKE) --no-print-directory test-deb
+	$(Q)$(MAKE) --no-print-directory test-image
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-soak
 	$(Q)$(MAKE) --no-print-directory test-tsan
@@ -242,6 +245,19 @@ deb:
 # dpkg -r (the conffile stays), dpkg --purge (nothing stays).
 test-deb: deps-test
 	@tests/pkg/test-deb.sh $(BUILD)/deb
+
+# The OCI image localhost/stsd:VERSION and :latest (scripts/mkimage.sh): a Debian 12 root
+# filesystem by mmdebstrap holding the .deb (made first when older than the tree) and its
+# run-time libraries, imported by podman, conf/Containerfile's HEALTHCHECK on top. Cached
+# in build/image/.
+image:
+	@scripts/deps.sh image
+	@scripts/mkimage.sh
+
+# As root: the image under podman: non-root PID 1, read-only root, INITFILE/READ/ADD on the
+# published port, HEALTHCHECK, podman stop (exit 0 within 5 s), a restart on the volume.
+test-image: deps-test
+	@tests/pkg/test-image.sh
 
 # examples/ against a real stsd: the curl scripts, Locust headless for a few seconds (the
 # shared-state example too), Artillery (npm installs it once into $(BUILD)/npm), the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # deps.sh - makes sure the Debian packages stsd builds and tests with are installed.
-# Usage: scripts/deps.sh build|test|bench|deb
+# Usage: scripts/deps.sh build|test|bench|deb|image
 # As root it installs what is missing; otherwise it prints the apt-get line and fails.
 set -eu
 
@@ -20,12 +20,17 @@ case "${1:-build}" in
            command -v npm >/dev/null 2>&1 || need="$need npm"
            need="$need chromium chromium-driver python3-selenium"      # tests/ui
            # tests/ctl (stsctl top in a tmux pane) and tests/pkg/test-deb.sh (make deb).
-           need="$need tmux debhelper lintian" ;;
+           need="$need tmux debhelper lintian"
+           # tests/pkg/test-image.sh (make image: a root file system, then podman).
+           need="$need podman runc mmdebstrap uidmap" ;;
     # make deb: debhelper (with dpkg-dev) builds the package, lintian checks it.
     deb)   need="$need debhelper lintian" ;;
+    # make image: the .deb, mmdebstrap's root file system, podman (runc: crun refuses on
+    # hybrid cgroups), uidmap for either without root.
+    image) need="$need debhelper lintian podman runc mmdebstrap uidmap" ;;
     # redis-server (with redis-tools' redis-benchmark): the Redis rows of the durability bench.
     bench) need="$need wrk curl openssl time redis-server" ;;
-    *) echo "usage: $0 build|test|bench|deb" >&2; exit 2 ;;
+    *) echo "usage: $0 build|test|bench|deb|image" >&2; exit 2 ;;
 esac
 
 missing=""

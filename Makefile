@@ -120,7 +120,10 @@ check-docs: $(BUILD)/mkdocs
 		if ! diff -u $$d $(BUILD)/$$(basename $$d).gen > $(BUILD)/$$(basename $$d).diff; then \
 			echo "check-docs: $$d differs from what the tables make ($(BUILD)/$$(basename $$d).diff):"; \
 			head -n 20 $(BUILD)/$$(basename $$d).diff; echo "check-docs: run 'make docs'"; exit 1; fi; done
-	@echo "check-docs: $(DOCS_GEN) match the command and key tables"
+	$(Q)for c in $$(sed -n 's/^| \[\([A-Z]*\)\].*/\1/p' docs/commands.md); do \
+		grep -q "^| .*\`$$c\`.* | " README.md || { echo "check-docs: README.md's table of commands lacks $$c"; exit 1; }; done
+	$(Q)n=$$(wc -l < README.md); [ $$n -le 200 ] || { echo "check-docs: README.md has $$n lines (200 at most: the rest goes to docs/)"; exit 1; }
+	@echo "check-docs: $(DOCS_GEN) match the command and key tables; README.md lists every command in $$(wc -l < README.md) lines"
 
 $(BUILD)/obj/%.o: src/%.c
 	@mkdir -p $(@D)

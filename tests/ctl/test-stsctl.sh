@@ -10,7 +10,7 @@
 # bare results of get, incr, set, barrier and done (--long the fields), --opt value for
 # every option, --name instead of FILENAME, -h, a one-line unknown verb, - as standard
 # input for add and load, --print-lease; stsctl(1)'s examples run as the manual prints
-# them, and the README shows the same lines.
+# them, and docs/stsctl.md shows the same lines.
 # Usage: tests/ctl/test-stsctl.sh (from the top of the tree, after `make`).
 set -u
 STSD=${STSD:-build/stsd}
@@ -492,7 +492,7 @@ run status
 echo "$out" | grep -q "^evil$(printf '\033')\[2Jname${tab}1\$" &&
     ok "status piped: names as stored" || fail "status piped: $(echo "$out" | cat -v)"
 
-# The README's script (examples/stsctl-script.sh, shown there whole) against this server.
+# docs/stsctl.md's script (examples/stsctl-script.sh, shown there whole) against this server.
 if STSCTL="$STSCTL" sh examples/stsctl-script.sh > "$tmp/script.out" 2>&1 &&
     [ "$(grep '^doing' "$tmp/script.out" | tr '\n' ' ')" = "doing job-1 doing job-2 doing job-3 " ] &&
     grep -q '^script-users.csv: 5 lines$' "$tmp/script.out" && [ -f "$tmp/data/script-users.csv" ]; then
@@ -502,11 +502,11 @@ else
 fi
 sed 's/^/    /; s/^    $//' examples/stsctl-script.sh > "$tmp/script.md"
 if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.argv[1]).read())' \
-    README.md "$tmp/script.md"; then ok "the README shows examples/stsctl-script.sh as it is"
-else fail "the README's copy of examples/stsctl-script.sh differs from the file"; fi
+    docs/stsctl.md "$tmp/script.md"; then ok "docs/stsctl.md shows examples/stsctl-script.sh as it is"
+else fail "docs/stsctl.md's copy of examples/stsctl-script.sh differs from the file"; fi
 
 # stsctl(1)'s examples, as the manual prints them, run in order in a directory holding
-# users.csv, with stsctl on PATH; the README shows the same lines.
+# users.csv, with stsctl on PATH; docs/stsctl.md shows the same lines.
 sed -n '/^\.SH EXAMPLES/,/^\.SH /p' docs/stsctl.1.in | sed -n '/^\.nf$/,/^\.fi$/p' | sed '1d;$d' |
     sed 's/\\-/-/g; s/\\e/\\/g' > "$tmp/examples.sh"
 mkdir -p "$tmp/ex" && printf 'ann;pw1\nbob;pw2\n' > "$tmp/ex/users.csv"
@@ -522,9 +522,9 @@ else
 fi
 sed 's/^/    /' "$tmp/examples.sh" > "$tmp/examples.md"
 if python3 -c 'import sys; sys.exit(open(sys.argv[2]).read() not in open(sys.argv[1]).read())' \
-    README.md "$tmp/examples.md"; then ok "the README shows stsctl(1)'s examples as they are"
-else fail "the README's stsctl examples differ from stsctl(1)'s"; fi
-grep -q '2>&1 >/dev/null' docs/stsctl.1.in README.md && fail "an example still throws the line away" ||
+    docs/stsctl.md "$tmp/examples.md"; then ok "docs/stsctl.md shows stsctl(1)'s examples as they are"
+else fail "docs/stsctl.md's stsctl examples differ from stsctl(1)'s"; fi
+grep -q '2>&1 >/dev/null' docs/stsctl.1.in docs/stsctl.md README.md && fail "an example still throws the line away" ||
     ok "no example throws the line away for its lease"
 
 run stop; expect "stop" 0 "*"

@@ -114,19 +114,25 @@ char *td_read_file(const daemon_proc *d, const char *name, size_t *len)
     return b;
 }
 
-int td_start(daemon_proc *d, const char *const *extra)
+int td_start_as(daemon_proc *d, const char *bind, const char *const *extra, int *status)
 {
     const char *bin = getenv("STSD");
     if (!bin)
         bin = "build/stsd";
-    char portfile[512], dsopt[512], pfopt[600];
+    char portfile[512], dsopt[512], pfopt[600], bindopt[128];
     snprintf(portfile, sizeof portfile, "%s/port", d->dir);
     unlink(portfile);
     snprintf(dsopt, sizeof dsopt, "-DjmeterPlugin.sts.datasetDirectory=%s", d->data);
     snprintf(pfopt, sizeof pfopt, "--port-file=%s", portfile);
     const char *argv[64] = {bin, "-DjmeterPlugin.sts.port=0", dsopt,
-                            "-DjmeterPlugin.sts.daemon=true", "--bind=127.0.0.1", pfopt};
-    int argc = 6;
+                            "-DjmeterPlugin.sts.daemon=true", pfopt};
+    int argc = 5;
+    if (bind) {
+        snprintf(bindopt, sizeof bindopt, "--bind=%s", bind);
+        argv[argc++] = bindopt;
+    }
+    if (status)
+        *status = -1;
     for (int i = 0; extra && extra[i] && argc < 62; i++)
         argv[argc++] = extra[i];
     argv[argc] = NULL;
@@ -161,11 +167,18 @@ int td_start(daemon_proc *d, const char *const *extra)
         int st;
         if (waitpid(pid, &st, WNOHANG) == pid) {
             d->pid = -1;
+            if (status)
+                *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
             return -1;
         }
         sleep_ms(10);
     }
     return -1;
+}
+
+int td_start(daemon_proc *d, const char *const *extra)
+{
+    return td_start_as(d, "127.0.0.1", extra, NULL);
 }
 
 static int exit_code(int st)
@@ -210,7 +223,7 @@ void td_cleanup(daemon_proc *d)
     }
 }
 
-static int connect_port(int port)
+int td_connect(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
@@ -230,7 +243,7 @@ static int connect_port(int port)
     return fd;
 }
 
-static int send_all(int fd, const char *p, size_t len)
+int td_send_all(int fd, const char *p, size_t len)
 {
     while (len) {
         ssize_t w = send(fd, p, len, MSG_NOSIGNAL);
@@ -292,12 +305,12 @@ static int read_response(int fd, char *buf, size_t cap, size_t *have, http_reply
 
 int http_raw(int port, const char *req, size_t len, http_reply *r)
 {
-    int fd = connect_port(port);
+    int fd = td_connect(port);
     if (fd < 0)
         return -1;
     static __thread char buf[65536];
     size_t have = 0;
-    int rc = send_all(fd, req, len) == 0 ? read_response(fd, buf, sizeof buf, &have, r) : -1;
+    int rc = td_send_all(fd, req, len) == 0 ? read_response(fd, buf, sizeof buf, &have, r) : -1;
     close(fd);
     return rc;
 }
@@ -403,7 +416,7 @@ int http_conn_open(http_conn *c, int port)
 {
     c->port = port;
     c->have = 0;
-    c->fd = connect_port(port);
+    c->fd = td_connect(port);
     return c->fd < 0 ? -1 : 0;
 }
 
@@ -416,7 +429,7 @@ int http_conn_get(http_conn *c, const char *target, http_reply *r)
     if (c->fd < 0 && http_conn_open(c, c->port) != 0)
         return -1;
     /* No retry: a request that may have run must not run twice (READ KEEP=FALSE). */
-    if (send_all(c->fd, req, (size_t)n) == 0 &&
+    if (td_send_all(c->fd, req, (size_t)n) == 0 &&
         read_response(c->fd, c->buf, sizeof c->buf, &c->have, r) == 0)
         return 0;
     http_conn_close(c);
@@ -429,7 +442,7 @@ int http_conn_send(http_conn *c, const char *target)
     int n = snprintf(req, sizeof req, "GET %s HTTP/1.1\r\nHost: localhost\r\n\r\n", target);
     if (n < 0 || (size_t)n >= sizeof req || c->fd < 0)
         return -1;
-    return send_all(c->fd, req, (size_t)n);
+    return td_send_all(c->fd, req, (size_t)n);
 }
 
 int http_conn_ready(http_conn *c, int ms)

@@ -35,6 +35,13 @@ struct sockaddr_in6 td_sockaddr6(const char *text);
 /* Starts $STSD (default build/stsd) on port 0 with the dataset dir d->data, daemon=true
  * and extra arguments (NULL-terminated), waits for its port. Returns 0 or -1. */
 int td_start(daemon_proc *d, const char *const *extra);
+/* td_start on --bind=bind (NULL: no --bind, the default address under test). Returns 0,
+ * or -1 with *status (if not NULL) the exit status when stsd ended, else -1. */
+int td_start_as(daemon_proc *d, const char *bind, const char *const *extra, int *status);
+/* A loopback TCP connection to port (TCP_NODELAY, 10 s receive timeout), or -1. */
+int td_connect(int port);
+/* Sends all len bytes of p on fd: 0, or -1. */
+int td_send_all(int fd, const char *p, size_t len);
 /* SIGTERM (or SIGKILL with kill9) then waits; returns the exit status (or 128+signal). */
 int td_stop(daemon_proc *d, int kill9);
 /* Waits for the process to exit by itself (after STOP) up to ms; exit status or -1. */

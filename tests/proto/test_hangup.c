@@ -5,8 +5,6 @@
  * is still inside the resume: each round of clients hits that window every time. A stsd
  * that touches the freed request dies under ASan (or reports under TSan); a sound one
  * answers every client that stays exactly once, and exits 0. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -44,30 +42,6 @@ typedef struct hangup_client {
     char body[256];
 } hangup_client;
 
-static int connect_local(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-static int send_all(int fd, const char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t k = send(fd, p, n, MSG_NOSIGNAL);
-        if (k <= 0)
-            return -1;
-        p += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
 /* POSTs c's command with the padding, Connection: close. Returns the socket or -1. */
 static int send_parked(const hangup_client *c)
 {
@@ -81,8 +55,8 @@ static int send_parked(const hangup_client *c)
                      "Content-Length: %zu\r\n\r\n%s&PAD=", (int)(q - c->cmd), c->cmd, blen,
                      q + 1);
     memset(req + h, 'p', HANGUP_PAD);
-    int fd = connect_local(c->port);
-    if (fd >= 0 && send_all(fd, req, (size_t)h + HANGUP_PAD) != 0) {
+    int fd = td_connect(c->port);
+    if (fd >= 0 && td_send_all(fd, req, (size_t)h + HANGUP_PAD) != 0) {
         close(fd);
         fd = -1;
     }

@@ -27,61 +27,6 @@
 
 #include "testlib.h"
 
-/* Starts $STSD as td_start does but with no --bind, so that the default bind is the one
- * under test; extra arguments after (NULL ends). Returns 0 once the port file is there,
- * or -1 (*status: the exit status if it ended, else -1). */
-static int start_default_bind(daemon_proc *d, const char *const *extra, int *status)
-{
-    const char *bin = getenv("STSD") ? getenv("STSD") : "build/stsd";
-    char portfile[512], dsopt[512], pfopt[600], logpath[512];
-    snprintf(portfile, sizeof portfile, "%s/port", d->dir);
-    unlink(portfile);
-    snprintf(dsopt, sizeof dsopt, "-DjmeterPlugin.sts.datasetDirectory=%s", d->data);
-    snprintf(pfopt, sizeof pfopt, "--port-file=%s", portfile);
-    snprintf(logpath, sizeof logpath, "%s/stsd.log", d->dir);
-    const char *argv[32] = {bin, "-DjmeterPlugin.sts.port=0", dsopt,
-                            "-DjmeterPlugin.sts.daemon=true", pfopt};
-    int argc = 5;
-    for (int i = 0; extra && extra[i] && argc < 30; i++)
-        argv[argc++] = extra[i];
-    argv[argc] = NULL;
-    *status = -1;
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-        }
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0)
-            dup2(devnull, 0);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    d->pid = pid;
-    for (int i = 0; i < 1000; i++) {
-        FILE *f = fopen(portfile, "r");
-        if (f) {
-            int ok = fscanf(f, "%d", &d->port) == 1;
-            fclose(f);
-            if (ok)
-                return 0;
-        }
-        int st;
-        if (waitpid(pid, &st, WNOHANG) == pid) {
-            d->pid = -1;
-            *status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            return -1;
-        }
-        td_sleep_ms(10);
-    }
-    return -1;
-}
-
 /* A connected socket to addr text (IPv4 or IPv6) and port, or -1. */
 static int connect_to(const char *addr, int port)
 {
@@ -157,7 +102,7 @@ static void test_default_bind_dual_stack(void **state)
     assert_int_equal(td_mkdirs(&d), 0);
     assert_int_equal(td_write_file(&d, "dual.csv", "a\nb\n", 4), 0);
     const char *extra[] = {"-DjmeterPlugin.sts.initFileAtStartup=dual.csv", NULL};
-    assert_int_equal(start_default_bind(&d, extra, &status), 0);
+    assert_int_equal(td_start_as(&d, NULL, extra, &status), 0);
     assert_non_null(strstr(td_log(&d), "listening on :: port "));
     /* The same list over both families: one socket, one server. */
     assert_true(get_from("127.0.0.1", d.port, "/sts/LENGTH?FILENAME=dual.csv", page,
@@ -176,14 +121,14 @@ static void test_default_bind_dual_stack(void **state)
 
     /* --bind still narrows it: 127.0.0.1 is not reachable as ::1, nor ::1 as 127.0.0.1. */
     const char *v4only[] = {"--bind=127.0.0.1", NULL};
-    assert_int_equal(start_default_bind(&d, v4only, &status), 0);
+    assert_int_equal(td_start_as(&d, NULL, v4only, &status), 0);
     assert_true(get_from("127.0.0.1", d.port, "/sts/LENGTH?FILENAME=dual.csv", page,
                          sizeof page) > 0);
     assert_int_equal(get_from("::1", d.port, "/sts/LENGTH?FILENAME=dual.csv", page,
                               sizeof page), -1);
     assert_int_equal(td_stop(&d, 0), 0);
     const char *v6only[] = {"--bind=::1", NULL};
-    assert_int_equal(start_default_bind(&d, v6only, &status), 0);
+    assert_int_equal(td_start_as(&d, NULL, v6only, &status), 0);
     assert_true(get_from("::1", d.port, "/sts/LENGTH?FILENAME=dual.csv", page, sizeof page) > 0);
     assert_int_equal(get_from("127.0.0.1", d.port, "/sts/LENGTH?FILENAME=dual.csv", page,
                               sizeof page), -1);
@@ -204,7 +149,7 @@ static void test_dual_stack_access_rules(void **state)
     char page[8192];
     assert_int_equal(td_mkdirs(&d), 0);
     const char *allow[] = {"-Dstsd.allow=127.0.0.1/32", NULL};
-    assert_int_equal(start_default_bind(&d, allow, &status), 0);
+    assert_int_equal(td_start_as(&d, NULL, allow, &status), 0);
     assert_true(get_from("127.0.0.1", d.port, "/sts/ADD?FILENAME=a.csv&LINE=x", page,
                          sizeof page) > 0);
     assert_non_null(strstr(page, "<title>OK</title>"));
@@ -213,7 +158,7 @@ static void test_dual_stack_access_rules(void **state)
     assert_int_equal(td_stop(&d, 0), 0);
 
     const char *per_ip[] = {"-Dstsd.maxConnectionsPerIp=1", NULL};
-    assert_int_equal(start_default_bind(&d, per_ip, &status), 0);
+    assert_int_equal(td_start_as(&d, NULL, per_ip, &status), 0);
     int held = connect_to("127.0.0.1", d.port);
     assert_true(held >= 0);
     td_sleep_ms(200);                          /* accepted and counted */
@@ -239,7 +184,7 @@ static void test_misspelt_keys(void **state)
     /* Warned, ignored, and the server comes up as configured otherwise. */
     const char *warned[] = {"--bind=127.0.0.1", "-DjmeterPlugins.sts.port=9394",
                             "-Djmeter.sts.daemon=false", "-Djmeterengine.nongui.port=4445", NULL};
-    assert_int_equal(start_default_bind(&d, warned, &status), 0);
+    assert_int_equal(td_start_as(&d, NULL, warned, &status), 0);
     const char *log = td_log(&d);
     assert_non_null(strstr(log, "[warn] unknown key jmeterPlugins.sts.port ignored: did you mean "
                                 "jmeterPlugin.sts.port?"));
@@ -263,7 +208,7 @@ static void test_misspelt_keys(void **state)
     char logpath[600];
     snprintf(logpath, sizeof logpath, "%s/stsd.log", d.dir);
     assert_int_equal(unlink(logpath), 0);                /* this start's lines only */
-    assert_int_equal(start_default_bind(&d, strict, &status), -1);
+    assert_int_equal(td_start_as(&d, NULL, strict, &status), -1);
     assert_int_equal(status, 1);
     char want[900];
     snprintf(want, sizeof want, "stsd: %s:3: unknown key jmeterPlugins.sts.port: did you mean "
@@ -274,7 +219,7 @@ static void test_misspelt_keys(void **state)
     assert_null(strstr(log, "listening on"));
     /* The same file without --strict-keys: warned with its name and line, then served. */
     const char *lenient[] = {"--bind=127.0.0.1", conf, NULL};
-    assert_int_equal(start_default_bind(&d, lenient, &status), 0);
+    assert_int_equal(td_start_as(&d, NULL, lenient, &status), 0);
     snprintf(want, sizeof want, "[warn] %s:3: unknown key jmeterPlugins.sts.port ignored: "
              "did you mean jmeterPlugin.sts.port?", path);
     assert_non_null(strstr(td_log(&d), want));

@@ -95,7 +95,7 @@ $(BUILD)/stsd: $(BUILD)/obj/app/main.o $(OBJS)
 	$(call say,LD,$@)$(CC) $(LDFLAGS) -o $@ $^ $(PKG_LIBS) $(LDLIBS)
 
 # stsd(8): docs/stsd.8.in with the options, keys and commands of the tables stsd runs on.
-$(BUILD)/mkman: scripts/mkman.c $(OBJS)
+$(BUILD)/mkman: scripts/mkman.c scripts/tmpl.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) $(LDLIBS)
 
@@ -105,7 +105,7 @@ $(BUILD)/stsd.8: docs/stsd.8.in $(BUILD)/mkman
 # docs/commands.md and docs/configuration.md: their templates with the commands, options
 # and keys of the same tables. Checked in, so that they read on a forge; `make docs`
 # rewrites them, `make check-docs` (in `make test`) fails when they differ.
-$(BUILD)/mkdocs: scripts/mkdocs.c $(OBJS)
+$(BUILD)/mkdocs: scripts/mkdocs.c scripts/tmpl.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) \
 		$(PKG_LIBS) $(LDLIBS)
 

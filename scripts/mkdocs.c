@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/version.h"
 #include "cmd/command.h"
 #include "config/config.h"
+#include "tmpl.h"
 
 /* s as Markdown text: the characters that would start markup, and | in tables, escaped. */
 static void md_text(const char *s)
@@ -142,44 +142,31 @@ static void put_key(const config_key_doc *k, void *ctx)
     fputs(" |\n", stdout);
 }
 
+/* The template's lines that the tables replace. */
+static int docs_line(const char *line)
+{
+    if (strcmp(line, "@COMMAND_INDEX@\n") == 0) {
+        put_index();
+    } else if (strcmp(line, "@COMMANDS@\n") == 0) {
+        for (int i = 0; i < command_count(); i++)
+            put_command(command_at(i));
+    } else if (strcmp(line, "@OPTIONS@\n") == 0) {
+        fputs("| option | sets | what it does |\n|---|---|---|\n", stdout);
+        config_doc_options(put_option, NULL);
+    } else if (strcmp(line, "@KEYS@\n") == 0) {
+        fputs("| key | accepts | default | what it does |\n|---|---|---|---|\n", stdout);
+        config_doc_keys(put_key, NULL);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: mkdocs TEMPLATE > PAGE.md\n");
         return 2;
     }
-    FILE *in = fopen(argv[1], "r");
-    if (!in) {
-        perror(argv[1]);
-        return 1;
-    }
-    char line[4096];
-    while (fgets(line, sizeof line, in)) {
-        if (strcmp(line, "@COMMAND_INDEX@\n") == 0) {
-            put_index();
-        } else if (strcmp(line, "@COMMANDS@\n") == 0) {
-            for (int i = 0; i < command_count(); i++)
-                put_command(command_at(i));
-        } else if (strcmp(line, "@OPTIONS@\n") == 0) {
-            fputs("| option | sets | what it does |\n|---|---|---|\n", stdout);
-            config_doc_options(put_option, NULL);
-        } else if (strcmp(line, "@KEYS@\n") == 0) {
-            fputs("| key | accepts | default | what it does |\n|---|---|---|---|\n", stdout);
-            config_doc_keys(put_key, NULL);
-        } else {
-            char *at = strstr(line, "@VERSION@");
-            if (at) {
-                *at = '\0';
-                printf("%s%s%s", line, STSD_VERSION, at + strlen("@VERSION@"));
-            } else {
-                fputs(line, stdout);
-            }
-        }
-    }
-    int bad = ferror(in) || fclose(in) != 0;
-    if (fflush(stdout) != 0 || ferror(stdout) || bad) {
-        fprintf(stderr, "mkdocs: read or write error\n");
-        return 1;
-    }
-    return 0;
+    return tmpl_expand("mkdocs", argv[1], docs_line);
 }

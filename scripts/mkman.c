@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "config/config.h"
-#include "base/version.h"
 #include "cmd/command.h"
+#include "tmpl.h"
 
 /* Writes s as man(7) text: backslashes and hyphens escaped (so options copy as ASCII),
  * a control character at the start of a line defused. */
@@ -105,46 +105,26 @@ static void put_command(const cmd_def *c)
     fputs(".PD\n.RE\n", stdout);
 }
 
+/* The template's lines that the tables replace. */
+static int man_line(const char *line)
+{
+    if (strcmp(line, "@OPTIONS@\n") == 0)
+        config_doc_options(put_option, NULL);
+    else if (strcmp(line, "@COMMANDS@\n") == 0)
+        for (int i = 0; i < command_count(); i++)
+            put_command(command_at(i));
+    else if (strcmp(line, "@KEYS@\n") == 0)
+        config_doc_keys(put_key, NULL);
+    else
+        return 0;
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: mkman TEMPLATE > stsd.8\n");
         return 2;
     }
-    FILE *in = fopen(argv[1], "r");
-    if (!in) {
-        perror(argv[1]);
-        return 1;
-    }
-    char line[4096];
-    while (fgets(line, sizeof line, in)) {
-        if (strcmp(line, "@OPTIONS@\n") == 0) {
-            config_doc_options(put_option, NULL);
-            continue;
-        }
-        if (strcmp(line, "@COMMANDS@\n") == 0) {
-            for (int i = 0; i < command_count(); i++)
-                put_command(command_at(i));
-            continue;
-        }
-        if (strcmp(line, "@KEYS@\n") == 0) {
-            config_doc_keys(put_key, NULL);
-            continue;
-        }
-        char *at = strstr(line, "@VERSION@");
-        if (at) {
-            *at = '\0';
-            fputs(line, stdout);
-            fputs(STSD_VERSION, stdout);
-            fputs(at + strlen("@VERSION@"), stdout);
-        } else {
-            fputs(line, stdout);
-        }
-    }
-    int bad = ferror(in) || fclose(in) != 0;
-    if (fflush(stdout) != 0 || ferror(stdout) || bad) {
-        fprintf(stderr, "mkman: read or write error\n");
-        return 1;
-    }
-    return 0;
+    return tmpl_expand("mkman", argv[1], man_line);
 }

@@ -214,11 +214,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         q->in_place = 0;
         http_loop_release(http_loop_current());
         http_loop_busy(http_loop_current());
-        return http_send_result(c, q);
+        return http_send_result(h, c, q);
     }
     http_loop_busy(http_loop_current());
     if (q->slot)
-        return http_send_parked(c, q);
+        return http_send_parked(h, c, q);
     if (!q->started) {
         /* Queuing on the first call makes MHD 0.9.75 close keep-alive connections:
          * always answer on a later call. */

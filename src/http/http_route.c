@@ -86,9 +86,18 @@ static void resume_connection(void *conn, void *loop)
 }
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
-enum MHD_Result http_send_result(struct MHD_Connection *c, request *q)
+static const struct sockaddr *peer(struct MHD_Connection *c, socklen_t *len);
+
+enum MHD_Result http_send_result(http_server *h, struct MHD_Connection *c,
+                                 request *q)
 {
     unsigned status = MHD_HTTP_OK;
+    /* The answer is final here, whether it waited for a line, an fsync or nothing. */
+    if (h->srv->audit) {
+        socklen_t alen;
+        const struct sockaddr *addr = peer(c, &alen);
+        command_audit(h->srv, &q->prm, &q->result, addr, alen);
+    }
     int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
                             : reply_render(&q->result, &q->page);
     stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
@@ -112,7 +121,8 @@ static enum MHD_Result park_connection(struct MHD_Connection *c, request *q)
 }
 
 /* The resumed call of a parked request: its answer is in the slot. */
-enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q)
+enum MHD_Result http_send_parked(http_server *h, struct MHD_Connection *c,
+                                 request *q)
 {
     cmd_result *ended = park_take(q->slot);
     cmd_result mine = q->result;
@@ -122,9 +132,10 @@ enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q)
     q->result.json = mine.json;
     q->result.cmd = mine.cmd;
     q->result.field = mine.field;
+    memcpy(q->result.who, mine.who, sizeof q->result.who);
     park_unref(q->slot);
     q->slot = NULL;
-    return http_send_result(c, q);
+    return http_send_result(h, c, q);
 }
 
 /* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
@@ -248,7 +259,7 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
         http_loop_hold(http_loop_current());
         return MHD_YES;
     }
-    return http_send_result(c, q);
+    return http_send_result(h, c, q);
 }
 
 static int is_metrics(const char *path, size_t len, const char *method)

@@ -14,10 +14,12 @@ enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
                            const char *method);
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
-enum MHD_Result http_send_result(struct MHD_Connection *c, request *q);
+enum MHD_Result http_send_result(http_server *h, struct MHD_Connection *c,
+                                 request *q);
 
 /* The resumed call of a parked request: sends the answer its slot holds. */
-enum MHD_Result http_send_parked(struct MHD_Connection *c, request *q);
+enum MHD_Result http_send_parked(http_server *h, struct MHD_Connection *c,
+                                 request *q);
 
 /* A plain-text error page with status. */
 enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const char *text);

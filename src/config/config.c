@@ -116,6 +116,7 @@ const size_t conf_nkeys = N_KEYS;
 /* How CONFIG shows a key, beside the table so that its rows keep their shape. */
 #define CF_HIDE_UNSET 1u     /* left out while it is empty: configured as before, shown as before */
 #define CF_SECRET 2u         /* a mask, never the value */
+#define CF_AUDIT 4u          /* left out while stsd.auditLog is off, as that key is */
 static const struct {
     const char *name;
     unsigned flags;
@@ -125,6 +126,7 @@ static const struct {
     {"stsd.allow", CF_HIDE_UNSET},                 {"stsd.disabledCommands", CF_HIDE_UNSET},
     {"stsd.tls.cert", CF_HIDE_UNSET},              {"stsd.tls.key", CF_HIDE_UNSET},
     {"stsd.tls.priorities", CF_HIDE_UNSET},        {"stsd.auditLog", CF_HIDE_UNSET},
+    {"stsd.auditLog.lines", CF_AUDIT},             {"stsd.auditLog.maxBytes", CF_AUDIT},
 };
 
 static unsigned key_flags(const conf_key *k)
@@ -545,6 +547,8 @@ static void each(const config *c, int full,
          * a server configured as before answers as before. */
         if ((key_flags(k) & CF_HIDE_UNSET) && k->type == CT_STRING &&
             (!*(char *const *)f || !**(char *const *)f))
+            continue;
+        if ((key_flags(k) & CF_AUDIT) && (!c->audit_log || !*c->audit_log))
             continue;
         /* The reference closes its own keys with stopExit; ours follow. */
         if (!full && i > 0 && strncmp(k->name, "stsd.", 5) == 0 &&

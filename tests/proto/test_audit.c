@@ -348,6 +348,12 @@ static void test_changes(void **state)
     assert_string_equal(str(&recs[10], "value"), "42");
     assert_null(get(&recs[10], "list"));
 
+    /* CONFIG shows the keys once the log is on (and none of them while it is off:
+     * test_config's test_each). */
+    get_ok(d.port, "/sts/CONFIG", TOKEN, &r);
+    assert_non_null(strstr(r.body, "stsd.auditLog.lines"));
+    assert_non_null(strstr(r.body, "stsd.auditLog.maxBytes"));
+    http_reply_free(&r);
     /* The counters say the same. */
     get_ok(d.port, "/metrics", TOKEN, &r);
     assert_non_null(strstr(r.body, "\nstsd_audit_lines_total 11\n"));

@@ -29,6 +29,7 @@ typedef struct cmd_server {
     park_lot *lot;        /* where handlers park requests that must wait (NULL: none) */
     struct journal *j;    /* NULL when the journal is off */
     auth *auth;           /* tokens, roles, disabled commands (NULL: none) */
+    struct audit *audit;  /* stsd.auditLog (NULL: off) */
 } cmd_server;
 
 /* One request as the HTTP edge hands it over: what dispatch needs to decide it. */
@@ -98,6 +99,14 @@ int command_json_by_accept(const config *conf, const cmd_def *c);
  * for a command beyond the reference's, 200 for the reference's 11 (and for no command)
  * unless stsd.koStatus. conf may be NULL (defaults). */
 unsigned command_html_ko_status(const config *conf, const cmd_result *r);
+
+/* The audit log's lines for the answer r about to be sent for a request with parameters p
+ * from addr (addr_len bytes; NULL if unknown): one per line handed out or changed, when
+ * srv->audit is on and r is an OK of a command that hands out or changes data (the rule
+ * is in cmd_audit.c and docs/audit.md). Called by the HTTP edge once r is final, parked
+ * or not. Never fails the request: a line that cannot be made is counted as dropped. */
+void command_audit(const cmd_server *srv, const params *p, const cmd_result *r,
+                   const struct sockaddr *addr, socklen_t addr_len);
 
 /* Number of commands in the table, and row i (NULL past the end). */
 int command_count(void);

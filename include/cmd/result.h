@@ -49,6 +49,8 @@ typedef struct cmd_result {
     int verdict;    /* REFUSED_AUTH: the auth_verdict */
     buf headers;    /* owned: extra headers of the answer (X-STS-Lease, X-STS-Arrival), each
                      * "Name\0value\0" (cmd_header); empty: none */
+    char who[16];   /* the accepted token's name (guard/auth.h, AUTH_NAME_SIZE), "" for
+                     * none: the audit log's "token" */
     uint64_t lsn;   /* nonzero: the answer reports a change whose journal record must be
                      * durable first (journal_when_durable; if that fails, send what
                      * command_not_durable makes of the result instead) */

@@ -54,6 +54,10 @@ typedef struct config {
     char *tls_cert;                  /* stsd.tls.cert: PEM certificate chain file */
     char *tls_key;                   /* stsd.tls.key: PEM private key file */
     char *tls_priorities;            /* stsd.tls.priorities: "" = TLS 1.2 and 1.3 */
+    /* The audit log (audit/): "" = off. */
+    char *audit_log;                 /* stsd.auditLog: the file's path */
+    int audit_hash;                  /* stsd.auditLog.lines: plain|hash, plain (0) */
+    size_t audit_max_bytes;          /* stsd.auditLog.maxBytes: rotation size, 100 MiB */
 } config;
 
 /* Fills c with every default. Returns 0, or -1 on ENOMEM. */

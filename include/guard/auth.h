@@ -54,6 +54,23 @@ auth_verdict auth_check(auth *a, const struct sockaddr *addr, socklen_t addr_len
                         const char *token,
                         size_t token_len);
 
+/* A token's name, as the audit log shows who did what: its role and the first 8 hex
+ * digits of its SHA-256, "data:1a2b3c4d" or "admin:5e6f7a8b" (tokens have no names of
+ * their own; the same token keeps its name across restarts and hosts, and
+ * `printf %s "$TOKEN" | sha256sum | cut -c1-8` tells which it is). With its NUL. */
+#define AUTH_NAME_SIZE 16
+
+/* auth_check, and when it says AUTH_OK and a token was sent and accepted, that token's
+ * name into name (else name is ""). name may be NULL. */
+auth_verdict auth_check_named(auth *a, const struct sockaddr *addr, socklen_t addr_len,
+                              const char *command, int admin_only, const char *authorization,
+                              const char *token, size_t token_len,
+                              char name[AUTH_NAME_SIZE]);
+
+/* The name of token[0..len) in role ("data", "admin"), into name. Returns 0, or -1 if
+ * hashing failed. */
+int auth_name_of(const char *role, const char *token, size_t len, char name[AUTH_NAME_SIZE]);
+
 /* The HTTP status and the KO message (no "Error : ") for a verdict other than AUTH_OK. */
 unsigned auth_status(auth_verdict v);
 const char *auth_message(auth_verdict v);

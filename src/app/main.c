@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "app/access.h"
+#include "audit/audit.h"
 #include "cmd/command.h"
 #include "config/config.h"
 #include "dataset/dataset.h"
@@ -53,9 +54,10 @@ static void on_signal(int sig)
     errno = saved;
 }
 
-/* SIGHUP reloads the TLS pair; without TLS it keeps its default action (exit).
- * SIGTTIN and SIGTTOU are ignored: a job in the background of a terminal (`stsd &`) is
- * never stopped by the terminal, whatever it reads or logs (a read gets EIO instead). */
+/* SIGHUP reloads the TLS pair and reopens the audit log; with neither it keeps its
+ * default action (exit). SIGTTIN and SIGTTOU are ignored: a job in the background of a
+ * terminal (`stsd &`) is never stopped by the terminal, whatever it reads or logs (a
+ * read gets EIO instead). */
 static int install_signals(int with_hup)
 {
     struct sigaction sa;
@@ -225,8 +227,31 @@ typedef struct app {
     lease_timer *leases;
     journal *j;
     access_rules acc;
+    audit *audit;             /* stsd.auditLog, NULL: off */
     cmd_server srv;
 } app;
+
+/* SIGHUP: the TLS pair again, and the audit log at its path (logrotate moved it). */
+static void on_hup(void *ctx)
+{
+    app *a = ctx;
+    if (a->acc.http.tls || !a->audit)
+        access_reload(&a->acc);
+    if (a->audit) {
+        audit_reopen(a->audit);
+        log_info("SIGHUP: the audit log is reopened at %s", a->conf.audit_log);
+    }
+}
+
+/* Opens stsd.auditLog when it is set. Returns 0, or -1 with the reason in a->err. */
+static int open_audit(app *a)
+{
+    if (!a->conf.audit_log || !*a->conf.audit_log)
+        return 0;
+    audit_settings s = {a->conf.audit_log, a->conf.audit_max_bytes, a->conf.audit_hash, 0};
+    a->audit = audit_open(&s, &a->err);
+    return a->audit ? 0 : -1;
+}
 
 /* --help, --version, --check-journal: the runs that serve nothing. Returns the status. */
 static int run_other_action(const app *a)
@@ -251,11 +276,12 @@ static int prepare(app *a)
         fprintf(stderr, "stsd: %s\n", a->err.len ? a->err.data : "bad response charset");
         return -1;
     }
-    if (access_setup(&a->conf, &a->acc, &a->err) != 0) {
+    if (access_setup(&a->conf, &a->acc, &a->err) != 0 || open_audit(a) != 0) {
         fprintf(stderr, "stsd: %s\n", a->err.data ? a->err.data : "out of memory");
         return -1;
     }
-    if (pipe2(stop_pipe, O_CLOEXEC) != 0 || install_signals(a->acc.http.tls != NULL) != 0) {
+    if (pipe2(stop_pipe, O_CLOEXEC) != 0 ||
+        install_signals(a->acc.http.tls != NULL || a->audit != NULL) != 0) {
         fprintf(stderr, "stsd: cannot set up signals: %s\n", strerror(errno));
         return -1;
     }
@@ -289,7 +315,7 @@ static int open_state(app *a)
         log_error("%s", a->err.data);
         return -1;
     }
-    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth};
+    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth, a->audit};
     /* The recovered state wins over the files: they were loaded (and journaled) by an
      * earlier start, and the lists have changed since. */
     if (store_count(a->st) > 0 && conf->init_file_at_startup && *conf->init_file_at_startup)
@@ -345,7 +371,7 @@ static void serve_until_stop(app *a)
         log_info("running in the background of the terminal: stop it with STOP or a signal "
                  "(after fg, ENTER stops it)");
     log_urls(&a->conf);
-    wait_for_stop(watch_stdin, access_reload, &a->acc);
+    wait_for_stop(watch_stdin, on_hup, a);
     /* STOP and ENTER come here without the signal handler: readers learn of it now. */
     atomic_store_explicit(&stopping, 1, memory_order_relaxed);
     if (notify_send("STOPPING=1") < 0)
@@ -364,6 +390,9 @@ static void shut_down(app *a, int status)
     http_stop(a->http, 0);
     lease_timer_stop(a->leases);
     park_lot_free(a->lot);
+    /* No request is running any more: what the audit log holds goes to its file. */
+    audit_close(a->audit);
+    a->audit = NULL;
     /* No request is running any more: the last records get flushed and fsynced. */
     if (a->j) {
         journal_attach(NULL, a->st);

@@ -237,7 +237,10 @@ static void result_reset(cmd_result *r)
     r->cmd = -1;
     r->refused = REFUSED_NONE;
     r->verdict = AUTH_OK;
+    r->who[0] = '\0';
 }
+
+_Static_assert(sizeof(((cmd_result *)0)->who) == AUTH_NAME_SIZE, "cmd_result.who");
 
 /* The access checks of every request, command or not: tokens and roles, disabled
  * commands, then CSRF for what may change state. Returns 1 with r the refusal. */
@@ -247,8 +250,9 @@ static int refused(const cmd_server *srv, const cmd_request *q, const cmd_def *c
     if (srv->auth && auth_active(srv->auth)) {
         size_t tlen = 0;
         const char *tok = params_get(q->prm, PARAM_TOKEN, &tlen);
-        auth_verdict v = auth_check(srv->auth, q->addr, q->addr_len, c ? c->name : NULL,
-                                    c && (c->flags & CMD_ADMIN), q->authorization, tok, tlen);
+        auth_verdict v = auth_check_named(srv->auth, q->addr, q->addr_len,
+                                          c ? c->name : NULL, c && (c->flags & CMD_ADMIN),
+                                          q->authorization, tok, tlen, r->who);
         if (v != AUTH_OK) {
             cmd_ko(r, auth_status(v), auth_message(v));
             r->refused = REFUSED_AUTH;

@@ -108,6 +108,12 @@ const conf_key conf_keys[] = {
      "PEM private key file of stsd.tls.cert"},
     {"stsd.tls.priorities", "stsd.tls.priorities", CT_STRING, F(tls_priorities), 0, 0, "",
      "GnuTLS priority string; empty = TLS 1.2 and 1.3 only"},
+    {"stsd.auditLog", "stsd.auditLog", CT_STRING, F(audit_log), 0, 0, "",
+     "file getting one JSON line per line handed out or changed (docs/audit.md); empty = off"},
+    {"stsd.auditLog.lines", "stsd.auditLog.lines", CT_AUDITLINES, F(audit_hash), 0, 1, "plain",
+     "lines in the audit log as they are (plain), or as their SHA-256 in hex (hash)"},
+    {"stsd.auditLog.maxBytes", "stsd.auditLog.maxBytes", CT_SIZE, F(audit_max_bytes), KIB,
+     1024 * GIB, "100M", "size at which the audit log is rotated (PATH.1, PATH.2: 3 files kept)"},
 };
 #define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
 const size_t conf_nkeys = N_KEYS;
@@ -115,6 +121,7 @@ const size_t conf_nkeys = N_KEYS;
 /* How CONFIG shows a key, beside the table so that its rows keep their shape. */
 #define CF_HIDE_UNSET 1u     /* left out while it is empty: configured as before, shown as before */
 #define CF_SECRET 2u         /* a mask, never the value */
+#define CF_AUDIT 4u          /* left out while stsd.auditLog is off, as that key is */
 static const struct {
     const char *name;
     unsigned flags;
@@ -123,7 +130,8 @@ static const struct {
     {"stsd.tokenFile", CF_HIDE_UNSET},             {"stsd.adminTokenFile", CF_HIDE_UNSET},
     {"stsd.allow", CF_HIDE_UNSET},                 {"stsd.disabledCommands", CF_HIDE_UNSET},
     {"stsd.tls.cert", CF_HIDE_UNSET},              {"stsd.tls.key", CF_HIDE_UNSET},
-    {"stsd.tls.priorities", CF_HIDE_UNSET},
+    {"stsd.tls.priorities", CF_HIDE_UNSET},        {"stsd.auditLog", CF_HIDE_UNSET},
+    {"stsd.auditLog.lines", CF_AUDIT},             {"stsd.auditLog.maxBytes", CF_AUDIT},
 };
 
 static unsigned key_flags(const conf_key *k)
@@ -136,6 +144,7 @@ static unsigned key_flags(const conf_key *k)
 
 static const char *const fsync_names[] = {"always", "everysec", "no"};
 static const char *const logfmt_names[] = {"text", "json"};
+static const char *const lines_names[] = {"plain", "hash"};
 
 const conf_key *conf_key_find(const char *name)
 {
@@ -245,6 +254,13 @@ static int value_parse(const conf_key *k, const char *name, const char *text,
         buf_printf(err, "%s: \"%s\" is not text or json", name, text);
         return -1;
     }
+    case CT_AUDITLINES: {
+        int i = name_index(s, n, lines_names, 2);
+        if (i >= 0)
+            return *num = (unsigned)i, 0;
+        buf_printf(err, "%s: \"%s\" is not plain or hash", name, text);
+        return -1;
+    }
     case CT_STRING:
     case CT_CHARSET:
     case CT_ADDR:
@@ -273,7 +289,9 @@ static void value_store(config *c, const conf_key *k, unsigned long long num, ch
 {
     void *f = field(c, k);
     switch (k->type) {
-    case CT_INT: case CT_BOOL: case CT_ONOFF: case CT_LOGFMT: *(int *)f = (int)num; break;
+    case CT_INT: case CT_BOOL: case CT_ONOFF: case CT_LOGFMT: case CT_AUDITLINES:
+        *(int *)f = (int)num;
+        break;
     case CT_COUNT: case CT_SIZE: *(size_t *)f = (size_t)num; break;
     case CT_FSYNC: *(conf_fsync *)f = (conf_fsync)num; break;
     case CT_STRING: case CT_CHARSET: case CT_ADDR:
@@ -497,7 +515,7 @@ int config_validate(const config *c, buf *err)
         unsigned long long v;
         /* Fields may have been set by code, not by config_set: check the bounds again. */
         switch (k->type) {
-        case CT_INT: case CT_BOOL: case CT_ONOFF: case CT_LOGFMT:
+        case CT_INT: case CT_BOOL: case CT_ONOFF: case CT_LOGFMT: case CT_AUDITLINES:
             if (*(const int *)f < 0 || (unsigned long long)*(const int *)f < k->min ||
                 (unsigned long long)*(const int *)f > k->max) {
                 buf_printf(err, "%s: %d is not in %llu..%llu", k->name, *(const int *)f, k->min,
@@ -564,6 +582,8 @@ static void each(const config *c, int full,
         if ((key_flags(k) & CF_HIDE_UNSET) && k->type == CT_STRING &&
             (!*(char *const *)f || !**(char *const *)f))
             continue;
+        if ((key_flags(k) & CF_AUDIT) && (!c->audit_log || !*c->audit_log))
+            continue;
         /* The reference closes its own keys with stopExit; ours follow. */
         if (!full && i > 0 && strncmp(k->name, "stsd.", 5) == 0 &&
             strncmp(conf_keys[i - 1].name, "stsd.", 5) != 0)
@@ -575,6 +595,7 @@ static void each(const config *c, int full,
         case CT_ONOFF: v = *(const int *)f ? "on" : "off"; break;
         case CT_FSYNC: v = fsync_names[(unsigned)*(const conf_fsync *)f % 3]; break;
         case CT_LOGFMT: v = logfmt_names[*(const int *)f ? 1 : 0]; break;
+        case CT_AUDITLINES: v = lines_names[*(const int *)f ? 1 : 0]; break;
         case CT_STRING: case CT_CHARSET: case CT_ADDR:
             v = *(char *const *)f ? *(char *const *)f : "";
             break;

@@ -20,6 +20,7 @@ typedef enum conf_type {
     CT_ONOFF,    /* int 0/1 from on|off */
     CT_FSYNC,    /* conf_fsync from always|everysec|no */
     CT_LOGFMT,   /* int 0/1 from text|json */
+    CT_AUDITLINES, /* int 0/1 from plain|hash */
     CT_STRING,   /* char *, any text */
     CT_CHARSET,  /* char *, a charset name; iconv is asked in config_validate */
     CT_ADDR,     /* char *, a numeric IPv4 or IPv6 address */

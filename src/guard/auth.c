@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/digest.h"
 #include "base/hash.h"
 #include "base/log.h"
 #include "base/strlist.h"
@@ -29,6 +31,7 @@ typedef struct token_set {
     const char **tok;
     size_t *len;
     size_t n;
+    char (*names)[AUTH_NAME_SIZE];  /* each token's name (auth_name_of), for the audit log */
 } token_set;
 
 /* One address with recent failures. */
@@ -123,7 +126,36 @@ static void set_free(token_set *s)
     free(s->text);
     free(s->tok);
     free(s->len);
+    free(s->names);
     memset(s, 0, sizeof *s);
+}
+
+int auth_name_of(const char *role, const char *token, size_t len, char name[AUTH_NAME_SIZE])
+{
+    char hex[DIGEST_SHA256_HEX];
+    if (digest_sha256_hex(token, len, hex) != 0)
+        return -1;
+    snprintf(name, AUTH_NAME_SIZE, "%s:%.8s", role, hex);
+    explicit_bzero(hex, sizeof hex);
+    return 0;
+}
+
+/* Names every token of s once all sources are in: requests then only copy a name. */
+static int set_name(token_set *s, const char *role, buf *err)
+{
+    if (!s->n)
+        return 0;
+    s->names = calloc(s->n, sizeof *s->names);
+    if (!s->names) {
+        buf_puts(err, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < s->n; i++)
+        if (auth_name_of(role, s->tok[i], s->len[i], s->names[i]) != 0) {
+            buf_puts(err, "cannot name the tokens: SHA-256 failed (GnuTLS)");
+            return -1;
+        }
+    return 0;
 }
 
 /* Reads a token file (a systemd credential, say) into s, warning when others may read it. */
@@ -218,7 +250,8 @@ auth *auth_create(const config *conf, int (*is_command)(const char *name, size_t
                  "stsd.tokenFile", err) != 0 ||
         set_fill(&a->admin, conf->admin_token, "stsd.adminToken", "STSD_ADMIN_TOKEN",
                  conf->admin_token_file, "stsd.adminTokenFile", err) != 0 ||
-        disabled_fill(&a->disabled, conf->disabled_commands, is_command, err) != 0) {
+        disabled_fill(&a->disabled, conf->disabled_commands, is_command, err) != 0 ||
+        set_name(&a->data, "data", err) != 0 || set_name(&a->admin, "admin", err) != 0) {
         auth_free(a);
         return NULL;
     }
@@ -252,12 +285,19 @@ void auth_counts(const auth *a, size_t *data, size_t *admin)
     *admin = a ? a->admin.n : 0;
 }
 
-/* Tries every token of s (no early exit) against the given one. */
-static int set_has(const token_set *s, const char *given, size_t n)
+/* Tries every token of s (no early exit) against the given one; *which is the index of
+ * the one that matched, chosen without a branch on the comparisons. */
+static int set_has(const token_set *s, const char *given, size_t n, size_t *which)
 {
     int found = 0;
-    for (size_t i = 0; i < s->n; i++)
-        found |= auth_equal(s->tok[i], s->len[i], given, n);
+    size_t at = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        int eq = auth_equal(s->tok[i], s->len[i], given, n);
+        size_t mask = (size_t)0 - (size_t)eq;
+        at = (at & ~mask) | (i & mask);
+        found |= eq;
+    }
+    *which = at;
     return found;
 }
 
@@ -372,6 +412,17 @@ auth_verdict auth_check(auth *a, const struct sockaddr *addr, socklen_t addr_len
                         const char *token,
                         size_t token_len)
 {
+    return auth_check_named(a, addr, addr_len, command, admin_only, authorization, token,
+                            token_len, NULL);
+}
+
+auth_verdict auth_check_named(auth *a, const struct sockaddr *addr, socklen_t addr_len,
+                              const char *command, int admin_only, const char *authorization,
+                              const char *token, size_t token_len,
+                              char name[AUTH_NAME_SIZE])
+{
+    if (name)
+        name[0] = '\0';
     int64_t now = clock_now_ms();
     unsigned char key[ADDR_KEY_SIZE];
     int have_key = addr_key(addr, addr_len, key) == 0;
@@ -385,8 +436,9 @@ auth_verdict auth_check(auth *a, const struct sockaddr *addr, socklen_t addr_len
             given = token;
             n = token_len;
         }
-        int is_admin = given && set_has(&a->admin, given, n);
-        int is_data = given && set_has(&a->data, given, n);
+        size_t ai = 0, di = 0;
+        int is_admin = given && set_has(&a->admin, given, n, &ai);
+        int is_data = given && set_has(&a->data, given, n, &di);
         int needs_admin = a->admin.n && admin_only;
         auth_verdict v = AUTH_OK;
         if (given && !is_admin && !is_data)
@@ -404,6 +456,11 @@ auth_verdict auth_check(auth *a, const struct sockaddr *addr, socklen_t addr_len
         }
         if (v != AUTH_OK)
             return v;
+        /* The admin token's name wins when one token is in both sets. */
+        if (name && is_admin)
+            memcpy(name, a->admin.names[ai], AUTH_NAME_SIZE);
+        else if (name && is_data)
+            memcpy(name, a->data.names[di], AUTH_NAME_SIZE);
     }
     for (size_t i = 0; command && i < a->disabled.n; i++)
         if (strcmp(a->disabled.tok[i], command) == 0)

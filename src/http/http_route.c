@@ -81,9 +81,17 @@ static void resume_connection(void *conn, void *loop)
 }
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
+static const struct sockaddr *peer(struct MHD_Connection *c, socklen_t *len);
+
 enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c, request *q)
 {
     unsigned status = MHD_HTTP_OK;
+    /* The answer is final here, whether it waited for a line, an fsync or nothing. */
+    if (h->srv->audit) {
+        socklen_t alen;
+        const struct sockaddr *addr = peer(c, &alen);
+        command_audit(h->srv, &q->prm, &q->result, addr, alen);
+    }
     int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
                             : reply_render(&q->result, &q->page);
     if (!q->result.json && q->result.kind == REPLY_KO)
@@ -119,6 +127,7 @@ enum MHD_Result http_send_parked(const http_server *h, struct MHD_Connection *c,
     q->result.json = mine.json;
     q->result.cmd = mine.cmd;
     q->result.field = mine.field;
+    memcpy(q->result.who, mine.who, sizeof q->result.who);
     park_unref(q->slot);
     q->slot = NULL;
     return http_send_result(h, c, q);

@@ -3,6 +3,7 @@
  * formatting only, the counting happens where the events do. */
 #include "http/metrics.h"
 
+#include "audit/audit.h"
 #include "guard/auth.h"
 
 #include <dirent.h>
@@ -351,6 +352,12 @@ int metrics_render(const cmd_server *srv, buf *out)
     family(out, "stsd_auth_failures_total", "counter",
            "Requests refused with 401 (no token, or a wrong one), from every address.");
     buf_printf(out, "stsd_auth_failures_total %llu\n", auth_failures_total());
+    family(out, "stsd_audit_lines_total", "counter",
+           "Lines written to the audit log (stsd.auditLog; 0 when it is off).");
+    buf_printf(out, "stsd_audit_lines_total %llu\n", audit_lines_total(srv->audit));
+    family(out, "stsd_audit_dropped_total", "counter",
+           "Audit log lines lost: its buffer was full (the writer fell behind) or a write failed.");
+    buf_printf(out, "stsd_audit_dropped_total %llu\n", audit_dropped_total(srv->audit));
     int rc = lists(srv, out);
     if (barrier_metrics(srv, out) != 0)
         rc = -1;

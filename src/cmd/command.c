@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd_answer.h"
+#include "cmd_bulk.h"
 #include "cmd_files.h"
 #include "cmd_keys.h"
 #include "cmd_leases.h"
@@ -63,6 +64,17 @@ static const cmd_def commands[] = {
      "Insert a line at the head or the tail, creating the list. GET or POST only.",
      {P_FILENAME, P_LINE, {"ADD_MODE", "FIRST|LAST", 1, "where the line goes"},
       {"UNIQUE", "FALSE|TRUE", 1, "TRUE refuses a line the list already holds"}}},
+    {"ADDMULTI", cmd_addmulti, CMD_CHANGES | CMD_JSON | CMD_FORM, FIELD_COUNT,
+     "Insert many lines at once, all or none, creating the list: a KO names the first line "
+     "refused (line break inside, too long, already there with UNIQUE=TRUE). Answers the "
+     "number added (JSON: added). GET or POST only.",
+     {P_FILENAME, {"LINES", "text", 1, "the lines, one per line (LF or CRLF; a last line "
+      "without a line break counts): a text/plain POST body, or this field"},
+      {"LINE", "text", 1, "instead of LINES: one line per LINE=, repeated, in order"},
+      {"ADD_MODE", "FIRST|LAST", 1, "where the lines go, as that many ADDs in order would "
+       "put them"},
+      {"UNIQUE", "FALSE|TRUE", 1, "TRUE refuses them all if one is in the list already or "
+       "twice among them"}}},
     {"FIND", cmd_find, CMD_WAITS | CMD_FORM, FIELD_LINE,
      "The first line that matches LINE; KEEP=TRUE moves it to the tail, KEEP=FALSE removes "
      "it. GET or POST only.",
@@ -176,6 +188,13 @@ static const cmd_def commands[] = {
      "Open a barrier now for everyone waiting at it (\"released\":\"hand\"). Answers how "
      "many were released.",
      {P_BARRIER}},
+    {"DROP", cmd_drop, CMD_CHANGES | CMD_ADMIN | CMD_JSON, FIELD_COUNT,
+     "Delete a list, or every list whose name starts with PREFIX: lines, leases, owners and "
+     "waiters (they get a KO, 410 in JSON). Answers the number dropped (JSON: dropped); a "
+     "later ACK of a lease of it finds none.",
+     {{"FILENAME", "file.csv", 1, "the list (a KO, 404, when there is none)"},
+      {"PREFIX", "text", 1, "instead of FILENAME: every list whose name starts with it "
+       "(not empty)"}}},
     {"BARRIERS", cmd_barriers, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Every barrier, sorted by name: its parties, arrivals waiting now and generation.",
      {{0}}},

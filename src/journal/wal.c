@@ -522,18 +522,37 @@ int wal_enc_settle(buf *out, const char *name, uint64_t id, int release, const c
            wal_put_varint(out, id) == 0 && buf_append(out, line, len) == 0 ? 0 : -1;
 }
 
+int wal_enc_push_many(buf *out, const char *name, int at_tail, size_t n)
+{
+    uint8_t f = at_tail ? 1 : 0;
+    return put_name(out, WAL_PUSH_MANY, name) == 0 && buf_append(out, &f, 1) == 0 &&
+           wal_put_varint(out, n) == 0 ? 0 : -1;
+}
+
+int wal_enc_line(buf *out, const char *line, size_t len)
+{
+    return wal_put_varint(out, len) == 0 && buf_append(out, line, len) == 0 ? 0 : -1;
+}
+
 int wal_enc_key(buf *out, int type, const char *name, int flag, uint64_t id, int64_t until,
                 int64_t by, uint64_t version, const char *value, size_t len)
 {
     uint8_t f = flag ? 1 : 0;
+    if (type == WAL_KEY_SET && until)
+        f |= WAL_KEY_SET_TTL;
     if (put_name(out, type, name) != 0)
         return -1;
     if (type == WAL_KEY_DEL)
         return 0;
+    if (type == WAL_KEY_EXPIRE)
+        return wal_put_varint(out, (uint64_t)until);
     if (type == WAL_KEY_RUN)
-        return wal_put_varint(out, id) == 0 && wal_put_varint(out, (uint64_t)until) == 0
-               ? 0 : -1;
+        /* The ttl only when there is one: records of runs without it keep their bytes. */
+        return wal_put_varint(out, id) == 0 && wal_put_varint(out, (uint64_t)until) == 0 &&
+               (!by || wal_put_varint(out, (uint64_t)by) == 0) ? 0 : -1;
     if ((type == WAL_KEY_SET || type == WAL_KEY_SETTLE) && buf_append(out, &f, 1) != 0)
+        return -1;
+    if (type == WAL_KEY_SET && until && wal_put_varint(out, (uint64_t)until) != 0)
         return -1;
     if ((type == WAL_KEY_LEASE || type == WAL_KEY_SETTLE) && wal_put_varint(out, id) != 0)
         return -1;
@@ -582,9 +601,15 @@ static int decode_key(const uint8_t **pp, const uint8_t *end, wal_rec *r)
     if (r->name_len == 0)
         return -1;
     if (r->type != WAL_KEY_LEASE) {
-        if (p == end || *p > 1)
+        int most = r->type == WAL_KEY_SET ? (1 | WAL_KEY_SET_TTL) : 1;
+        if (p == end || *p > most)
             return -1;
-        r->flag = *p++;
+        r->flag = *p & 1;
+        if (*p++ & WAL_KEY_SET_TTL) {
+            if (wal_get_varint(&p, end, &v) != 0 || v == 0 || v > INT64_MAX)
+                return -1;
+            r->expires = (int64_t)v;
+        }
     }
     if (r->type != WAL_KEY_SET && (wal_get_varint(&p, end, &r->id) != 0 || r->id == 0))
         return -1;
@@ -609,7 +634,7 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     if (r->type == WAL_COMPACT_DONE)
         return wal_get_varint(&p, end, &r->id) == 0 && wal_get_varint(&p, end, &r->n) == 0 &&
                p == end ? 0 : -1;
-    if (r->type < WAL_PUSH || r->type > WAL_TYPE_MAX) {
+    if (r->type < WAL_PUSH || r->type > WAL_TYPE_MAX || WAL_IS_SNAP_ONLY(r->type)) {
         *why = "unknown record type";
         return -1;
     }
@@ -646,7 +671,39 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
         break;
     case WAL_KEY_RUN:
         if (r->name_len == 0 || wal_get_varint(&p, end, &r->id) != 0 ||
-            wal_get_varint(&p, end, &r->n) != 0 || p != end)
+            wal_get_varint(&p, end, &r->n) != 0)
+            return -1;
+        if (p != end) {             /* the ttl its DONE gives the key */
+            if (wal_get_varint(&p, end, &v) != 0 || v == 0 || v > INT64_MAX || p != end)
+                return -1;
+            r->by = (int64_t)v;
+        }
+        break;
+    case WAL_KEY_EXPIRE:
+        if (r->name_len == 0 || wal_get_varint(&p, end, &r->n) != 0 || r->n == 0 ||
+            r->n > INT64_MAX || p != end)
+            return -1;
+        break;
+    case WAL_PUSH_MANY: {
+        if (p == end || *p > 1)
+            return -1;
+        r->flag = *p++;
+        if (wal_get_varint(&p, end, &r->n) != 0 || r->n > (uint64_t)(end - p))
+            return -1;
+        /* The count must match the lines that follow, so that replay need not check. */
+        const uint8_t *q = p;
+        const char *s;
+        size_t l;
+        uint64_t seen = 0;
+        int more;
+        while ((more = wal_next_line(&q, end, &s, &l)) == 1)
+            seen++;
+        if (more < 0 || seen != r->n)
+            return -1;
+        break;
+    }
+    case WAL_DROP:
+        if (p != end)
             return -1;
         break;
     case WAL_KEY_DEL:

@@ -58,6 +58,8 @@ enum {
     CMD_WAITS   = 1 << 3,  /* may park (TIMEOUT=) */
     CMD_JSON    = 1 << 4,  /* has its own JSON document with FORMAT=JSON */
     CMD_FORM    = 1 << 5,  /* GET and POST only: other methods get "unknown command" */
+    CMD_ADMIN_PREFIX = 1 << 6,  /* with PREFIX= it is an admin command (DEL PREFIX=): a
+                                 * change of many at once */
 };
 
 #define CMD_MAX_PARAMS 8

@@ -300,6 +300,10 @@ bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/bench-keys $(BUILD)/b
 $(BUILD)/bench-keys: scripts/bench-keys.c $(TESTLIB) | $(BUILD)/obj
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+# ADDMULTI against single ADDs (docs/benchmarks.md): its own stsd, on testlib.
+$(BUILD)/bench-addmulti: scripts/bench-addmulti.c $(TESTLIB) | $(BUILD)/obj
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 # Waiting and leases (scripts/bench.sh runs it last): its own stsd, on testlib.
 $(BUILD)/bench-queues: scripts/bench-queues.c $(TESTLIB) | $(BUILD)/obj
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -63,6 +63,8 @@ enum {
     CMD_REF     = 1 << 6,  /* one of the reference's 11 commands, whose plans expect its
                             * answers: Accept asks for JSON only with stsd.jsonByAccept, and
                             * an HTML KO is HTTP 200 unless stsd.koStatus */
+    CMD_ADMIN_PREFIX = 1 << 7,  /* with PREFIX= it is an admin command (DEL PREFIX=): a
+                                 * change of many at once */
 };
 
 #define CMD_MAX_PARAMS 8

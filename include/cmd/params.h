@@ -20,6 +20,8 @@ typedef enum param_id {
     PARAM_PREFIX, PARAM_BY, PARAM_MIN, PARAM_MAX,
     PARAM_PARTIES, PARAM_ON_TIMEOUT,                          /* BARRIER, OPEN */
     PARAM_RUN,                                                /* ONCE's renewal */
+    PARAM_LINES,      /* ADDMULTI: lines one per line (a text/plain body, or LINES=) */
+    PARAM_TTL,        /* SET, INCR, EXPIRE, ONCE, DONE: a key's time to live */
     PARAM_COUNT
 } param_id;
 
@@ -29,6 +31,10 @@ typedef struct params {
     size_t len[PARAM_COUNT];
     unsigned char set[PARAM_COUNT];
     buf store;
+    /* LINE's values after its first (ADDMULTI's repeated LINE=): (offset, length) pairs
+     * into store; empty unless a request repeats LINE. */
+    buf more_lines;
+    size_t n_more_lines;
 } params;
 
 typedef enum params_rc { PARAMS_OK = 0, PARAMS_BAD_ESCAPE, PARAMS_BAD_BODY, PARAMS_NOMEM }
@@ -40,6 +46,11 @@ void params_free(params *p);
 
 /* Value of id, and its length in *len (values may hold NUL). NULL when absent. */
 const char *params_get(const params *p, param_id id, size_t *len);
+
+/* How many LINE values the request holds (LINE may repeat; params_get gives the first),
+ * and the i-th of them (i < that count) with its length in *len. */
+size_t params_line_count(const params *p);
+const char *params_line_at(const params *p, size_t i, size_t *len);
 
 /* Percent-decodes s[0..len) ('+' is a space) appending to out. Returns PARAMS_OK, or
  * PARAMS_BAD_ESCAPE on a '%' not followed by two hex digits (out then holds a prefix). */
@@ -53,8 +64,8 @@ params_rc params_parse_urlencoded(params *p, const char *s, size_t len);
 params_rc params_parse_multipart(params *p, const char *ctype, const char *body, size_t len);
 
 /* Adds the fields of a POST body according to its Content-Type (urlencoded, multipart;
- * a text/csv body is the FILE parameter; anything else is ignored, as the reference
- * does). */
+ * a text/csv body is the FILE parameter, a text/plain body the LINES parameter; anything
+ * else is ignored, as the reference does). */
 params_rc params_parse_body(params *p, const char *ctype, const char *body, size_t len);
 
 #endif

@@ -74,6 +74,11 @@ int journal_log_key(journal *j, const store_key_rec *k, uint64_t *lsn);
 int journal_log_take(journal *j, const char *name, int keep, const size_t *pos, size_t n,
                      uint64_t *lsn);
 int journal_log_reset(journal *j, const char *name, uint64_t *lsn);
+/* ADDMULTI: the n lines v[0..n) pushed at once, in one record. */
+int journal_log_push_many(journal *j, const char *name, int at_tail, const store_span *v,
+                          size_t n, uint64_t *lsn);
+/* DROP: list name is gone; its defining snapshot file, if any, is retired. */
+int journal_log_drop(journal *j, const char *name, uint64_t *lsn);
 
 /* INITFILE: writes l to a new snapshot file durably (call without any lock: it is slow
  * for big lists) and sets *snap to its id. Returns 0 or -1 (nothing recorded). */

@@ -31,6 +31,20 @@ size_t keys_format(int64_t v, char *out);
 store_rc store_key_set(store *st, const char *name, const char *value, size_t len,
                        int64_t if_version, uint64_t *version, uint64_t *lsn);
 
+/* SET with TTL=: as store_key_set, and the key disappears ttl_ms from now (0: never; a
+ * SET without TTL ends an earlier one). */
+store_rc store_key_set_ttl(store *st, const char *name, const char *value, size_t len,
+                           int64_t if_version, int64_t ttl_ms, uint64_t *version,
+                           uint64_t *lsn);
+
+/* EXPIRE: name disappears ttl_ms (> 0) from now, recorded as a deadline; its version is
+ * unchanged. STORE_NO_KEY if absent. */
+store_rc store_key_expire(store *st, const char *name, int64_t ttl_ms, uint64_t *lsn);
+
+/* DEL PREFIX: removes every key whose name starts with prefix (non-empty), each as DEL
+ * does (its own record, its watchers woken). *n: how many. Stops at the first error. */
+store_rc store_key_del_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn);
+
 /* GET: appends name's value to out and sets *version. STORE_NO_KEY if absent. */
 store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version);
 
@@ -73,6 +87,8 @@ typedef struct key_incr {
     int64_t by;
     int64_t min, max;       /* INT64_MIN, INT64_MAX: no bound */
     int64_t lease_ms;       /* > 0: the increment is lent this long */
+    int64_t ttl_ms;         /* > 0: the key disappears this long after (TTL=); ONCE: the
+                             * TTL its DONE gives the key */
 } key_incr;
 
 /* What an INCR (or a waiter) gets: the new value, the key's version, the lease. */
@@ -142,9 +158,13 @@ store_rc store_key_run_renew(store *st, const char *name, uint64_t id, int64_t l
  * STORE_NO_LEASE when it is not (stale: expired, given up, or the key was set). */
 store_rc store_key_done(store *st, const char *name, uint64_t id, const char *value,
                         size_t len, uint64_t *version, uint64_t *lsn);
+/* The same, the key expiring ttl_ms from now (0: the TTL its ONCE asked, if any). */
+store_rc store_key_done_ttl(store *st, const char *name, uint64_t id, const char *value,
+                            size_t len, int64_t ttl_ms, uint64_t *version, uint64_t *lsn);
 
-/* Undoes every counter lease whose deadline is at or before now (wall-clock ms).
- * Returns how many; *next: the next deadline (0: none). */
+/* Undoes every counter lease whose deadline is at or before now (wall-clock ms), ends
+ * the runs past theirs and deletes the keys whose TTL is up (a DEL record each, their
+ * watchers woken). Returns how many; *next: the next deadline (0: none). */
 size_t store_key_lease_expire(store *st, int64_t now, int64_t *next);
 
 /* Number of keys, and of requests waiting on keys. */
@@ -154,26 +174,32 @@ size_t store_key_waiters(store *st);
 /* Recovery, unrecorded: a key with its value and version; an open counter lease of it. */
 store_rc store_key_adopt(store *st, const char *name, const char *value, size_t len,
                          uint64_t version);
-/* Recovery: name's run in progress, lease id until `until` (expiry hands it over). */
+/* Recovery: name's run in progress, lease id until `until` (expiry hands it over), whose
+ * DONE gives the key ttl_ms (0: none). */
 store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t until);
+store_rc store_key_run_adopt_ttl(store *st, const char *name, uint64_t id, int64_t until,
+                                 int64_t ttl_ms);
+/* Recovery: key name (which exists) disappears at the wall-clock ms until. */
+store_rc store_key_expire_adopt(store *st, const char *name, int64_t until);
 store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
                                int64_t by);
 
-/* Compaction: under the keys' lock, fn for every key, then lease for each of its open
- * counter leases. Stops at and returns the first nonzero value. */
+/* Compaction: under the keys' lock, fn for every key (expires: its deadline, 0: none),
+ * then lease for each of its open counter leases. Stops at and returns the first nonzero
+ * value. */
 int store_each_key_locked(store *st,
                           int (*fn)(const char *name, const char *value, size_t len,
-                                    uint64_t version, void *ctx),
+                                    uint64_t version, int64_t expires, void *ctx),
                           int (*lease_fn)(const char *name, uint64_t id, int64_t until,
                                        int64_t by, uint64_t version, const char *value,
                                        size_t len, void *ctx),
                           void *ctx);
 
-/* Compaction: under the keys' lock, fn for every run in progress (ONCE). Stops at and
- * returns the first nonzero value. */
+/* Compaction: under the keys' lock, fn for every run in progress (ONCE), with the TTL
+ * its DONE gives (0: none). Stops at and returns the first nonzero value. */
 int store_each_key_run_locked(store *st,
                               int (*fn)(const char *name, uint64_t id, int64_t until,
-                                        void *ctx),
+                                        int64_t ttl_ms, void *ctx),
                               void *ctx);
 
 #endif

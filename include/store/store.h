@@ -34,6 +34,7 @@ typedef enum store_rc {
     STORE_NOT_INT,      /* INCR: the key's value is not a signed 64-bit integer */
     STORE_OVERFLOW,     /* INCR: the result would not fit in a signed 64-bit integer */
     STORE_BOUND,        /* INCR: the result would leave [MIN, MAX] */
+    STORE_DROPPED,      /* a waiter's list was dropped (DROP) while it waited */
 } store_rc;
 
 typedef enum store_end { STORE_FIRST, STORE_LAST, STORE_RANDOM } store_end;
@@ -133,6 +134,28 @@ store_rc store_read(store *st, const char *name, store_end end, int keep, size_t
  * unique: refuse with STORE_EXISTS if an equal line is in the list. */
 store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
                    int unique, uint64_t *lsn);
+
+/* One line of a bulk add: len bytes at s. */
+typedef struct store_span {
+    const char *s;
+    size_t len;
+} store_span;
+
+/* ADDMULTI: inserts v[0..n) as n ADDs in that order would (at the head: the last ends
+ * first), all or none, in one record; creates the list if absent. unique: refuse with
+ * STORE_EXISTS if a line is in the list already or earlier in v, *bad set to its index
+ * (0-based). STORE_FULL past maxBytes. Waiters are served once, after all are in. */
+store_rc store_add_many(store *st, const char *name, const store_span *v, size_t n,
+                        int at_tail, int unique, size_t *bad, uint64_t *lsn);
+
+/* DROP: deletes list name, its lines, leases, owners and waiters (each waiter is served
+ * STORE_DROPPED). STORE_NOT_LOADED if there is no such list. See store_names.c for how
+ * a name leaves a table that is read without locks. */
+store_rc store_drop(store *st, const char *name, uint64_t *lsn);
+/* DROP PREFIX: store_drop for every list whose name starts with prefix (non-empty), one
+ * after the other; *n: how many were dropped. Stops at the first error (STORE_JOURNAL,
+ * STORE_NOMEM) with *n those dropped before it. */
+store_rc store_drop_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn);
 
 /* FIND: the first line from the head that m accepts; appended to out as by store_read; removed, and with
  * keep moved to the tail. */
@@ -286,9 +309,13 @@ typedef enum store_key_kind {
     STORE_KEY_DEL,
     STORE_KEY_LEASE,      /* INCR with LEASE: id, until, by */
     STORE_KEY_SETTLE,     /* flag 1: RELEASE or expiry (undone); 0: ACK; id */
-    STORE_KEY_RUN,        /* ONCE: the key's run is now lease id until `until` (id 0: none) */
+    STORE_KEY_RUN,        /* ONCE: the key's run is now lease id until `until` (id 0: none;
+                           * by: the TTL in ms its DONE's key gets, 0: none) */
+    STORE_KEY_EXPIRE,     /* EXPIRE: the key disappears at the wall-clock ms `until` */
 } store_key_kind;
 
+/* SET and INCR (STORE_KEY_SET) carry in `until` the deadline (wall-clock ms) this change
+ * gives the key (TTL=), 0: none given (a SET then clears the key's, an INCR keeps it). */
 typedef struct store_key_rec {
     store_key_kind kind;
     const char *name;
@@ -333,6 +360,11 @@ typedef struct store_recorder {
     int (*key)(void *ctx, const store_key_rec *r, uint64_t *lsn);
     /* Lease id of name now lasts until the wall-clock ms until (READ OWNER= LEASE=). */
     int (*renew)(void *ctx, const char *name, uint64_t id, int64_t until, uint64_t *lsn);
+    /* n lines pushed at once, in that order (ADDMULTI): one record. */
+    int (*push_many)(void *ctx, const char *name, int at_tail, const store_span *v, size_t n,
+                     uint64_t *lsn);
+    /* List name is dropped: its lines and leases gone, the name free (DROP). */
+    int (*drop)(void *ctx, const char *name, uint64_t *lsn);
 } store_recorder;
 
 /* From now on, every change is first given to r (with ctx). r must outlive the store's

@@ -55,10 +55,22 @@ static void ko_not_loaded(cmd_result *r, const char *name, size_t len)
     buf_puts(&r->text, MSG_NOT_LOADED);
 }
 
+/* A waiter whose list DROP deleted: 410 Gone, the name said, so that a client can tell it
+ * from a list that never was (404). */
+static void ko_dropped(cmd_result *r, const char *name, size_t len)
+{
+    buf_clear(&r->text);
+    r->kind = REPLY_KO;
+    r->status = 410;
+    buf_append(&r->text, name, len);
+    buf_puts(&r->text, " was dropped !");
+}
+
 void cmd_ko_store(cmd_result *r, store_rc rc, const char *name, size_t len)
 {
     switch (rc) {
     case STORE_NOT_LOADED:  ko_not_loaded(r, name, len); break;
+    case STORE_DROPPED:     ko_dropped(r, name, len); break;
     case STORE_EMPTY:       cmd_ko(r, 404, MSG_NO_MORE_LINE); break;
     case STORE_EXISTS:      cmd_ko(r, 409, MSG_EXISTS); break;
     case STORE_NO_MATCH:    cmd_ko(r, 404, MSG_NOT_FOUND); break;

@@ -22,6 +22,11 @@
 #define MSG_VERSION_WAIT  "VERSION needs TIMEOUT, and TIMEOUT on GET needs VERSION !"
 #define MSG_NO_KEY_LEASE  "No such lease (settled already, expired, or of another key) !"
 #define MSG_MIN_MAX       "MIN is greater than MAX !"
+#define MSG_DEL_WHICH     "DEL takes NAME or PREFIX, not both !"
+#define MSG_DEL_PREFIX_IFV "IF_VERSION works with NAME only !"
+#define MSG_DEL_EMPTY     "PREFIX must not be empty, nothing deleted !"
+#define MSG_NO_TTL        "TTL parameter was missing !"
+#define MSG_TTL_LEASE     "TTL and LEASE cannot go together on INCR, nothing changed !"
 
 /* ---- parameters ----------------------------------------------------------------------- */
 
@@ -314,9 +319,11 @@ void cmd_set(const cmd_server *srv, const params *p, cmd_result *r)
         return cmd_ko(r, 400, MSG_NO_VALUE);
     if (len > srv->conf->max_line)
         return cmd_ko(r, 400, MSG_VALUE_LONG);
-    if (if_version(p, r, &ifv) != 0)
+    int64_t ttl_ms;
+    if (if_version(p, r, &ifv) != 0 || cmd_ttl_param(p, r, &ttl_ms) != 0)
         return;
-    store_rc rc = store_key_set(srv->st, name, value, len, ifv, &version, &r->lsn);
+    store_rc rc = store_key_set_ttl(srv->st, name, value, len, ifv, ttl_ms, &version,
+                                    &r->lsn);
     if (rc != STORE_OK)
         return ko_key(r, rc, name, version);
     number_answer(r, name, NULL, (long long)version, version);
@@ -340,10 +347,42 @@ void cmd_get(const cmd_server *srv, const params *p, cmd_result *r)
     buf_free(&value);
 }
 
+/* DEL PREFIX=: every key of the prefix; answers how many went. */
+static void del_prefix(const cmd_server *srv, const params *p, cmd_result *r,
+                       const char *prefix, size_t plen)
+{
+    size_t n;
+    if (params_get(p, PARAM_NAME, NULL))
+        return cmd_ko(r, 400, MSG_DEL_WHICH);
+    if (params_get(p, PARAM_IF_VERSION, NULL))
+        return cmd_ko(r, 400, MSG_DEL_PREFIX_IFV);
+    if (plen == 0)
+        return cmd_ko(r, 400, MSG_DEL_EMPTY);
+    if (strlen(prefix) != plen)
+        return cmd_ko(r, 400, MSG_ILLEGAL);
+    store_rc rc = store_key_del_prefix(srv->st, prefix, &n, &r->lsn);
+    if (rc != STORE_OK)
+        return ko_key(r, rc, prefix, 0);
+    if (r->json) {
+        json j;
+        cmd_json_start(r, &j);
+        json_key(&j, "deleted");
+        json_uint(&j, n);
+        json_obj_end(&j);
+        return;
+    }
+    r->kind = REPLY_OK;
+    buf_printf(&r->text, "%zu", n);
+}
+
 void cmd_del(const cmd_server *srv, const params *p, cmd_result *r)
 {
     int64_t ifv;
     uint64_t version;
+    size_t plen;
+    const char *prefix = params_get(p, PARAM_PREFIX, &plen);
+    if (prefix)
+        return del_prefix(srv, p, r, prefix, plen);
     const char *name = cmd_key_name(p, r);
     if (!name || if_version(p, r, &ifv) != 0)
         return;
@@ -377,6 +416,23 @@ static void keys_one(const key_info *k, void *ctx)
     json_obj_end(j);
 }
 
+void cmd_expire(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    int64_t ttl_ms;
+    uint64_t version = 0;
+    const char *name = cmd_key_name(p, r);
+    if (!name || cmd_ttl_param(p, r, &ttl_ms) != 0)
+        return;
+    if (!ttl_ms)
+        return cmd_ko(r, 400, MSG_NO_TTL);
+    store_rc rc = store_key_expire(srv->st, name, ttl_ms, &r->lsn);
+    if (rc != STORE_OK)
+        return ko_key(r, rc, name, version);
+    if (r->json)
+        return number_answer(r, name, "ttl_ms", (long long)ttl_ms, 0);
+    r->kind = REPLY_OK;
+}
+
 void cmd_keys(const cmd_server *srv, const params *p, cmd_result *r)
 {
     const char *prefix = params_get(p, PARAM_PREFIX, NULL);
@@ -406,10 +462,14 @@ void cmd_incr(const cmd_server *srv, const params *p, cmd_result *r)
         int_param(p, PARAM_MIN, "MIN", INT64_MIN, INT64_MAX, INT64_MIN, r, &q.min) != 0 ||
         int_param(p, PARAM_MAX, "MAX", INT64_MIN, INT64_MAX, INT64_MAX, r, &q.max) != 0 ||
         cmd_timeout_param(srv, p, r, &ms) != 0 ||
-        cmd_lease_param(srv, p, 0, 1, r, &q.lease_ms) != 0)
+        cmd_lease_param(srv, p, 0, 1, r, &q.lease_ms) != 0 ||
+        cmd_ttl_param(p, r, &q.ttl_ms) != 0)
         return;
     if (q.min > q.max)
         return cmd_ko(r, 400, MSG_MIN_MAX);
+    /* A lent increment's record (KEY_LEASE) has no room for a deadline: one or the other. */
+    if (q.lease_ms && q.ttl_ms)
+        return cmd_ko(r, 400, MSG_TTL_LEASE);
     if (ms > 0 && srv->lot)
         return wait_key(srv, name, 1, 0, &q, clock_now_ms() + ms, r);
     key_out o;

@@ -45,6 +45,7 @@ void cmd_kwaiter_free(cmd_kwaiter *w);
 void cmd_set(const cmd_server *srv, const params *p, cmd_result *r);
 void cmd_get(const cmd_server *srv, const params *p, cmd_result *r);
 void cmd_del(const cmd_server *srv, const params *p, cmd_result *r);
+void cmd_expire(const cmd_server *srv, const params *p, cmd_result *r);
 void cmd_keys(const cmd_server *srv, const params *p, cmd_result *r);
 void cmd_incr(const cmd_server *srv, const params *p, cmd_result *r);
 /* ACK (release 0) or RELEASE (1) of the counter lease LEASE=id of key NAME. */

@@ -169,6 +169,9 @@ void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
         return cmd_ko_format(r, MSG_RUN_LEASE, srv->conf->max_lease);
     if (!lv && lease_ms > (int64_t)srv->conf->max_lease * 1000)
         lease_ms = (int64_t)srv->conf->max_lease * 1000;
+    int64_t ttl_ms;
+    if (cmd_ttl_param(p, r, &ttl_ms) != 0)
+        return;
     const char *run = params_get(p, PARAM_RUN, &len);
     if (run)
         return once_renew(srv, name, run, len, lease_ms, r);
@@ -177,6 +180,7 @@ void cmd_once(const cmd_server *srv, const params *p, cmd_result *r)
         return cmd_ko(r, 503, MSG_NOMEM);
     w->kw.once = 1;
     w->kw.q.lease_ms = lease_ms;
+    w->kw.q.ttl_ms = ttl_ms;
     store_rc rc = cmd_kwaiter_run(w);
     if (rc == STORE_WAITING)
         return;                         /* w belongs to its slot now */
@@ -201,8 +205,12 @@ void cmd_done(const cmd_server *srv, const params *p, cmd_result *r)
         value = "";
     if (len > srv->conf->max_line)
         return cmd_ko(r, 400, MSG_VALUE_LONG);
+    int64_t ttl_ms;
+    if (cmd_ttl_param(p, r, &ttl_ms) != 0)
+        return;
     uint64_t id = cmd_lease_id(idv, ilen), version = 0;
-    store_rc rc = id ? store_key_done(srv->st, name, id, value, len, &version, &r->lsn)
+    store_rc rc = id ? store_key_done_ttl(srv->st, name, id, value, len, ttl_ms, &version,
+                                          &r->lsn)
                      : STORE_NO_LEASE;
     if (rc == STORE_NO_LEASE)
         return ko_not_run(r, name);

@@ -141,6 +141,20 @@ int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cm
     return 0;
 }
 
+int cmd_ttl_param(const params *p, cmd_result *r, int64_t *ms)
+{
+    size_t len;
+    const char *v = params_get(p, PARAM_TTL, &len);
+    *ms = 0;
+    if (!v)
+        return 0;
+    if (num_parse_seconds_ms(v, len, CMD_TTL_MAX_S, ms) != 0 || *ms == 0) {
+        cmd_ko(r, 400, MSG_TTL_VALUE);
+        return -1;
+    }
+    return 0;
+}
+
 uint64_t cmd_lease_id(const char *v, size_t len)
 {
     uint64_t id = 0;

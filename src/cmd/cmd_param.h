@@ -69,6 +69,13 @@ int cmd_timeout_param(const cmd_server *srv, const params *p, cmd_result *r, int
  * CMD_LEASE_MAX_LINES lines). */
 int cmd_lease_param(const cmd_server *srv, const params *p, int keep, long n, cmd_result *r,
                     int64_t *ms);
+/* The longest TTL= a key may be given: 30 days. Not stsd.maxLease, which bounds how
+ * long a line is lent: a run's flag may well need to outlive a day of tests. */
+#define CMD_TTL_MAX_S 2592000
+#define MSG_TTL_VALUE "TTL value has to be seconds from 0.001 to 2592000, nothing changed !"
+/* TTL= (SET, INCR, EXPIRE, ONCE, DONE) in ms into *ms (0 when absent). Returns 0, or -1
+ * with the KO (400) set for a bad or zero value. */
+int cmd_ttl_param(const params *p, cmd_result *r, int64_t *ms);
 /* A lease id as X-STS-Lease gave it: 16 hex digits. 0 when it cannot be one. */
 uint64_t cmd_lease_id(const char *v, size_t len);
 /* OWNER= of READ, ACK, RELEASE into *owner and *len (*owner NULL when absent). Returns 0,

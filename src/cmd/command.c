@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd_answer.h"
+#include "cmd_bulk.h"
 #include "cmd_files.h"
 #include "cmd_keys.h"
 #include "cmd_leases.h"
@@ -64,6 +65,17 @@ static const cmd_def commands[] = {
      "Insert a line at the head or the tail, creating the list. GET or POST only.",
      {P_FILENAME, P_LINE, {"ADD_MODE", "FIRST|LAST", 1, "where the line goes"},
       {"UNIQUE", "FALSE|TRUE", 1, "TRUE refuses a line the list already holds"}}},
+    {"ADDMULTI", cmd_addmulti, CMD_CHANGES | CMD_JSON | CMD_FORM, FIELD_COUNT,
+     "Insert many lines at once, all or none, creating the list: a KO names the first line "
+     "refused (line break inside, too long, already there with UNIQUE=TRUE). Answers the "
+     "number added (JSON: added). GET or POST only.",
+     {P_FILENAME, {"LINES", "text", 1, "the lines, one per line (LF or CRLF; a last line "
+      "without a line break counts): a text/plain POST body, or this field"},
+      {"LINE", "text", 1, "instead of LINES: one line per LINE=, repeated, in order"},
+      {"ADD_MODE", "FIRST|LAST", 1, "where the lines go, as that many ADDs in order would "
+       "put them"},
+      {"UNIQUE", "FALSE|TRUE", 1, "TRUE refuses them all if one is in the list already or "
+       "twice among them"}}},
     {"FIND", cmd_find, CMD_REF | CMD_WAITS | CMD_FORM, FIELD_LINE,
      "The first line that matches LINE; KEEP=TRUE moves it to the tail, KEEP=FALSE removes "
      "it. GET or POST only.",
@@ -120,16 +132,25 @@ static const cmd_def commands[] = {
      "Set a key's value; answers its new version (1 for a new key, then 1 more at each "
      "change). Drops the key's counter leases. GET or POST only.",
      {P_NAME, {"VALUE", "text", 0, "the value (bytes, up to stsd.maxLineSize)"},
-      P_IF_VERSION}},
+      P_IF_VERSION, {"TTL", "seconds", 1, "the key disappears this long after (up to 30 "
+       "days); without it, a SET ends the key's TTL"}}},
     {"GET", cmd_get, CMD_LOOKS | CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
      "A key's value, its version in X-STS-Version. With VERSION and TIMEOUT: waits while "
      "the version is still VERSION, then answers the state (also at the timeout).",
      {P_NAME, {"VERSION", "n", 1, "wait while the key's version is n (0: while it does "
       "not exist)"},
       {"TIMEOUT", "seconds", 1, "with VERSION: wait up to this long (stsd.maxWait)"}}},
-    {"DEL", cmd_del, CMD_CHANGES | CMD_JSON, FIELD_MESSAGE,
-     "Remove a key (and its counter leases); its watchers wake.",
-     {P_NAME, P_IF_VERSION}},
+    {"DEL", cmd_del, CMD_CHANGES | CMD_JSON | CMD_ADMIN_PREFIX, FIELD_MESSAGE,
+     "Remove a key (and its counter leases); its watchers wake. With PREFIX (the admin "
+     "token, once one is set): every key whose name starts with it; answers how many "
+     "(JSON: deleted).",
+     {{"NAME", "key", 1, "the key (the rules of FILENAME)"}, P_IF_VERSION,
+      {"PREFIX", "text", 1, "instead of NAME: every key whose name starts with it (not "
+       "empty)"}}},
+    {"EXPIRE", cmd_expire, CMD_CHANGES | CMD_ADMIN | CMD_JSON, FIELD_MESSAGE,
+     "Make a key disappear TTL seconds from now (its version unchanged); its watchers wake "
+     "then as on DEL. A later SET without TTL ends it.",
+     {P_NAME, {"TTL", "seconds", 0, "how long from now (0.001 to 2592000: 30 days)"}}},
     {"KEYS", cmd_keys, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Every key as name = value, sorted by name (in JSON: with versions).",
      {{"PREFIX", "text", 1, "only the keys whose name starts with it"}}},
@@ -142,7 +163,9 @@ static const cmd_def commands[] = {
       {"TIMEOUT", "seconds", 1, "wait up to this long (stsd.maxWait) for the result to "
        "fit, first come first served; then a KO (408)"},
       {"LEASE", "seconds", 1, "lend the increment: undone at the deadline unless ACKed "
-       "(its id in X-STS-Lease; RELEASE undoes it now)"}}},
+       "(its id in X-STS-Lease; RELEASE undoes it now)"},
+      {"TTL", "seconds", 1, "the key disappears this long after (up to 30 days; not with "
+       "LEASE); without it, the key's TTL stays"}}},
     {"BARRIER", cmd_barrier, CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
      "Wait at a cyclic barrier until PARTIES arrivals of this generation are there, then "
      "all are answered at once: the generation (0, 1, ...), and X-STS-Arrival: the place "
@@ -163,12 +186,16 @@ static const cmd_def commands[] = {
       {"LEASE", "60", 1, "seconds the run may take (up to stsd.maxLease); past it the "
        "first waiter, or the next caller, runs instead"},
       {"RUN", "id", 1, "renew the run of this lease id instead: it may take LEASE seconds "
-       "from now (answers RUN; a KO (409) when the run is no longer its)"}}},
+       "from now (answers RUN; a KO (409) when the run is no longer its)"},
+      {"TTL", "seconds", 1, "the run's DONE makes key NAME disappear this long after, so "
+       "that a later run runs again (DONE's own TTL wins)"}}},
     {"DONE", cmd_done, CMD_CHANGES | CMD_JSON | CMD_FORM, FIELD_MESSAGE,
      "End a run that ONCE gave: sets key NAME to VALUE; every waiter and later caller of "
      "ONCE gets DONE. A lease that is not the run's is a KO (409). GET or POST only.",
      {P_NAME, {"LEASE", "id", 0, "the run's lease, as X-STS-Lease gave it"},
-      {"VALUE", "text", 1, "the result, as key NAME's value (empty by default)"}}},
+      {"VALUE", "text", 1, "the result, as key NAME's value (empty by default)"},
+      {"TTL", "seconds", 1, "key NAME disappears this long after (default: ONCE's TTL, "
+       "else never), so that the next run runs again"}}},
     {"RUNS", cmd_runs, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Every run of ONCE in progress, sorted by name: the time its lease has left and the "
      "ONCE callers waiting for it.",
@@ -177,6 +204,13 @@ static const cmd_def commands[] = {
      "Open a barrier now for everyone waiting at it (\"released\":\"hand\"). Answers how "
      "many were released.",
      {P_BARRIER}},
+    {"DROP", cmd_drop, CMD_CHANGES | CMD_ADMIN | CMD_JSON, FIELD_COUNT,
+     "Delete a list, or every list whose name starts with PREFIX: lines, leases, owners and "
+     "waiters (they get a KO, 410 in JSON). Answers the number dropped (JSON: dropped); a "
+     "later ACK of a lease of it finds none.",
+     {{"FILENAME", "file.csv", 1, "the list (a KO, 404, when there is none)"},
+      {"PREFIX", "text", 1, "instead of FILENAME: every list whose name starts with it "
+       "(not empty)"}}},
     {"BARRIERS", cmd_barriers, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Every barrier, sorted by name: its parties, arrivals waiting now and generation.",
      {{0}}},
@@ -250,8 +284,11 @@ static int refused(const cmd_server *srv, const cmd_request *q, const cmd_def *c
     if (srv->auth && auth_active(srv->auth)) {
         size_t tlen = 0;
         const char *tok = params_get(q->prm, PARAM_TOKEN, &tlen);
+        int admin = c && ((c->flags & CMD_ADMIN) ||
+                          ((c->flags & CMD_ADMIN_PREFIX) && params_get(q->prm, PARAM_PREFIX,
+                                                                       NULL)));
         auth_verdict v = auth_check_named(srv->auth, q->addr, q->addr_len,
-                                          c ? c->name : NULL, c && (c->flags & CMD_ADMIN),
+                                          c ? c->name : NULL, admin,
                                           q->authorization, tok, tlen, r->who);
         if (v != AUTH_OK) {
             cmd_ko(r, auth_status(v), auth_message(v));

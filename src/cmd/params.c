@@ -22,17 +22,36 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_MIN] = "MIN",             [PARAM_MAX] = "MAX",
     [PARAM_PARTIES] = "PARTIES",     [PARAM_ON_TIMEOUT] = "ON_TIMEOUT",
     [PARAM_RUN] = "RUN",
+    [PARAM_LINES] = "LINES",         [PARAM_TTL] = "TTL",
 };
 
 void params_reset(params *p)
 {
     memset(p->set, 0, sizeof p->set);
     buf_clear(&p->store);
+    buf_clear(&p->more_lines);
+    p->n_more_lines = 0;
 }
 
 void params_free(params *p)
 {
     buf_free(&p->store);
+    buf_free(&p->more_lines);
+}
+
+size_t params_line_count(const params *p)
+{
+    return p->set[PARAM_LINE] ? 1 + p->n_more_lines : 0;
+}
+
+const char *params_line_at(const params *p, size_t i, size_t *len)
+{
+    if (i == 0)
+        return params_get(p, PARAM_LINE, len);
+    size_t at[2];
+    memcpy(at, p->more_lines.data + (i - 1) * sizeof at, sizeof at);
+    *len = at[1];
+    return p->store.data + at[0];
 }
 
 const char *params_get(const params *p, param_id id, size_t *len)
@@ -93,7 +112,10 @@ static int param_lookup(const char *name, size_t len)
 /* Records raw value bytes for parameter id (already decoded). */
 static params_rc param_store(params *p, int id, const char *v, size_t len, int decode)
 {
-    if (id < 0 || p->set[id])
+    /* Every other parameter keeps its first value; a repeated LINE is kept too, for
+     * ADDMULTI (every other command still reads only the first). */
+    int again = id == PARAM_LINE && p->set[id];
+    if (id < 0 || (p->set[id] && !again))
         return PARAMS_OK;
     size_t off = p->store.len;
     params_rc rc = decode ? params_decode(v, len, &p->store)
@@ -103,6 +125,13 @@ static params_rc param_store(params *p, int id, const char *v, size_t len, int d
     /* Keep a NUL after each value so FILENAME can be used as a C string when it has none. */
     if (buf_append(&p->store, "", 1) != 0)
         return PARAMS_NOMEM;
+    if (again) {
+        size_t at[2] = {off, p->store.len - 1 - off};
+        if (buf_append(&p->more_lines, at, sizeof at) != 0)
+            return PARAMS_NOMEM;
+        p->n_more_lines++;
+        return PARAMS_OK;
+    }
     p->off[id] = off;
     p->len[id] = p->store.len - 1 - off;
     p->set[id] = 1;
@@ -240,5 +269,9 @@ params_rc params_parse_body(params *p, const char *ctype, const char *body, size
     if (strncasecmp(ctype, "text/csv", 8) == 0 &&
         (ctype[8] == '\0' || ctype[8] == ';' || ctype[8] == ' '))
         return param_store(p, PARAM_FILE, body, len, 0);
+    /* ADDMULTI's lines sent as the whole body, one per line. */
+    if (strncasecmp(ctype, "text/plain", 10) == 0 &&
+        (ctype[10] == '\0' || ctype[10] == ';' || ctype[10] == ' '))
+        return param_store(p, PARAM_LINES, body, len, 0);
     return PARAMS_OK;
 }

@@ -77,7 +77,7 @@ int journal_log_key(journal *j, const store_key_rec *k, uint64_t *lsn)
     static const int types[] = {
         [STORE_KEY_SET] = WAL_KEY_SET, [STORE_KEY_DEL] = WAL_KEY_DEL,
         [STORE_KEY_LEASE] = WAL_KEY_LEASE, [STORE_KEY_SETTLE] = WAL_KEY_SETTLE,
-        [STORE_KEY_RUN] = WAL_KEY_RUN,
+        [STORE_KEY_RUN] = WAL_KEY_RUN, [STORE_KEY_EXPIRE] = WAL_KEY_EXPIRE,
     };
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
@@ -109,6 +109,37 @@ int journal_log_reset(journal *j, const char *name, uint64_t *lsn)
     journal_rec_start(j);
     wal_enc_name(&j->pend, WAL_RESET, name);
     int rc = journal_append_locked(j, 0, lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+int journal_log_push_many(journal *j, const char *name, int at_tail, const store_span *v,
+                          size_t n, uint64_t *lsn)
+{
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    /* An encoding that runs out of memory leaves pend.oom set: the append refuses it. */
+    wal_enc_push_many(&j->pend, name, at_tail, n);
+    for (size_t i = 0; i < n; i++)
+        wal_enc_line(&j->pend, v[i].s, v[i].len);
+    int rc = journal_append_locked(j, 0, lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+int journal_log_drop(journal *j, const char *name, uint64_t *lsn)
+{
+    uint64_t prev;
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_name(&j->pend, WAL_DROP, name);
+    int rc = journal_append_locked(j, 0, lsn);
+    /* As after a REPLACE: the file that defined the list is needed by no recovery once
+     * this record is on disk. */
+    if (rc == 0 && snapref_set(&j->defs, name, 0, &prev) == 0 && prev &&
+        snapref_retire(&j->defs, prev, *lsn) != 0)
+        log_warn("journal: out of memory; a dropped list's snapshot file stays until the "
+                 "next compaction");
     pthread_mutex_unlock(&j->mu);
     return rc;
 }
@@ -272,9 +303,20 @@ static int rec_key(void *j, const store_key_rec *k, uint64_t *lsn)
     return journal_log_key(j, k, lsn);
 }
 
+static int rec_push_many(void *j, const char *name, int at_tail, const store_span *v,
+                         size_t n, uint64_t *lsn)
+{
+    return journal_log_push_many(j, name, at_tail, v, n, lsn);
+}
+
+static int rec_drop(void *j, const char *name, uint64_t *lsn)
+{
+    return journal_log_drop(j, name, lsn);
+}
+
 static const store_recorder journal_recorder = {
     rec_push, rec_take, rec_reset, rec_write_snapshot, rec_replace, rec_wait,
-    rec_mark_broken, rec_lease, rec_settle, rec_key, rec_renew,
+    rec_mark_broken, rec_lease, rec_settle, rec_key, rec_renew, rec_push_many, rec_drop,
 };
 
 void journal_attach(journal *j, store *st)

@@ -156,22 +156,25 @@ static int key_record(compaction *c, const store_key_rec *k)
     return rc;
 }
 
+/* A key with its deadline (TTL=, EXPIRE) in the same record, so that no change of the
+ * key can come between its value and its expiry in the new log. */
 static int key_one(const char *name, const char *value, size_t len, uint64_t version,
-                   void *ctx)
+                   int64_t expires, void *ctx)
 {
-    store_key_rec k = {STORE_KEY_SET, name, 1, 0, 0, 0, version, value, len};
+    store_key_rec k = {STORE_KEY_SET, name, 1, 0, expires, 0, version, value, len};
     ((compaction *)ctx)->keys++;
     return key_record(ctx, &k);
 }
 
-static int key_run_one(const char *name, uint64_t id, int64_t until, void *ctx)
+static int key_run_one(const char *name, uint64_t id, int64_t until, int64_t ttl_ms,
+                       void *ctx)
 {
     compaction *c = ctx;
     journal *j = c->j;
     uint64_t lsn;
     pthread_mutex_lock(&j->mu);
     journal_rec_start(j);
-    wal_enc_key(&j->pend, WAL_KEY_RUN, name, 0, id, until, 0, 0, NULL, 0);
+    wal_enc_key(&j->pend, WAL_KEY_RUN, name, 0, id, until, ttl_ms, 0, NULL, 0);
     c->bytes += j->pend.len - j->rec_off;
     int rc = journal_append_locked(j, 1, &lsn);
     pthread_mutex_unlock(&j->mu);

@@ -166,7 +166,8 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
     for (size_t i = 0; i < rs->nkeys; i++) {
         const struct recover_key *k = &rs->keys[i];
         if (store_key_adopt(st, k->name, k->value ? k->value : "", k->len, k->version) !=
-            STORE_OK) {
+                STORE_OK ||
+            (k->expires && store_key_expire_adopt(st, k->name, k->expires) != STORE_OK)) {
             buf_printf(err, "cannot restore key %s: out of memory", k->name);
             return -1;
         }
@@ -181,8 +182,8 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
         }
     }
     for (size_t i = 0; i < rs->nruns; i++)
-        if (store_key_run_adopt(st, rs->runs[i].name, rs->runs[i].id, rs->runs[i].until) ==
-            STORE_NOMEM) {
+        if (store_key_run_adopt_ttl(st, rs->runs[i].name, rs->runs[i].id, rs->runs[i].until,
+                                    rs->runs[i].ttl_ms) == STORE_NOMEM) {
             buf_printf(err, "cannot restore the run of %s: out of memory", rs->runs[i].name);
             return -1;
         }

@@ -328,14 +328,20 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
             return -1;
     } else if (r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) {
         return 0;               /* a SNAPSHOT of an unfinished compaction */
-    } else if (r->type == WAL_RESET || (r->type == WAL_PUSH && !e->l)) {
+    } else if (r->type == WAL_DROP) {
+        list_free(e->l);        /* gone: nothing of it is handed over unless it comes back */
+        e->l = NULL;
+        recover_drop_leases(&x->map, e);
+        return 0;
+    } else if (r->type == WAL_RESET ||
+               ((r->type == WAL_PUSH || r->type == WAL_PUSH_MANY) && !e->l)) {
         if (!(fresh = list_create()))
             return fail(x, g->name, off, "out of memory", 0, 0);
     }
     if (fresh) {
         list_free(e->l);
         e->l = fresh;
-        if (r->type != WAL_PUSH)
+        if (r->type != WAL_PUSH && r->type != WAL_PUSH_MANY)
             recover_drop_leases(&x->map, e);
     }
     if (r->type == WAL_LEASE || r->type == WAL_SETTLE || r->type == WAL_OWN ||
@@ -346,6 +352,14 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
         if ((r->flag ? list_push_back(e->l, s, r->data_len)
                      : list_push_front(e->l, s, r->data_len)) != 0)
             return fail(x, g->name, off, "out of memory", 0, 0);
+    } else if (r->type == WAL_PUSH_MANY) {
+        /* wal_decode checked that the count and the lines agree. */
+        const uint8_t *p = r->data, *end = r->data + r->data_len;
+        const char *s;
+        size_t len;
+        while (wal_next_line(&p, end, &s, &len) == 1)
+            if ((r->flag ? list_push_back(e->l, s, len) : list_push_front(e->l, s, len)) != 0)
+                return fail(x, g->name, off, "out of memory", 0, 0);
     } else if (r->type == WAL_TAKE && apply_take(x, g, off, r, e->l) != 0) {
         return -1;
     }
@@ -429,7 +443,8 @@ static void report_logs(const replay *x, size_t first_kept)
 {
     static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done",
                                   "lease", "settle", "key set", "key del", "key lease",
-                                  "key settle", "own", "renew", "key run"};
+                                  "key settle", "own", "renew", "key run", "", "",
+                                  "push many", "drop", "key expire"};
     for (size_t i = 0; i < first_kept; i++) {
         char name[32];
         wal_log_name(name, sizeof name, x->gens[i]);

@@ -47,6 +47,7 @@ typedef struct recover_state {
         char *value;         /* owned (NULL when empty) */
         size_t len;
         uint64_t version;
+        int64_t expires;     /* wall-clock ms it disappears at (TTL=, EXPIRE); 0: never */
     } *keys;
     size_t nkey_leases;
     struct recover_key_lease {
@@ -61,6 +62,7 @@ typedef struct recover_state {
         char *name;          /* owned */
         uint64_t id;
         int64_t until;       /* wall-clock ms */
+        int64_t ttl_ms;      /* the TTL its DONE gives the key (ONCE TTL=); 0: none */
     } *runs;
     /* The log to go on appending to; last_gen 0: none, start a new history. */
     uint32_t last_gen;

@@ -25,6 +25,8 @@ typedef struct rkey {
     size_t nleases;
     uint64_t run_id;             /* ONCE's run in progress (0: none) */
     int64_t run_until;
+    int64_t run_ttl;             /* the TTL its DONE gives the key */
+    int64_t expires;             /* the key's deadline (0: none) */
     size_t name_len;
     char name[];
 } rkey;
@@ -91,12 +93,22 @@ int rkeys_apply(rkeys **mp, const wal_rec *r)
     rkey *k = get(*mp, r->name, r->name_len);
     if (!k)
         return -1;
+    if (r->type == WAL_KEY_EXPIRE) {
+        if (k->version)         /* the deadline the record holds: no clock read here */
+            k->expires = (int64_t)r->n;
+        return 0;
+    }
     k->run_id = r->type == WAL_KEY_RUN ? r->id : 0;
     k->run_until = (int64_t)r->n;
+    k->run_ttl = r->type == WAL_KEY_RUN ? r->by : 0;
     if (r->type == WAL_KEY_RUN)
         return 0;
     if (r->type == WAL_KEY_DEL || (r->type == WAL_KEY_SET && r->flag))
         drop_leases(k);
+    /* A SET gives the key its TTL= or none; an INCR with TTL= gives it one, without keeps
+     * the key's; a DEL ends it. */
+    if (r->type == WAL_KEY_DEL || (r->type == WAL_KEY_SET && (r->flag || r->expires)))
+        k->expires = r->type == WAL_KEY_SET ? r->expires : 0;
     if (r->type == WAL_KEY_DEL) {
         free(k->value);
         k->value = NULL;
@@ -158,6 +170,7 @@ int rkeys_hand_over(rkeys *m, recover_state *rs)
                     return -1;
                 o->id = k->run_id;
                 o->until = k->run_until;
+                o->ttl_ms = k->run_ttl;
                 rs->nruns++;
             }
     rkey **v = malloc((m->n ? m->n : 1) * sizeof *v);
@@ -182,6 +195,7 @@ int rkeys_hand_over(rkeys *m, recover_state *rs)
         o->value = v[i]->value;
         o->len = v[i]->len;
         o->version = v[i]->version;
+        o->expires = v[i]->expires;
         if (!(o->name = strdup(v[i]->name)))
             break;
         v[i]->value = NULL;

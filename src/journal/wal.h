@@ -147,14 +147,24 @@ enum {
     WAL_OWN = 13,         /* name, lease id, deadline, owner (varint length + bytes), line
                            * (the rest): a LEASE lent to an owner (READ OWNER=) */
     WAL_RENEW = 14,       /* name, lease id, deadline: an owner's READ with LEASE= */
-    WAL_KEY_RUN = 15,     /* name, lease id (0: none), deadline: ONCE's run of the key;
-                           * any other record of the key ends it */
-#define WAL_TYPE_MAX WAL_KEY_RUN
-#define WAL_IS_KEY(t) (((t) >= WAL_KEY_SET && (t) <= WAL_KEY_SETTLE) || (t) == WAL_KEY_RUN)
+    WAL_KEY_RUN = 15,     /* name, lease id (0: none), deadline[, ttl ms for its DONE]:
+                           * ONCE's run of the key; any other record of the key ends it */
     /* snapshot file records */
     WAL_LINES = 16,       /* lines, each varint length + bytes, to the end of the body */
     WAL_END_LINES = 17,   /* line count, total bytes */
+    /* log records again */
+    WAL_PUSH_MANY = 18,   /* name, at_tail:u8, n, n lines (varint length + bytes)  ADDMULTI */
+    WAL_DROP = 19,        /* name: the list is gone, lines, leases and all         DROP */
+    WAL_KEY_EXPIRE = 20,  /* name, deadline (wall-clock ms): the key goes then    EXPIRE */
+#define WAL_TYPE_MAX WAL_KEY_EXPIRE
+#define WAL_IS_SNAP_ONLY(t) ((t) == WAL_LINES || (t) == WAL_END_LINES)
+#define WAL_IS_KEY(t) (((t) >= WAL_KEY_SET && (t) <= WAL_KEY_SETTLE) || (t) == WAL_KEY_RUN || \
+                       (t) == WAL_KEY_EXPIRE)
 };
+
+/* KEY_SET's flag byte: bit 0 set (SET) or not (INCR); bit 1: a deadline follows it (the
+ * key's TTL from this change, wall-clock ms). */
+#define WAL_KEY_SET_TTL 2
 
 /* A decoded record; pointers go into the body it was decoded from. */
 typedef struct wal_rec {
@@ -167,11 +177,13 @@ typedef struct wal_rec {
                                * id 0: lines */
     size_t data_len;
     uint64_t n;               /* TAKE: positions; SNAPSHOT id 0: lines; COMPACT_DONE: lists;
-                               * LEASE, OWN, RENEW, KEY_RUN: the deadline */
+                               * LEASE, OWN, RENEW, KEY_RUN, KEY_EXPIRE: the deadline;
+                               * PUSH_MANY: lines */
+    int64_t expires;          /* KEY_SET: the deadline it gives the key (0: none) */
     uint64_t id;              /* REPLACE/SNAPSHOT: snapshot id; COMPACT_DONE: generation;
                                * LEASE/SETTLE/OWN/RENEW: the lease id; KEY_LEASE/KEY_SETTLE/KEY_RUN too */
     uint64_t version;         /* KEY_SET, KEY_LEASE, KEY_SETTLE: the key's version after */
-    int64_t by;               /* KEY_LEASE: the increment lent */
+    int64_t by;               /* KEY_LEASE: the increment lent; KEY_RUN: its DONE's ttl ms */
     const char *owner;        /* OWN: the owner (owner_len bytes, no NUL) */
     size_t owner_len;
 } wal_rec;
@@ -193,9 +205,14 @@ int wal_enc_own(buf *out, const char *name, uint64_t id, int64_t until, const ch
 int wal_enc_renew(buf *out, const char *name, uint64_t id, int64_t until);
 int wal_enc_settle(buf *out, const char *name, uint64_t id, int release, const char *line,
                    size_t len);
+/* PUSH_MANY: its head for n lines, then each line by wal_enc_line. */
+int wal_enc_push_many(buf *out, const char *name, int at_tail, size_t n);
+int wal_enc_line(buf *out, const char *line, size_t len);
 
 /* A key record (type WAL_KEY_*): the fields its type carries (see above), the others
- * ignored; value is the key's value after the change. */
+ * ignored; value is the key's value after the change. KEY_SET: until nonzero is the
+ * deadline it gives the key; KEY_RUN: by nonzero the ttl ms its DONE gives the key;
+ * KEY_EXPIRE: until is the deadline. */
 int wal_enc_key(buf *out, int type, const char *name, int flag, uint64_t id, int64_t until,
                 int64_t by, uint64_t version, const char *value, size_t len);
 

@@ -8,9 +8,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hash.h"
 #include "store_keys.h"
 #include "store_lease.h"
 #include "store_names.h"
@@ -77,12 +79,16 @@ static uint64_t *lsn_out(uint64_t *lsn, uint64_t *scratch)
 typedef enum swap_log { SWAP_UNLOGGED, SWAP_REPLACE, SWAP_RESET } swap_log;
 
 /* Puts l (owned from now on, freed on error) in place of e's list, recorded first as how
- * says; the old list is freed after the swap, outside the lock: a big list takes a
+ * says; STORE_DROPPED (l not taken) when e was dropped meanwhile. The old list is freed after the swap, outside the lock: a big list takes a
  * while, and readers need not wait. */
 static store_rc swap_list(store *st, entry *e, const char *name, list *l, swap_log how,
                           uint64_t snap, uint64_t *lsn)
 {
     pthread_mutex_lock(&e->lock);
+    if (store_names_dropped(e)) {        /* dropped since the lookup: l stays the caller's */
+        pthread_mutex_unlock(&e->lock);
+        return STORE_DROPPED;
+    }
     int failed = how == SWAP_REPLACE ? st->rec->replace(st->rec_ctx, name, snap, lsn)
                : how == SWAP_RESET   ? st->rec->reset(st->rec_ctx, name, lsn)
                                      : 0;
@@ -114,10 +120,12 @@ static store_rc install(store *st, const char *name, list *l, swap_log how, uint
         list_free(l);
         return STORE_FULL;
     }
-    entry *e = store_lookup_or_create(st, name, &rc);
-    if (e)
-        rc = swap_list(st, e, name, l, how, snap, lsn);
-    else
+    entry *e;
+    do
+        rc = (e = store_lookup_or_create(st, name, &rc))
+           ? swap_list(st, e, name, l, how, snap, lsn) : rc;
+    while (rc == STORE_DROPPED);
+    if (!e)
         list_free(l);
     if (rc != STORE_OK)
         store_bytes_release(st, add);
@@ -159,7 +167,9 @@ static store_rc read_any(store *st, const char *name, store_end end, int keep, s
     if (!e)
         return STORE_NOT_LOADED;
     pthread_mutex_lock(&e->lock);
-    store_rc rc = store_read_locked(st, e, end, keep, n, lease_ms, ids, out, count, lsn);
+    store_rc rc = store_names_dropped(e)
+        ? STORE_NOT_LOADED
+        : store_read_locked(st, e, end, keep, n, lease_ms, ids, out, count, lsn);
     pthread_mutex_unlock(&e->lock);
     return rc;
 }
@@ -190,7 +200,8 @@ store_rc store_read_owned(store *st, const char *name, store_end end, const char
     store_owned_req q = {who, wlen, store_owner_hash(who, wlen), end, lease_ms};
     buf ids = BUF_INIT;
     pthread_mutex_lock(&e->lock);
-    store_rc rc = store_read_owner_locked(st, e, &q, out, &ids, taken, lsn);
+    store_rc rc = store_names_dropped(e) ? STORE_NOT_LOADED
+                                         : store_read_owner_locked(st, e, &q, out, &ids, taken, lsn);
     pthread_mutex_unlock(&e->lock);
     if (rc == STORE_OK)
         memcpy(id, ids.data, sizeof *id);
@@ -204,10 +215,15 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
     uint64_t scratch;
     lsn = lsn_out(lsn, &scratch);
     store_rc rc = STORE_OK;
-    entry *e = store_lookup_or_create(st, name, &rc);
-    if (!e)
+    entry *e;
+again:
+    if (!(e = store_lookup_or_create(st, name, &rc)))
         return rc;
     pthread_mutex_lock(&e->lock);
+    if (store_names_dropped(e)) {          /* dropped after the lookup: make it again */
+        pthread_mutex_unlock(&e->lock);
+        goto again;
+    }
     int found = unique ? list_contains(e->l, line, len) : 0;
     if (found < 0) {
         rc = STORE_NOMEM;
@@ -236,6 +252,105 @@ store_rc store_add(store *st, const char *name, const char *line, size_t len, in
     return rc;
 }
 
+/* With unique: the index of the first line of v[0..n) that the list holds or that comes
+ * earlier in v, or n if none; SIZE_MAX on ENOMEM. An open-addressed set of indices by
+ * hash finds duplicates in the batch in one pass. */
+static size_t first_duplicate(list *l, const store_span *v, size_t n)
+{
+    size_t slots = 16, found = n;
+    while (slots < n * 2)
+        slots *= 2;
+    size_t *set = malloc(slots * sizeof *set);
+    if (!set)
+        return SIZE_MAX;
+    memset(set, 0xff, slots * sizeof *set);     /* SIZE_MAX: empty slot */
+    for (size_t i = 0; i < n && found == n; i++) {
+        int in_list = list_contains(l, v[i].s, v[i].len);
+        if (in_list < 0) {
+            found = SIZE_MAX;
+            break;
+        }
+        if (in_list) {
+            found = i;
+            break;
+        }
+        size_t at = hash_fnv1a(v[i].s, v[i].len) & (slots - 1);
+        for (; set[at] != SIZE_MAX; at = (at + 1) & (slots - 1)) {
+            const store_span *o = &v[set[at]];
+            if (o->len == v[i].len && memcmp(o->s, v[i].s, o->len) == 0) {
+                found = i;
+                break;
+            }
+        }
+        set[at] = i;
+    }
+    free(set);
+    return found;
+}
+
+/* Pushes v[0..n) into e's list (recorded already); on ENOMEM the list keeps what went
+ * in and memory no longer matches the record. */
+static store_rc push_many_locked(store *st, entry *e, const store_span *v, size_t n,
+                                 int at_tail)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((at_tail ? list_push_back(e->l, v[i].s, v[i].len)
+                     : list_push_front(e->l, v[i].s, v[i].len)) != 0) {
+            size_t left = 0;
+            for (size_t k = i; k < n; k++)
+                left += v[k].len;
+            store_bytes_release(st, left);
+            store_count_traffic(e, i, 0);
+            if (st->rec)
+                st->rec->mark_broken(st->rec_ctx);
+            return STORE_NOMEM;
+        }
+    store_count_traffic(e, n, 0);
+    return STORE_OK;
+}
+
+store_rc store_add_many(store *st, const char *name, const store_span *v, size_t n,
+                        int at_tail, int unique, size_t *bad, uint64_t *lsn)
+{
+    uint64_t scratch;
+    lsn = lsn_out(lsn, &scratch);
+    store_rc rc = STORE_OK;
+    size_t bytes = 0;
+    *bad = SIZE_MAX;
+    for (size_t i = 0; i < n; i++)
+        bytes += v[i].len;
+    entry *e;
+again:
+    if (!(e = store_lookup_or_create(st, name, &rc)))
+        return rc;
+    pthread_mutex_lock(&e->lock);
+    if (store_names_dropped(e)) {          /* dropped after the lookup: make it again */
+        pthread_mutex_unlock(&e->lock);
+        goto again;
+    }
+    size_t dup = unique ? first_duplicate(e->l, v, n) : n;
+    if (dup == SIZE_MAX) {
+        rc = STORE_NOMEM;
+    } else if (dup < n) {
+        rc = STORE_EXISTS;
+        *bad = dup;
+    } else if (store_bytes_reserve(st, bytes) != 0) {
+        rc = STORE_FULL;
+    } else if (st->rec && st->rec->push_many(st->rec_ctx, name, at_tail, v, n, lsn) != 0) {
+        store_bytes_release(st, bytes);
+        rc = STORE_JOURNAL;
+    } else {
+        rc = push_many_locked(st, e, v, n, at_tail);
+    }
+    store_waiter *served = NULL;
+    uint64_t wlsn = *lsn;
+    if (rc == STORE_OK)
+        store_wait_serve_locked(st, e, NULL, 0, &served, &wlsn);
+    pthread_mutex_unlock(&e->lock);
+    store_wait_finish(st, served, wlsn);
+    return rc;
+}
+
 static store_rc find_any(store *st, const char *name, const store_matcher *m, int keep,
                          int64_t lease_ms, buf *ids, buf *out, uint64_t *lsn)
 {
@@ -246,7 +361,7 @@ static store_rc find_any(store *st, const char *name, const store_matcher *m, in
         return STORE_NOT_LOADED;
     size_t pos, count;
     pthread_mutex_lock(&e->lock);
-    store_rc rc = store_find_pos_locked(e, m, &pos);
+    store_rc rc = store_names_dropped(e) ? STORE_NOT_LOADED : store_find_pos_locked(e, m, &pos);
     if (rc == STORE_OK)
         rc = store_take_locked(st, e, &pos, 1, keep, lease_ms, ids, out, &count, lsn);
     pthread_mutex_unlock(&e->lock);
@@ -271,9 +386,10 @@ store_rc store_length(store *st, const char *name, size_t *len)
     if (!e)
         return STORE_NOT_LOADED;
     pthread_mutex_lock(&e->lock);
+    int gone = store_names_dropped(e);
     *len = list_length(e->l);
     pthread_mutex_unlock(&e->lock);
-    return STORE_OK;
+    return gone ? STORE_NOT_LOADED : STORE_OK;
 }
 
 store_rc store_reset(store *st, const char *name, uint64_t *lsn)
@@ -286,7 +402,12 @@ store_rc store_reset(store *st, const char *name, uint64_t *lsn)
     list *fresh = list_create();
     if (!fresh)
         return STORE_NOMEM;
-    return swap_list(st, e, name, fresh, st->rec ? SWAP_RESET : SWAP_UNLOGGED, 0, lsn);
+    store_rc rc = swap_list(st, e, name, fresh, st->rec ? SWAP_RESET : SWAP_UNLOGGED, 0, lsn);
+    if (rc == STORE_DROPPED) {           /* gone meanwhile: nothing to empty */
+        list_free(fresh);
+        rc = STORE_OK;
+    }
+    return rc;
 }
 
 store_rc store_snapshot(store *st, const char *name, list **copy)
@@ -295,9 +416,10 @@ store_rc store_snapshot(store *st, const char *name, list **copy)
     if (!e)
         return STORE_NOT_LOADED;
     pthread_mutex_lock(&e->lock);
-    *copy = list_clone(e->l);
+    int gone = store_names_dropped(e);
+    *copy = gone ? NULL : list_clone(e->l);
     pthread_mutex_unlock(&e->lock);
-    return *copy ? STORE_OK : STORE_NOMEM;
+    return gone ? STORE_NOT_LOADED : *copy ? STORE_OK : STORE_NOMEM;
 }
 
 int store_each_locked(store *st, int (*fn)(const char *name, const list *l, void *ctx),
@@ -310,7 +432,8 @@ int store_each_locked(store *st, int (*fn)(const char *name, const list *l, void
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         pthread_mutex_lock(&all[i]->lock);
-        rc = fn(all[i]->name, all[i]->l, ctx);
+        if (!store_names_dropped(all[i]))      /* a dropped list is forgotten */
+            rc = fn(all[i]->name, all[i]->l, ctx);
         pthread_mutex_unlock(&all[i]->lock);
     }
     free(all);
@@ -323,14 +446,19 @@ long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx)
     entry **all = store_entries_sorted(st, &n);
     if (!all)
         return -1;
+    long shown = 0;
     for (size_t i = 0; i < n; i++) {
         pthread_mutex_lock(&all[i]->lock);
+        int gone = store_names_dropped(all[i]);
         size_t len = list_length(all[i]->l);
         pthread_mutex_unlock(&all[i]->lock);
-        fn(all[i]->name, len, ctx);
+        if (!gone) {
+            fn(all[i]->name, len, ctx);
+            shown++;
+        }
     }
     free(all);
-    return (long)n;
+    return shown;
 }
 
 /* ---- leases settled: ACK, RELEASE, deadlines ---- */
@@ -371,7 +499,9 @@ static store_rc settle(store *st, const char *name, int release, uint64_t id,
 {
     uint64_t scratch;
     lsn = lsn_out(lsn, &scratch);
-    entry *e = store_lookup(st, name);
+    /* A dropped list's entry too: its leases are gone, so the answer is "no such lease",
+     * which is what a client holding one needs to hear. */
+    entry *e = store_lookup_any(st, name);
     if (!e)
         return STORE_NOT_LOADED;
     store_waiter *served = NULL;

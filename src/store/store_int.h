@@ -61,10 +61,14 @@ typedef struct lease_table {
 } lease_table;
 
 /* A name's entry lives as long as the store: RESET empties a list and INITFILE swaps its
- * contents, but no command deletes a name. So a looked-up entry stays valid for good,
- * and only the entry's own mutex guards its list. */
+ * contents, and DROP only hides it (dropped, below: store_names.c says why). So a
+ * looked-up entry stays valid for good, and only the entry's own mutex guards its list. */
 struct entry {
     pthread_mutex_t lock;
+    /* 1: dropped (DROP), an empty tombstone that lookups do not see until a creation of
+     * the same name brings it back. Written with add_lock and lock both held, so either
+     * lock is enough to read it stably; lock-free lookups read it atomically. */
+    atomic_int dropped;
     list *l;
     uint64_t hash;
     /* Traffic, under lock: lines added by ADD and taken by READ/READMULTI/FIND (KEEP=FALSE);
@@ -94,9 +98,11 @@ typedef struct table {
 struct store {
     _Atomic(table *) names;
     pthread_mutex_t add_lock;    /* serializes writers of names */
-    size_t count;                /* under add_lock */
+    size_t count;                /* under add_lock: entries, tombstones included */
+    size_t hidden;               /* under add_lock: the tombstones (dropped entries) */
     entry **sorted;              /* under add_lock: every entry by name, when sorted_n */
-    size_t sorted_n;             /* equals count (names are only added, never removed) */
+    size_t sorted_n;             /* equals count (entries are only added, never removed:
+                                  * a dropped one stays in place as a tombstone) */
     store_limits limits;
     atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
     const store_recorder *rec;   /* NULL: changes live in memory only */

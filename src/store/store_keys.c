@@ -19,7 +19,7 @@
 
 /* ---- changes ------------------------------------------------------------------------ */
 
-static int record(store *st, const store_key_rec *r, uint64_t *lsn)
+int keys_record(store *st, const store_key_rec *r, uint64_t *lsn)
 {
     *lsn = 0;
     return st->rec ? st->rec->key(st->rec_ctx, r, lsn) : 0;
@@ -57,7 +57,8 @@ static store_rc apply_incr(store *st, keys_table *t, key *k, const key_incr *q, 
         free(l);
         return STORE_FULL;
     }
-    store_key_rec r = {STORE_KEY_SET, k->name, 0, 0, 0, q->by, k->version + 1, num, len};
+    int64_t until = q->ttl_ms > 0 ? clock_wall_ms() + q->ttl_ms : 0;
+    store_key_rec r = {STORE_KEY_SET, k->name, 0, 0, until, q->by, k->version + 1, num, len};
     if (l) {
         l->id = keys_lease_new_id(t);
         l->until = clock_wall_ms() + q->lease_ms;
@@ -68,13 +69,15 @@ static store_rc apply_incr(store *st, keys_table *t, key *k, const key_incr *q, 
         r.until = l->until;
     }
     uint64_t lsn;
-    if (record(st, &r, &lsn) != 0) {
+    if (keys_record(st, &r, &lsn) != 0) {
         unreserve(st, k, len);
         free(v);
         free(l);
         return STORE_JOURNAL;
     }
     keys_put_value(t, st, k, v, len);
+    if (until && keys_ttl_set(t, k, until) != 0 && st->rec)
+        st->rec->mark_broken(st->rec_ctx);     /* the record says it expires; memory not */
     o->lease = 0;
     if (l) {
         if (keys_lease_link(t, k, l) != 0) {
@@ -186,7 +189,7 @@ static void serve_locked(store *st, keys_table *t, key *k, uint64_t lsn, key_wai
     }
 }
 
-static void finish(key_waiter *done)
+void keys_finish(key_waiter *done)
 {
     while (done) {
         key_waiter *w = done;
@@ -200,7 +203,7 @@ static void finish(key_waiter *done)
 
 /* SET of k (NULL: ENOMEM) under the lock. */
 static store_rc set_locked(store *st, keys_table *t, key *k, const char *name,
-                           const char *value, size_t len, int64_t if_version,
+                           const char *value, size_t len, int64_t if_version, int64_t ttl_ms,
                            uint64_t *version, uint64_t *lsn, key_waiter **done)
 {
     store_rc rc = STORE_OK;
@@ -215,13 +218,16 @@ static store_rc set_locked(store *st, keys_table *t, key *k, const char *name,
     } else if (reserve(st, t, k, len) != 0) {
         rc = STORE_FULL;
     } else {
-        store_key_rec r = {STORE_KEY_SET, name, 1, 0, 0, 0, k->version + 1, value, len};
-        if (record(st, &r, lsn) != 0) {
+        int64_t until = ttl_ms > 0 ? clock_wall_ms() + ttl_ms : 0;
+        store_key_rec r = {STORE_KEY_SET, name, 1, 0, until, 0, k->version + 1, value, len};
+        if (keys_record(st, &r, lsn) != 0) {
             unreserve(st, k, len);
             rc = STORE_JOURNAL;
         } else {
-            keys_drop_leases(t, k);
+            keys_drop_leases(t, k);        /* a SET without TTL= ends an expiry too */
             keys_put_value(t, st, k, v, len);
+            if (until && keys_ttl_set(t, k, until) != 0 && st->rec)
+                st->rec->mark_broken(st->rec_ctx);
             v = NULL;
             *version = k->version;
             serve_locked(st, t, k, *lsn, done);
@@ -234,6 +240,13 @@ static store_rc set_locked(store *st, keys_table *t, key *k, const char *name,
 store_rc store_key_set(store *st, const char *name, const char *value, size_t len,
                        int64_t if_version, uint64_t *version, uint64_t *lsn)
 {
+    return store_key_set_ttl(st, name, value, len, if_version, 0, version, lsn);
+}
+
+store_rc store_key_set_ttl(store *st, const char *name, const char *value, size_t len,
+                           int64_t if_version, int64_t ttl_ms, uint64_t *version,
+                           uint64_t *lsn)
+{
     keys_table *t = st->keys;
     key_waiter *done = NULL;
     uint64_t scratch;
@@ -241,35 +254,40 @@ store_rc store_key_set(store *st, const char *name, const char *value, size_t le
     *lsn = 0;
     pthread_mutex_lock(&t->lock);
     key *k = keys_find_or_make(t, name);
-    store_rc rc = set_locked(st, t, k, name, value, len, if_version, version, lsn, &done);
+    store_rc rc = set_locked(st, t, k, name, value, len, if_version, ttl_ms, version, lsn,
+                             &done);
     if (k)
         keys_maybe_drop(t, k);
     pthread_mutex_unlock(&t->lock);
-    finish(done);
+    keys_finish(done);
     return rc;
 }
 
 /* ---- ONCE's runs ---------------------------------------------------------------------- */
 
 /* Records that k's run is now lease id until `until` (id 0: none). */
-static int record_run(store *st, key *k, uint64_t id, int64_t until, uint64_t *lsn)
+static int record_run(store *st, key *k, uint64_t id, int64_t until, int64_t ttl_ms,
+                      uint64_t *lsn)
 {
-    store_key_rec r = {STORE_KEY_RUN, k->name, 0, id, until, 0, 0, NULL, 0};
-    return record(st, &r, lsn);
+    store_key_rec r = {STORE_KEY_RUN, k->name, 0, id, until, ttl_ms, 0, NULL, 0};
+    return keys_record(st, &r, lsn);
 }
 
-/* A new run lease on k (which has none) for lease_ms: recorded, linked; o->lease. */
-static store_rc run_grant_locked(store *st, keys_table *t, key *k, int64_t lease_ms,
+/* A new run lease on k (which has none) for q's lease_ms, whose DONE gives the key q's
+ * ttl_ms: recorded, linked; o->lease. */
+static store_rc run_grant_locked(store *st, keys_table *t, key *k, const key_incr *q,
                                  key_out *o)
 {
+    int64_t lease_ms = q->lease_ms;
     klease *l = calloc(1, sizeof *l);
     if (!l)
         return STORE_NOMEM;
     l->id = keys_lease_new_id(t);
     l->until = clock_wall_ms() + lease_ms;
     l->run = 1;
+    l->by = q->ttl_ms;
     l->heap_at = HEAP_NONE;
-    if (record_run(st, k, l->id, l->until, &o->lsn) != 0) {
+    if (record_run(st, k, l->id, l->until, l->by, &o->lsn) != 0) {
         free(l);
         return STORE_JOURNAL;
     }
@@ -308,19 +326,25 @@ static store_rc run_end_locked(store *st, keys_table *t, klease *l, key_out *o,
     keys_lease_unlink(t, l);
     free(l);
     if (taker) {
-        store_rc rc = run_grant_locked(st, t, k, taker->q.lease_ms, &taker->o);
+        store_rc rc = run_grant_locked(st, t, k, &taker->q, &taker->o);
         o->lsn = taker->o.lsn;
         done_push(done, taker, rc);
         if (rc == STORE_OK)
             return STORE_OK;
     }
     /* An unrecorded end only shortens the run on replay: its deadline ends it there. */
-    record_run(st, k, 0, 0, &o->lsn);
+    record_run(st, k, 0, 0, 0, &o->lsn);
     return STORE_OK;
 }
 
 store_rc store_key_done(store *st, const char *name, uint64_t id, const char *value,
                         size_t len, uint64_t *version, uint64_t *lsn)
+{
+    return store_key_done_ttl(st, name, id, value, len, 0, version, lsn);
+}
+
+store_rc store_key_done_ttl(store *st, const char *name, uint64_t id, const char *value,
+                            size_t len, int64_t ttl_ms, uint64_t *version, uint64_t *lsn)
 {
     keys_table *t = st->keys;
     key_waiter *done = NULL;
@@ -331,11 +355,13 @@ store_rc store_key_done(store *st, const char *name, uint64_t id, const char *va
     store_rc rc = STORE_NO_LEASE;
     if (l && l->run && strcmp(l->k->name, name) == 0) {
         key *k = l->k;
-        rc = set_locked(st, t, k, name, value, len, -1, version, lsn, &done);
+        /* DONE's own TTL=, else the one its ONCE asked for. */
+        rc = set_locked(st, t, k, name, value, len, -1, ttl_ms ? ttl_ms : l->by, version, lsn,
+                        &done);
         keys_maybe_drop(t, k);
     }
     pthread_mutex_unlock(&t->lock);
-    finish(done);
+    keys_finish(done);
     return rc;
 }
 
@@ -350,7 +376,7 @@ store_rc store_key_run_renew(store *st, const char *name, uint64_t id, int64_t l
     if (l && l->run && strcmp(l->k->name, name) == 0) {
         int64_t until = clock_wall_ms() + lease_ms;
         rc = STORE_JOURNAL;
-        if (record_run(st, l->k, l->id, until, lsn) == 0) {
+        if (record_run(st, l->k, l->id, until, l->by, lsn) == 0) {
             l->until = until;
             heap_moved(&t->deadlines, l);
             rc = STORE_OK;
@@ -360,20 +386,21 @@ store_rc store_key_run_renew(store *st, const char *name, uint64_t id, int64_t l
     return rc;
 }
 
-store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version)
+store_rc keys_del_locked(store *st, key *k, uint64_t *lsn, key_waiter **done)
 {
     keys_table *t = st->keys;
-    pthread_mutex_lock(&t->lock);
-    key *k = keys_find(t, name, strlen(name));
-    store_rc rc = STORE_NO_KEY;
-    *version = 0;
-    if (k && k->version) {
-        buf_append(out, k->value, k->len);
-        *version = k->version;
-        rc = out->oom ? STORE_NOMEM : STORE_OK;
-    }
-    pthread_mutex_unlock(&t->lock);
-    return rc;
+    store_key_rec r = {STORE_KEY_DEL, k->name, 0, 0, 0, 0, 0, NULL, 0};
+    if (keys_record(st, &r, lsn) != 0)
+        return STORE_JOURNAL;
+    keys_drop_leases(t, k);
+    store_bytes_release(st, k->len + k->name_len);
+    free(k->value);
+    k->value = NULL;
+    k->len = 0;
+    k->version = 0;
+    t->count--;
+    serve_locked(st, t, k, *lsn, done);
+    return STORE_OK;
 }
 
 store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t *version,
@@ -393,24 +420,12 @@ store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t
     } else if (if_version >= 0 && (uint64_t)if_version != k->version) {
         rc = STORE_VERSION;
     } else {
-        store_key_rec r = {STORE_KEY_DEL, name, 0, 0, 0, 0, 0, NULL, 0};
-        if (record(st, &r, lsn) != 0) {
-            rc = STORE_JOURNAL;
-        } else {
-            keys_drop_leases(t, k);
-            store_bytes_release(st, k->len + k->name_len);
-            free(k->value);
-            k->value = NULL;
-            k->len = 0;
-            k->version = 0;
-            t->count--;
-            serve_locked(st, t, k, *lsn, &done);
-        }
+        rc = keys_del_locked(st, k, lsn, &done);
     }
     if (k)
         keys_maybe_drop(t, k);
     pthread_mutex_unlock(&t->lock);
-    finish(done);
+    keys_finish(done);
     return rc;
 }
 
@@ -440,7 +455,7 @@ store_rc store_key_incr(store *st, const char *name, const key_incr *q, key_out 
     if (k)
         keys_maybe_drop(t, k);
     pthread_mutex_unlock(&t->lock);
-    finish(done);
+    keys_finish(done);
     return rc;
 }
 
@@ -459,7 +474,7 @@ store_rc store_key_wait(store *st, key_waiter *w)
     } else if (!w->incr && k->version != w->version) {
         rc = watch_answer(k, w);
     } else if (w->once && !k->run) {
-        rc = run_grant_locked(st, t, k, w->q.lease_ms, &w->o);
+        rc = run_grant_locked(st, t, k, &w->q, &w->o);
     } else if (w->incr && !k->incr_head &&
                (rc = incr_locked(st, t, k, &w->q, &w->o, &done)) != STORE_BOUND) {
         ;                                       /* done, or failed otherwise */
@@ -472,7 +487,7 @@ store_rc store_key_wait(store *st, key_waiter *w)
     if (k)
         keys_maybe_drop(t, k);
     pthread_mutex_unlock(&t->lock);
-    finish(done);
+    keys_finish(done);
     return rc;
 }
 
@@ -514,7 +529,7 @@ static store_rc settle_locked(store *st, keys_table *t, klease *l, int undo, key
                        k->version + (undo ? 1 : 0), undo ? num : k->value,
                        undo ? len : k->len};
     uint64_t lsn;
-    if (record(st, &r, &lsn) != 0) {
+    if (keys_record(st, &r, &lsn) != 0) {
         if (undo) {
             if (len > k->len)
                 atomic_fetch_sub(&st->bytes, len - k->len);
@@ -549,15 +564,15 @@ store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, ke
     pthread_mutex_lock(&t->lock);
     klease *l = keys_lease_find(t, id);
     store_rc rc = STORE_NO_LEASE;
-    if (l && l->run && !undo)
-        l = NULL;                          /* a run ends by DONE, not ACK */
+    if (l && ((l->run && !undo) || l->ttl))
+        l = NULL;                          /* a run ends by DONE, not ACK; an expiry never */
     if (l && l->k->name_len == strlen(name) && memcmp(l->k->name, name, l->k->name_len) == 0) {
         key *k = l->k;
         rc = l->run ? run_end_locked(st, t, l, o, &done) : settle_locked(st, t, l, undo, o, &done);
         keys_maybe_drop(t, k);
     }
     pthread_mutex_unlock(&t->lock);
-    finish(done);
+    keys_finish(done);
     return rc;
 }
 
@@ -572,8 +587,10 @@ size_t store_key_lease_expire(store *st, int64_t now, int64_t *next)
     while ((l = heap_top(&t->deadlines)) && l->until <= now) {
         key_out o;
         key *k = l->k;
-        if ((l->run ? run_end_locked(st, t, l, &o, &done)
-                    : settle_locked(st, t, l, 1, &o, &done)) != STORE_OK) {
+        uint64_t lsn;
+        if ((l->ttl ? keys_del_locked(st, k, &lsn, &done)      /* TTL=: the key goes */
+             : l->run ? run_end_locked(st, t, l, &o, &done)
+                      : settle_locked(st, t, l, 1, &o, &done)) != STORE_OK) {
             *next = now + 1000;          /* the journal refuses: again in a second */
             break;
         }
@@ -583,22 +600,6 @@ size_t store_key_lease_expire(store *st, int64_t now, int64_t *next)
     if (!*next && (l = heap_top(&t->deadlines)))
         *next = l->until;
     pthread_mutex_unlock(&t->lock);
-    finish(done);
-    return n;
-}
-
-size_t store_key_count(store *st)
-{
-    pthread_mutex_lock(&st->keys->lock);
-    size_t n = st->keys->count;
-    pthread_mutex_unlock(&st->keys->lock);
-    return n;
-}
-
-size_t store_key_waiters(store *st)
-{
-    pthread_mutex_lock(&st->keys->lock);
-    size_t n = st->keys->waiters;
-    pthread_mutex_unlock(&st->keys->lock);
+    keys_finish(done);
     return n;
 }

@@ -66,7 +66,7 @@ store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t
 
 int store_each_key_locked(store *st,
                           int (*fn)(const char *name, const char *value, size_t len,
-                                    uint64_t version, void *ctx),
+                                    uint64_t version, int64_t expires, void *ctx),
                           int (*lease_fn)(const char *name, uint64_t id, int64_t until,
                                        int64_t by, uint64_t version, const char *value,
                                        size_t len, void *ctx),
@@ -80,9 +80,9 @@ int store_each_key_locked(store *st,
             if (!k->version)
                 continue;
             const char *v = k->value ? k->value : "";
-            rc = fn(k->name, v, k->len, k->version, ctx);
+            rc = fn(k->name, v, k->len, k->version, k->ttl ? k->ttl->until : 0, ctx);
             for (klease *l = k->leases; l && rc == 0; l = l->next)
-                if (!l->run)
+                if (!l->run && !l->ttl)
                     rc = lease_fn(k->name, l->id, l->until, l->by, k->version, v, k->len, ctx);
         }
     pthread_mutex_unlock(&t->lock);
@@ -91,6 +91,24 @@ int store_each_key_locked(store *st,
 
 store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t until)
 {
+    return store_key_run_adopt_ttl(st, name, id, until, 0);
+}
+
+store_rc store_key_expire_adopt(store *st, const char *name, int64_t until)
+{
+    keys_table *t = st->keys;
+    store_rc rc = STORE_NO_KEY;
+    pthread_mutex_lock(&t->lock);
+    key *k = keys_find(t, name, strlen(name));
+    if (k && k->version)
+        rc = keys_ttl_set(t, k, until) == 0 ? STORE_OK : STORE_NOMEM;
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+store_rc store_key_run_adopt_ttl(store *st, const char *name, uint64_t id, int64_t until,
+                                 int64_t ttl_ms)
+{
     keys_table *t = st->keys;
     store_rc rc = STORE_NOMEM;
     pthread_mutex_lock(&t->lock);
@@ -98,7 +116,7 @@ store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t u
     if (k && (k->version || k->run || keys_lease_find(t, id))) {
         rc = STORE_EXISTS;
     } else if (k) {
-        rc = lease_adopt(t, k, id, until, 0, 1);
+        rc = lease_adopt(t, k, id, until, ttl_ms, 1);
     }
     if (k)
         keys_maybe_drop(t, k);
@@ -108,7 +126,7 @@ store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t u
 
 int store_each_key_run_locked(store *st,
                               int (*fn)(const char *name, uint64_t id, int64_t until,
-                                        void *ctx),
+                                        int64_t ttl_ms, void *ctx),
                               void *ctx)
 {
     keys_table *t = st->keys;
@@ -117,7 +135,7 @@ int store_each_key_run_locked(store *st,
     for (size_t i = 0; i < t->nb && rc == 0; i++)
         for (key *k = t->b[i]; k && rc == 0; k = k->hnext)
             if (k->run)
-                rc = fn(k->name, k->run->id, k->run->until, ctx);
+                rc = fn(k->name, k->run->id, k->run->until, k->run->by, ctx);
     pthread_mutex_unlock(&t->lock);
     return rc;
 }

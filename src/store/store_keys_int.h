@@ -20,7 +20,10 @@ typedef struct klease {
     uint64_t id;
     int64_t until;               /* wall-clock ms */
     int64_t by;
-    int run;                     /* ONCE's run lease (by 0), not a counter's */
+    int run;                     /* ONCE's run lease (by: the TTL in ms its DONE gives the
+                                  * key, 0: none), not a counter's */
+    int ttl;                     /* the key's expiry (TTL=, EXPIRE): at until it is deleted;
+                                  * kept with the leases for their index and deadline heap */
     key *k;
     struct klease *hnext;        /* in its id bucket */
     struct klease *prev, *next;  /* in its key's leases */
@@ -37,6 +40,7 @@ struct key {
     key_waiter *watch_head, *watch_tail;   /* GETs waiting for a change */
     klease *leases;
     klease *run;                           /* ONCE: the run in progress (in leases) */
+    klease *ttl;                           /* its expiry (in leases), or NULL */
     size_t name_len;
     char name[];
 };

@@ -204,6 +204,8 @@ int keys_lease_link(keys_table *t, key *k, klease *l)
     l->k = k;
     if (l->run)
         k->run = l;
+    if (l->ttl)
+        k->ttl = l;
     l->prev = NULL;
     l->next = k->leases;
     if (k->leases)
@@ -222,6 +224,8 @@ void keys_lease_unlink(keys_table *t, klease *l)
     heap_remove(&t->deadlines, l);
     if (l->k->run == l)
         l->k->run = NULL;
+    if (l->k->ttl == l)
+        l->k->ttl = NULL;
     if (l->prev)
         l->prev->next = l->next;
     else
@@ -238,6 +242,30 @@ void keys_drop_leases(keys_table *t, key *k)
         keys_lease_unlink(t, l);
         free(l);
     }
+}
+
+int keys_ttl_set(keys_table *t, key *k, int64_t until)
+{
+    klease *l = k->ttl;
+    if (l && until) {
+        l->until = until;
+        heap_moved(&t->deadlines, l);
+    } else if (l) {
+        keys_lease_unlink(t, l);
+        free(l);
+    } else if (until) {
+        if (!(l = calloc(1, sizeof *l)))
+            return -1;
+        l->id = keys_lease_new_id(t);
+        l->until = until;
+        l->ttl = 1;
+        l->heap_at = HEAP_NONE;
+        if (keys_lease_link(t, k, l) != 0) {
+            free(l);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* Gives k the value v[0..len) (a buffer made by the caller, owned from now on) and the

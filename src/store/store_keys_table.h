@@ -22,8 +22,11 @@ uint64_t keys_lease_new_id(keys_table *t);
 int keys_lease_link(keys_table *t, key *k, klease *l);
 /* Unlinks l from its key, the id index and the deadlines (not freed). */
 void keys_lease_unlink(keys_table *t, klease *l);
-/* Unlinks and frees k's leases. */
+/* Unlinks and frees k's leases (its expiry too). */
 void keys_drop_leases(keys_table *t, key *k);
+/* k expires at the wall-clock ms until (0: never): its ttl lease made, moved or freed.
+ * Returns 0, or -1 on ENOMEM (nothing changed). */
+int keys_ttl_set(keys_table *t, key *k, int64_t until);
 
 /* Gives k the value v[0..len) (a buffer made by the caller, owned from now on) and the
  * next version; the bytes reserved already (store_bytes_reserve). */

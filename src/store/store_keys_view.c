@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store_keys_int.h"
+#include "store_keys_table.h"
 
 /* Names in byte order, a prefix first. */
 static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
@@ -139,4 +140,38 @@ long store_keys_runs(store *st, const char *prefix,
         free(c.v[i]);
     free(c.v);
     return oom ? -1 : (long)c.n;
+}
+
+/* ---- one key, and the counts ---- */
+
+store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version)
+{
+    keys_table *t = st->keys;
+    pthread_mutex_lock(&t->lock);
+    key *k = keys_find(t, name, strlen(name));
+    store_rc rc = STORE_NO_KEY;
+    *version = 0;
+    if (k && k->version) {
+        buf_append(out, k->value, k->len);
+        *version = k->version;
+        rc = out->oom ? STORE_NOMEM : STORE_OK;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+size_t store_key_count(store *st)
+{
+    pthread_mutex_lock(&st->keys->lock);
+    size_t n = st->keys->count;
+    pthread_mutex_unlock(&st->keys->lock);
+    return n;
+}
+
+size_t store_key_waiters(store *st)
+{
+    pthread_mutex_lock(&st->keys->lock);
+    size_t n = st->keys->waiters;
+    pthread_mutex_unlock(&st->keys->lock);
+    return n;
 }

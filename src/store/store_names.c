@@ -1,7 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* store_names.c - the table of names: lock-free lookups, creation under add_lock (which
  * moves the waiters already queued on a new name into its entry's queue), the entries
- * sorted by name, and the links of the waiter queues. */
+ * sorted by name, and the links of the waiter queues.
+ *
+ * Removal (DROP). Lookups take no lock, so a thread may hold an entry pointer for as long
+ * as a command runs, and nothing tells when every such thread has let go. Freeing an
+ * entry would need an epoch or hazard pointers on every lookup; instead a dropped entry
+ * stays in the table as a tombstone: its list emptied (the lines' memory freed at once),
+ * its leases, owners and waiters gone, and `dropped` set. Lookups skip it, so the name
+ * reads as never loaded; a creation of the same name brings the same entry back (it
+ * adopts the orphan waiters as a new one would). A holder of a stale pointer takes the
+ * entry's lock and looks at `dropped` before it touches the list: a read answers "not
+ * loaded", an add starts over (and so brings the name back). What stays is the entry
+ * itself (about 200 bytes plus its name and an empty list) until the store is freed; a
+ * restart, or compaction then a restart, forgets it, since no snapshot carries it. */
 #include "store_names.h"
 
 #include <pthread.h>
@@ -86,10 +98,50 @@ static entry *table_find(const table *t, const char *name, uint64_t h)
     }
 }
 
-entry *store_lookup(store *st, const char *name)
+entry *store_lookup_any(store *st, const char *name)
 {
     return table_find(atomic_load_explicit(&st->names, memory_order_acquire), name,
                       hash_fnv1a_str(name));
+}
+
+entry *store_lookup(store *st, const char *name)
+{
+    entry *e = store_lookup_any(st, name);
+    return e && !store_names_dropped(e) ? e : NULL;
+}
+
+int store_names_dropped(entry *e)
+{
+    return atomic_load_explicit(&e->dropped, memory_order_acquire);
+}
+
+/* The live lists, tombstones left out. Call with add_lock held. */
+static size_t live_count(const store *st)
+{
+    return st->count - st->hidden;
+}
+
+entry *store_names_drop_begin(store *st, const char *name)
+{
+    pthread_mutex_lock(&st->add_lock);
+    entry *e = table_find(atomic_load_explicit(&st->names, memory_order_relaxed), name,
+                          hash_fnv1a_str(name));
+    if (!e || store_names_dropped(e)) {
+        pthread_mutex_unlock(&st->add_lock);
+        return NULL;
+    }
+    pthread_mutex_lock(&e->lock);
+    return e;
+}
+
+void store_names_drop_end(store *st, entry *e, int dropped)
+{
+    if (dropped) {
+        atomic_store_explicit(&e->dropped, 1, memory_order_release);
+        st->hidden++;
+    }
+    pthread_mutex_unlock(&e->lock);
+    pthread_mutex_unlock(&st->add_lock);
 }
 
 /* ---- the waiter queues: an entry's under its lock, the orphans' under add_lock ---- */
@@ -202,9 +254,22 @@ entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
     pthread_mutex_lock(&st->add_lock);
     table *t = atomic_load_explicit(&st->names, memory_order_relaxed);
     e = table_find(t, name, h);        /* another thread may have won the race */
+    if (e && store_names_dropped(e)) {
+        /* A tombstone of this name: it comes back (add_lock, then its lock, as DROP). */
+        if (st->limits.max_lists && live_count(st) >= st->limits.max_lists) {
+            *rc = STORE_FULL;
+            e = NULL;
+            goto done;
+        }
+        pthread_mutex_lock(&e->lock);
+        atomic_store_explicit(&e->dropped, 0, memory_order_release);
+        adopt_orphans(st, e);
+        pthread_mutex_unlock(&e->lock);
+        st->hidden--;
+    }
     if (e)
         goto done;
-    if (st->limits.max_lists && st->count >= st->limits.max_lists) {
+    if (st->limits.max_lists && live_count(st) >= st->limits.max_lists) {
         *rc = STORE_FULL;
         goto done;
     }
@@ -231,6 +296,7 @@ entry *store_lookup_or_create(store *st, const char *name, store_rc *rc)
         goto done;
     }
     pthread_mutex_init(&e->lock, &entry_lock_attr);
+    atomic_init(&e->dropped, 0);
     e->hash = h;
     e->added_total = e->removed_total = 0;
     rate_init(&e->rate, rate_now_ms());
@@ -299,7 +365,7 @@ entry **store_entries_sorted(store *st, size_t *count)
 size_t store_count(store *st)
 {
     pthread_mutex_lock(&st->add_lock);
-    size_t n = st->count;
+    size_t n = live_count(st);
     pthread_mutex_unlock(&st->add_lock);
     return n;
 }

@@ -12,15 +12,27 @@ int store_names_init(store *st);
 /* Frees every entry and its list, the tables and add_lock. */
 void store_names_free(store *st);
 
-/* The entry of list name, or NULL. Lock-free. */
+/* The entry of list name, or NULL (none, or dropped). Lock-free: a caller that then takes
+ * the entry's lock checks store_names_dropped under it, since a DROP may come between. */
 entry *store_lookup(store *st, const char *name);
+/* The same, tombstones included (a dropped list's entry, empty). */
+entry *store_lookup_any(store *st, const char *name);
+/* 1 if e is dropped (a tombstone). Stable while e->lock or add_lock is held. */
+int store_names_dropped(entry *e);
 
-/* The entry for name, created with an empty list if absent (adopting the waiters queued
- * on the name); NULL with *rc set (STORE_FULL, STORE_NOMEM). */
+/* DROP's two halves: the live entry of name with add_lock and its lock taken (NULL, no
+ * lock held, when there is none); then, with dropped 1, e becomes a tombstone, and both
+ * locks are released. */
+entry *store_names_drop_begin(store *st, const char *name);
+void store_names_drop_end(store *st, entry *e, int dropped);
+
+/* The entry for name, created with an empty list if absent, or brought back if dropped
+ * (adopting the waiters queued on the name); NULL with *rc set (STORE_FULL, STORE_NOMEM).
+ * A DROP may still come before the caller takes its lock: see store_lookup. */
 entry *store_lookup_or_create(store *st, const char *name, store_rc *rc);
 
 /* Every entry, sorted by name, in a malloc'd array (*n entries) the caller frees; NULL on
- * ENOMEM. */
+ * ENOMEM. Tombstones included: callers skip those store_names_dropped says are. */
 entry **store_entries_sorted(store *st, size_t *n);
 
 /* The entry of w's name. If there is none, queues w on the name when w->arm agrees, under

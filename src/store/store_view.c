@@ -20,11 +20,16 @@ long store_stats(store *st, int rates, void (*fn)(const store_list_stats *s, voi
     if (!all)
         return -1;
     int64_t now = rate_now_ms();
+    long shown = 0;
     for (size_t i = 0; i < n; i++) {
         entry *e = all[i];
         store_list_stats s = {0};
         s.name = e->name;
         pthread_mutex_lock(&e->lock);
+        if (store_names_dropped(e)) {    /* a tombstone (DROP): not a list */
+            pthread_mutex_unlock(&e->lock);
+            continue;
+        }
         s.lines = list_length(e->l);
         s.added_total = e->added_total;
         s.removed_total = e->removed_total;
@@ -38,9 +43,10 @@ long store_stats(store *st, int rates, void (*fn)(const store_list_stats *s, voi
         pthread_mutex_unlock(&e->lock);
         s.empty_in_s = rates ? rate_empty_in(s.lines, drain) : -1;
         fn(&s, ctx);
+        shown++;
     }
     free(all);
-    return (long)n;
+    return shown;
 }
 
 static int peek_out(buf *out, size_t pos, const char *s, size_t len)

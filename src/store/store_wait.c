@@ -143,10 +143,15 @@ static store_rc wait_on(store *st, store_waiter *w, buf *out, size_t *count)
     *count = 0;
     if (w->owner)
         w->owner_hash = store_owner_hash(w->owner, w->owner_len);
-    entry *e = store_names_lookup_or_orphan(st, w, &rc);
-    if (!e)
+    entry *e;
+again:
+    if (!(e = store_names_lookup_or_orphan(st, w, &rc)))
         return rc;
     pthread_mutex_lock(&e->lock);
+    if (store_names_dropped(e)) {     /* dropped after the lookup: wait on the name */
+        pthread_mutex_unlock(&e->lock);
+        goto again;
+    }
     rc = try_or_queue(st, e, w, out, count, &lsn);
     if (rc != STORE_WAITING)
         w->lsn = lsn;             /* served now: the caller answers once it is durable */

@@ -379,7 +379,7 @@ static void test_keys_replay_and_compaction(void **s)
     assert_int_equal(store_key_set(st, "a", "two", 3, -1, &v, NULL), STORE_OK);
     assert_int_equal(store_key_set(st, "gone", "x", 1, -1, &v, NULL), STORE_OK);
     assert_int_equal(store_key_del(st, "gone", -1, &v, NULL), STORE_OK);
-    key_incr q = {5, INT64_MIN, INT64_MAX, 3600000};
+    key_incr q = {5, INT64_MIN, INT64_MAX, 3600000, 0};
     assert_int_equal(store_key_incr(st, "n", &q, &o), STORE_OK);        /* 5, lent */
     assert_int_equal(store_key_incr(st, "n", &q, &o2), STORE_OK);       /* 10, lent */
     q.lease_ms = 1;
@@ -397,7 +397,7 @@ static void test_keys_replay_and_compaction(void **s)
     assert_int_equal(store_key_lease_expire(st, clock_wall_ms(), &next), 1);  /* o3 */
     assert_string_equal(key_of(st, "n"), "10/4");
     assert_int_equal(journal_compact(j, st), 0);
-    assert_int_equal(store_key_incr(st, "n", &(key_incr){1, INT64_MIN, INT64_MAX, 0}, &o2),
+    assert_int_equal(store_key_incr(st, "n", &(key_incr){1, INT64_MIN, INT64_MAX, 0, 0}, &o2),
                      STORE_OK);
     jclose(j, st);
 

@@ -68,7 +68,7 @@ static void test_set_get_del(void **s)
     /* maxKeys 2 */
     assert_int_equal(store_key_set(st, "b", "1", 1, 0, &v, &lsn), STORE_OK);
     assert_int_equal(store_key_set(st, "c", "1", 1, -1, &v, &lsn), STORE_FULL);
-    key_incr q = {1, INT64_MIN, INT64_MAX, 0};
+    key_incr q = {1, INT64_MIN, INT64_MAX, 0, 0};
     key_out o;
     assert_int_equal(store_key_incr(st, "c", &q, &o), STORE_FULL);
     assert_int_equal(store_key_count(st), 2);
@@ -120,7 +120,7 @@ static void test_list_sorted(void **s)
 static void test_counter_leases(void **s)
 {
     store *st = store_create(NULL);
-    key_incr q = {3, INT64_MIN, 5, 60000};
+    key_incr q = {3, INT64_MIN, 5, 60000, 0};
     key_out o, o2;
     assert_int_equal(store_key_incr(st, "n", &q, &o), STORE_OK);
     assert_int_equal(o.value, 3);
@@ -218,16 +218,16 @@ static void test_waiters(void **s)
     assert_int_equal(store_key_del(st, "k", -1, &v, NULL), STORE_OK);
     assert_int_equal(b.rc, STORE_NO_KEY);
     /* INCRs in order while they fit. */
-    key_incr up = {2, INT64_MIN, INT64_MAX, 0};
+    key_incr up = {2, INT64_MIN, INT64_MAX, 0, 0};
     key_out o;
     assert_int_equal(store_key_incr(st, "c", &up, &o), STORE_OK);     /* c = 2 */
     tw_init(&i1, "c", 1, 0);
-    i1.w.q = (key_incr){2, INT64_MIN, 2, 0};
+    i1.w.q = (key_incr){2, INT64_MIN, 2, 0, 0};
     tw_init(&i2, "c", 1, 0);
-    i2.w.q = (key_incr){1, INT64_MIN, 3, 0};
+    i2.w.q = (key_incr){1, INT64_MIN, 3, 0, 0};
     assert_int_equal(store_key_wait(st, &i1.w), STORE_WAITING);
     assert_int_equal(store_key_wait(st, &i2.w), STORE_WAITING);    /* behind i1: FIFO */
-    key_incr down = {-1, INT64_MIN, INT64_MAX, 0};
+    key_incr down = {-1, INT64_MIN, INT64_MAX, 0, 0};
     assert_int_equal(store_key_incr(st, "c", &down, &o), STORE_OK); /* 1: i1 still waits */
     assert_int_equal(i1.served + i2.served, 0);
     assert_int_equal(store_key_incr(st, "c", &down, &o), STORE_OK); /* 0: i1 -> 2, i2 -> 3 */
@@ -242,8 +242,9 @@ static void test_waiters(void **s)
 }
 
 static int walk_key(const char *name, const char *value, size_t len, uint64_t version,
-                    void *ctx)
+                    int64_t expires, void *ctx)
 {
+    (void)expires;
     buf_printf(ctx, "%s=%.*s/%llu;", name, (int)len, value, (unsigned long long)version);
     return 0;
 }
@@ -258,7 +259,7 @@ static int walk_lease(const char *name, uint64_t id, int64_t until, int64_t by,
 static void test_compaction_walk_and_adopt(void **s)
 {
     store *st = store_create(NULL);
-    key_incr q = {4, INT64_MIN, INT64_MAX, 60000};
+    key_incr q = {4, INT64_MIN, INT64_MAX, 60000, 0};
     key_out o;
     assert_int_equal(store_key_incr(st, "x", &q, &o), STORE_OK);
     buf b = BUF_INIT;

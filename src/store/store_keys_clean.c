@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* store_keys_clean.c - keys cleaned up between runs: EXPIRE (a deadline on a key, which
+ * the lease timer then deletes: store_key_lease_expire) and DEL PREFIX. */
+#include "store/keys.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "store_keys.h"
+#include "store_keys_table.h"
+
+store_rc store_key_expire(store *st, const char *name, int64_t ttl_ms, uint64_t *lsn)
+{
+    keys_table *t = st->keys;
+    *lsn = 0;
+    pthread_mutex_lock(&t->lock);
+    key *k = keys_find(t, name, strlen(name));
+    store_rc rc = STORE_NO_KEY;
+    if (k && k->version) {
+        /* The deadline goes in the record: replay reads no clock. */
+        int64_t until = clock_wall_ms() + ttl_ms;
+        store_key_rec r = {STORE_KEY_EXPIRE, k->name, 0, 0, until, 0, 0, NULL, 0};
+        rc = STORE_JOURNAL;
+        if (keys_record(st, &r, lsn) == 0) {
+            rc = STORE_OK;
+            if (keys_ttl_set(t, k, until) != 0) {
+                rc = STORE_NOMEM;
+                if (st->rec)
+                    st->rec->mark_broken(st->rec_ctx);
+            }
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return rc;
+}
+
+store_rc store_key_del_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn)
+{
+    keys_table *t = st->keys;
+    size_t plen = strlen(prefix), m = 0;
+    key_waiter *done = NULL;
+    store_rc rc = STORE_OK;
+    *n = 0;
+    *lsn = 0;
+    pthread_mutex_lock(&t->lock);
+    /* Collected first: deleting may free an entry (keys_maybe_drop) mid-walk. */
+    key **hit = malloc((t->count ? t->count : 1) * sizeof *hit);
+    if (!hit) {
+        pthread_mutex_unlock(&t->lock);
+        return STORE_NOMEM;
+    }
+    for (size_t i = 0; i < t->nb; i++)
+        for (key *k = t->b[i]; k; k = k->hnext)
+            if (k->version && k->name_len >= plen && memcmp(k->name, prefix, plen) == 0)
+                hit[m++] = k;
+    for (size_t i = 0; i < m && rc == STORE_OK; i++) {
+        uint64_t one;
+        rc = keys_del_locked(st, hit[i], &one, &done);
+        if (rc == STORE_OK) {
+            (*n)++;
+            *lsn = one;
+        }
+    }
+    for (size_t i = 0; i < m; i++)
+        keys_maybe_drop(t, hit[i]);
+    pthread_mutex_unlock(&t->lock);
+    free(hit);
+    keys_finish(done);
+    return rc;
+}

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* test_store_cleanup.c - bulk adds and clean-up in the store and the journal: ADDMULTI
+ * all or none, DROP's tombstones (lookups, STATUS, limits, a name coming back, waiters
+ * told), key TTLs expiring, and PUSH_MANY, DROP and deadlines replayed and carried over
+ * by a compaction. */
+#include "journal_fixture.h"
+#include "base/clock.h"
+#include "store/keys.h"
+
+static store_span span(const char *s)
+{
+    return (store_span){s, strlen(s)};
+}
+
+static const char *key_of(store *st, const char *name)
+{
+    static char out[128];
+    buf b = BUF_INIT;
+    uint64_t v;
+    if (store_key_get(st, name, &b, &v) != STORE_OK)
+        snprintf(out, sizeof out, "-");
+    else
+        snprintf(out, sizeof out, "%.*s/%llu", (int)b.len, b.data ? b.data : "",
+                 (unsigned long long)v);
+    buf_free(&b);
+    return out;
+}
+
+static size_t length_of(store *st, const char *name)
+{
+    size_t n = 0;
+    return store_length(st, name, &n) == STORE_OK ? n : (size_t)-1;
+}
+
+static void test_add_many_all_or_none(void **s)
+{
+    (void)s;
+    store_limits lim = {0, 20, 0};
+    store *st = store_create(&lim);
+    size_t bad;
+    store_span v[] = {span("a"), span("b"), span("c")};
+    assert_int_equal(store_add_many(st, "l", v, 3, 1, 1, &bad, NULL), STORE_OK);
+    assert_int_equal(length_of(st, "l"), 3);
+    store_span dup_list[] = {span("x"), span("b")};
+    assert_int_equal(store_add_many(st, "l", dup_list, 2, 1, 1, &bad, NULL), STORE_EXISTS);
+    assert_int_equal(bad, 1);
+    store_span dup_batch[] = {span("x"), span("y"), span("x")};
+    assert_int_equal(store_add_many(st, "l", dup_batch, 3, 1, 1, &bad, NULL), STORE_EXISTS);
+    assert_int_equal(bad, 2);
+    assert_int_equal(length_of(st, "l"), 3);
+    /* maxBytes 20: 3 in, 18 more would not fit, and none goes in. */
+    store_span big[] = {span("123456789"), span("123456789")};
+    assert_int_equal(store_add_many(st, "l", big, 2, 1, 0, &bad, NULL), STORE_FULL);
+    assert_int_equal(length_of(st, "l"), 3);
+    store_free(st);
+}
+
+/* A waiter that records what it was told. */
+typedef struct twaiter {
+    store_waiter w;
+    store_rc rc;
+    int served;
+} twaiter;
+
+static int w_arm(store_waiter *w) { (void)w; return 0; }
+static int w_claim(store_waiter *w) { (void)w; return 1; }
+static void w_served(store_waiter *w, store_rc rc)
+{
+    twaiter *t = (twaiter *)w;
+    t->rc = rc;
+    t->served = 1;
+}
+
+static void test_drop_tombstone(void **s)
+{
+    (void)s;
+    store_limits lim = {2, 0, 0};
+    store *st = store_create(&lim);
+    size_t bad, n;
+    store_span v[] = {span("a"), span("b")};
+    assert_int_equal(store_add_many(st, "one", v, 2, 1, 0, &bad, NULL), STORE_OK);
+    assert_int_equal(store_add(st, "two", "x", 1, 1, 0, NULL), STORE_OK);
+    assert_int_equal(store_add(st, "three", "x", 1, 1, 0, NULL), STORE_FULL);
+    /* A waiter on "two", emptied first. */
+    buf out = BUF_INIT;
+    size_t count;
+    assert_int_equal(store_read(st, "two", STORE_FIRST, 0, 1, &out, &count, NULL), STORE_OK);
+    twaiter t = {0};
+    t.w.name = "two";
+    t.w.n = 1;
+    t.w.arm = w_arm;
+    t.w.claim = w_claim;
+    t.w.served = w_served;
+    buf_clear(&out);
+    assert_int_equal(store_read_wait(st, &t.w, &out, &count), STORE_WAITING);
+    assert_int_equal(store_drop(st, "two", NULL), STORE_OK);
+    assert_true(t.served);
+    assert_int_equal(t.rc, STORE_DROPPED);
+    assert_int_equal(store_drop(st, "two", NULL), STORE_NOT_LOADED);
+    assert_int_equal(length_of(st, "two"), (size_t)-1);
+    assert_int_equal(store_count(st), 1);
+    /* The tombstone does not count against maxLists; a new name fits. */
+    assert_int_equal(store_add(st, "three", "x", 1, 1, 0, NULL), STORE_OK);
+    assert_int_equal(store_add(st, "two", "y", 1, 1, 0, NULL), STORE_FULL);
+    assert_int_equal(store_drop_prefix(st, "t", &n, NULL), STORE_OK);
+    assert_int_equal(n, 1);
+    /* Back with the next ADD, empty but for it; a waiter on it waits again. */
+    assert_int_equal(store_add(st, "two", "y", 1, 1, 0, NULL), STORE_OK);
+    assert_int_equal(length_of(st, "two"), 1);
+    assert_int_equal(store_count(st), 2);
+    buf_free(&out);
+    store_free(st);
+}
+
+static void test_key_ttl(void **s)
+{
+    (void)s;
+    store *st = store_create(NULL);
+    uint64_t v, lsn;
+    int64_t next;
+    size_t n;
+    assert_int_equal(store_key_set_ttl(st, "a", "1", 1, -1, 1000, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_set(st, "b", "2", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_expire(st, "b", 1000, &lsn), STORE_OK);
+    assert_int_equal(store_key_expire(st, "nope", 1000, &lsn), STORE_NO_KEY);
+    assert_int_equal(store_key_lease_expire(st, clock_wall_ms(), &next), 0);
+    assert_true(next > clock_wall_ms());
+    assert_int_equal(store_key_lease_expire(st, clock_wall_ms() + 2000, &next), 2);
+    assert_string_equal(key_of(st, "a"), "-");
+    assert_string_equal(key_of(st, "b"), "-");
+    assert_int_equal(store_key_count(st), 0);
+    assert_int_equal(store_key_set(st, "p.1", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_set(st, "p.2", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_set(st, "q", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_del_prefix(st, "p.", &n, &lsn), STORE_OK);
+    assert_int_equal(n, 2);
+    assert_int_equal(store_key_count(st), 1);
+    store_free(st);
+}
+
+/* PUSH_MANY and DROP replayed, then carried by a compaction; TTLs with their deadlines. */
+static void test_journal_replay(void **s)
+{
+    (void)s;
+    store *st;
+    size_t bad;
+    uint64_t v, lsn;
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    store_span lines3[] = {span("a"), span("b"), span("c")};
+    assert_int_equal(store_add_many(st, "keep", lines3, 3, 1, 0, &bad, NULL), STORE_OK);
+    assert_int_equal(store_add_many(st, "gone", lines3, 3, 0, 0, &bad, NULL), STORE_OK);
+    assert_int_equal(store_drop(st, "gone", NULL), STORE_OK);
+    assert_int_equal(store_add_many(st, "back", lines3, 3, 1, 0, &bad, NULL), STORE_OK);
+    assert_int_equal(store_drop(st, "back", NULL), STORE_OK);
+    assert_int_equal(store_add(st, "back", "z", 1, 1, 0, NULL), STORE_OK);
+    assert_int_equal(store_key_set_ttl(st, "t", "1", 1, -1, 3600000, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_set(st, "e", "1", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(store_key_expire(st, "e", 1, &lsn), STORE_OK);
+    buf want = dump(st);
+    jclose(j, st);
+    for (int round = 0; round < 2; round++) {
+        j = jopen(CONF_FSYNC_NO, 0, &st);
+        buf got = dump(st);
+        same(&want, &got);
+        buf_free(&got);
+        assert_int_equal(length_of(st, "gone"), (size_t)-1);
+        assert_int_equal(length_of(st, "back"), 1);
+        assert_string_equal(key_of(st, "t"), "1/1");
+        /* e's deadline came back from the record: past now, it goes at once. */
+        int64_t next;
+        if (round == 0) {
+            assert_string_equal(key_of(st, "e"), "1/1");
+            assert_int_equal(store_key_lease_expire(st, clock_wall_ms(), &next), 1);
+            assert_true(next > clock_wall_ms() + 3000000);    /* t's, an hour away */
+            assert_int_equal(journal_compact(j, st), 0);
+        }
+        assert_string_equal(key_of(st, "e"), "-");
+        if (round == 1) {      /* t's deadline came through the compaction too */
+            assert_int_equal(store_key_lease_expire(st, clock_wall_ms() + 3601000, &next), 1);
+            assert_string_equal(key_of(st, "t"), "-");
+        }
+        jclose(j, st);
+    }
+    buf_free(&want);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_add_many_all_or_none),
+        cmocka_unit_test(test_drop_tombstone),
+        cmocka_unit_test(test_key_ttl),
+        cmocka_unit_test_setup_teardown(test_journal_replay, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -98,7 +98,7 @@ static void test_addmulti(void **state)
     json("/sts/ADDMULTI?FILENAME=am.csv&LINE=ok&LINE=x%0Dy&FORMAT=JSON", 400,
          "{\"ok\":false,\"error\":\"Line 2 holds a line break, nothing added !\"}");
     post_plain(port, "/sts/ADDMULTI?FILENAME=am.csv", "one\ntw\ro\n", 9, &r);
-    expect_page(&r, 0, "Line 2 holds a line break, nothing added !");
+    expect_page_of("/sts/ADDMULTI", &r, 0, "Line 2 holds a line break, nothing added !");
     http_reply_free(&r);
     size_t big = (1u << 20) + 1;         /* stsd.maxLineSize's default, plus one */
     char *body = malloc(big + 8);
@@ -111,11 +111,11 @@ static void test_addmulti(void **state)
     http_reply_free(&r);
     free(body);
     post_plain(port, "/sts/ADDMULTI?FILENAME=am.csv&LINE=q", "p\n", 2, &r);
-    expect_page(&r, 0, "Send the lines as LINE= or as a text/plain body, not both !");
+    expect_page_of("/sts/ADDMULTI", &r, 0, "Send the lines as LINE= or as a text/plain body, not both !");
     http_reply_free(&r);
     ko("/sts/ADDMULTI?FILENAME=am.csv", "LINE parameter was missing !");
     post_plain(port, "/sts/ADDMULTI?FILENAME=am.csv", "", 0, &r);
-    expect_page(&r, 0, "LINE parameter was missing !");
+    expect_page_of("/sts/ADDMULTI", &r, 0, "LINE parameter was missing !");
     http_reply_free(&r);
     ko("/sts/ADDMULTI?FILENAME=am.csv&LINE=q&ADD_MODE=MIDDLE", "ADD_MODE value has to be FIRST or LAST !");
     ko("/sts/ADDMULTI?FILENAME=am.csv&LINE=q&UNIQUE=yes", "UNIQUE value has to be TRUE or FALSE !");
@@ -218,7 +218,7 @@ static void test_del_prefix(void **state)
     ok("/sts/GET?NAME=r1.y", "2");
     json("/sts/DEL?PREFIX=r1.&FORMAT=JSON", 200, "{\"ok\":true,\"deleted\":2}");
     recv_within(&w, 2000, &r);               /* the watcher wakes as on DEL */
-    expect_page(&r, 0, "Key r1.x not found !");
+    expect_page_of("/sts/GET", &r, 0, "Key r1.x not found !");
     http_reply_free(&r);
     ok("/sts/DEL?PREFIX=r1.", "0");
     ko("/sts/GET?NAME=r1.y", "Key r1.y not found !");
@@ -249,7 +249,7 @@ static void test_ttl(void **state)
     http_conn w;
     send_waiting(&w, "/sts/GET?NAME=t1&VERSION=1&TIMEOUT=10");
     recv_within(&w, 2000, &r);
-    expect_page(&r, 0, "Key t1 not found !");
+    expect_page_of("/sts/GET", &r, 0, "Key t1 not found !");
     http_reply_free(&r);
     ko("/sts/GET?NAME=t1", "Key t1 not found !");
     /* INCR TTL, and an INCR without TTL keeps it. */

@@ -20,6 +20,7 @@ typedef enum param_id {
     PARAM_PREFIX, PARAM_BY, PARAM_MIN, PARAM_MAX,
     PARAM_PARTIES, PARAM_ON_TIMEOUT,                          /* BARRIER, OPEN */
     PARAM_RUN,                                                /* ONCE's renewal */
+    PARAM_HEADER, PARAM_SEPARATOR, PARAM_COLUMN, PARAM_FIELDS,  /* named columns */
     PARAM_COUNT
 } param_id;
 

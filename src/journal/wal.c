@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/csv.h"
 
 /* ---- CRC-32C, slicing by 8 ------------------------------------------------------------ */
 
@@ -609,7 +610,7 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     if (r->type == WAL_COMPACT_DONE)
         return wal_get_varint(&p, end, &r->id) == 0 && wal_get_varint(&p, end, &r->n) == 0 &&
                p == end ? 0 : -1;
-    if (r->type < WAL_PUSH || r->type > WAL_TYPE_MAX) {
+    if (!WAL_IS_LOG(r->type)) {
         *why = "unknown record type";
         return -1;
     }
@@ -652,6 +653,11 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     case WAL_KEY_DEL:
         if (p != end || r->name_len == 0)
             return -1;
+        break;
+    case WAL_COLUMNS:         /* the names are checked where they are used */
+        if (p == end || !csv_sep_ok((char)*p))
+            return -1;
+        r->flag = *p++;
         break;
     case WAL_KEY_SET:
     case WAL_KEY_LEASE:

@@ -57,7 +57,7 @@ CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
         test-stop test-fuzz test-ctl test-deb test-image deb image deps deps-test install uninstall clean \
-        help bench bench-store fuzz
+        help bench bench-store bench-columns fuzz
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
 
@@ -81,6 +81,7 @@ help:
 	@echo "make test-image the image under podman: read-only, non-root, stop, restart on its volume"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
+	@echo "make bench-columns  FIND COLUMN= and ADD UNIQUE=column by list size, to 10M lines"
 	@echo "make fuzz       run the libFuzzer harnesses longer (FUZZ_SECONDS=60)"
 	@echo "make install    install to \$$DESTDIR\$$PREFIX (binary, man page, config, unit, examples)"
 	@echo "make uninstall  remove them again (not /etc/stsd/sts.properties, not /var/lib/stsd)"
@@ -317,6 +318,14 @@ bench-store: deps
 	$(BUILD)/bench-store
 
 $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
+	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
+
+# FIND COLUMN= and ADD UNIQUE=column by list size, to 10M lines (docs/benchmarks.md).
+bench-columns: deps
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/bench-columns
+	$(BUILD)/bench-columns
+
+$(BUILD)/bench-columns: scripts/bench-columns.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
 # What a scrape's per-list locks cost a READ beside it (README, Watching).

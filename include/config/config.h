@@ -18,6 +18,8 @@ typedef struct config {
     int daemon;                      /* daemon: false */
     char *init_file_at_startup;      /* initFileAtStartup: "" */
     int init_file_at_startup_regex;  /* initFileAtStartupRegex: false */
+    int init_file_header;            /* stsd.initFileHeader: false (first line names columns) */
+    char *init_file_separator;       /* stsd.initFileSeparator: "," (one byte) */
     char *charset_response;          /* charsetEncodingHttpResponse: UTF-8 */
     char *charset_read;              /* charsetEncodingReadFile: UTF-8 */
     char *charset_write;             /* charsetEncodingWriteFile: UTF-8 */

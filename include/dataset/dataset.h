@@ -52,12 +52,22 @@ int dataset_parse_lines(const char *text, size_t len, list *l);
  * per-line syscall, built without any store lock held. */
 dataset_rc dataset_load(dataset *d, const char *name, list **out);
 
+/* HEADER=TRUE: takes l's first line off as the names of its columns, cut by sep (RFC
+ * 4180), after checking that every other line has at least as many fields. Returns 0,
+ * -1 with the reason in why (the number of the first bad line, as the file counts them;
+ * l then unchanged), or -2 on ENOMEM. */
+int dataset_take_header(list *l, char sep, buf *why);
+/* Appends l's column names as a header line (each quoted where it must be) to out.
+ * Returns 0, or -1 on ENOMEM. */
+int dataset_header_line(const list *l, buf *out);
+
 /* LOAD: the lines of text[0..len), a file sent in a request, read as INITFILE reads a
  * file (converted from the read charset, same line ends) into a new list, *out. */
 dataset_rc dataset_load_text(dataset *d, const char *text, size_t len, list **out);
 
-/* SAVE: writes every line of l followed by '\n' to name, atomically (temp file in the
- * same directory, fsync, rename, fsync of the directory). */
+/* SAVE: writes every line of l followed by '\n' to name (after its header line when l has
+ * columns), atomically (temp file in the same directory, fsync, rename, fsync of the
+ * directory). */
 dataset_rc dataset_save(dataset *d, const char *name, const list *l);
 
 /* The file names of the directory (regular files and symlinks that stay inside), sorted,

@@ -86,6 +86,9 @@ int journal_write_snapshot(journal *j, const list *l, uint64_t *snap);
 /* Then, under the list's lock: records that list name is now snapshot snap. If it fails
  * the snapshot file is removed. */
 int journal_log_replace(journal *j, const char *name, uint64_t snap, uint64_t *lsn);
+/* Right after, for a list l with columns: records their names and separator (a COLUMNS
+ * record). Returns 0 or -1 as journal_log_replace. */
+int journal_log_columns(journal *j, const char *name, const list *l, uint64_t *lsn);
 
 /* What journal_when_durable calls back: rc 0 once the change is as durable as the fsync
  * policy promises, -1 if it never will be known to be (the journal is stopping while the

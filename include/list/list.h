@@ -58,7 +58,34 @@ ssize_t list_find_equal(list *l, const char *s, size_t len);
 /* 1 if a line equal to s[0..len) exists, 0 if not, -1 on ENOMEM building the index. */
 int list_contains(list *l, const char *s, size_t len);
 
-/* A deep copy of l (without its content index), or NULL on ENOMEM. Fast: copies blocks. */
+/* A deep copy of l (without its content index), its columns' names included, or NULL on
+ * ENOMEM. Fast: copies blocks. */
 list *list_clone(const list *l);
+
+/* ---- named columns (INITFILE HEADER=TRUE) ----
+ * A list may name the fields of its lines (RFC 4180, base/csv.h, cut by a separator).
+ * Each column gets a hash index on its first lookup, kept up to date by every change
+ * after that, as the content index is: a lookup is then O(1) expected. */
+#define LIST_COLUMNS_MAX 1024
+
+/* Sets l's columns to names[0..n) (lens[i] bytes each, none holding NUL) cut by sep;
+ * n 0 removes them. Returns 0, or -1 on ENOMEM or n > LIST_COLUMNS_MAX (l unchanged). */
+int list_set_columns(list *l, const char *const *names, const size_t *lens, size_t n,
+                     char sep);
+/* Gives dst the column names and separator of src (none if src has none). Returns 0, or
+ * -1 on ENOMEM (dst unchanged). */
+int list_copy_columns(list *dst, const list *src);
+/* The number of columns (0: none), their separator (',' when none), column k's name
+ * (NUL-terminated, *len set when len is not NULL; NULL when k is out of range). */
+size_t list_column_count(const list *l);
+char list_column_sep(const list *l);
+const char *list_column_name(const list *l, size_t k, size_t *len);
+/* The column named name[0..len), or -1 when l has none of that name. */
+long list_column_index(const list *l, const char *name, size_t len);
+/* Position of the first line whose field k equals v[0..vlen), -1 if none (or column k
+ * does not exist), -2 on ENOMEM while building its index. */
+ssize_t list_find_column(list *l, size_t k, const char *v, size_t vlen);
+/* 1 if some line's field k equals v[0..vlen), 0 if none, -1 on ENOMEM. */
+int list_contains_column(list *l, size_t k, const char *v, size_t vlen);
 
 #endif

@@ -35,6 +35,9 @@ typedef enum store_rc {
     STORE_OVERFLOW,     /* INCR: the result would not fit in a signed 64-bit integer */
     STORE_BOUND,        /* INCR: the result would leave [MIN, MAX] */
     STORE_DROPPED,      /* a waiter's list was dropped (DROP) while it waited */
+    STORE_NO_COLUMN,    /* FIND COLUMN=, ADD UNIQUE=column: the list has no such column */
+    STORE_FIELDS,       /* ADD: the line has fewer fields than the list has columns (or
+                         * broken quoting) */
 } store_rc;
 
 typedef enum store_end { STORE_FIRST, STORE_LAST, STORE_RANDOM } store_end;
@@ -45,6 +48,11 @@ typedef struct store_matcher {
     void *ctx;
     const char *equal;     /* non-NULL: EQUALS on these bytes (uses the content index) */
     size_t equal_len;
+    /* Non-NULL (with equal): FIND COLUMN=, equal is the value of this column (its name,
+     * column_len bytes), looked up in its index; match still tests one line (waiters,
+     * PEEK). */
+    const char *column;
+    size_t column_len;
 } store_matcher;
 
 /* A request waiting on a list until it can be served whole (a READ, READMULTI or FIND
@@ -157,6 +165,17 @@ store_rc store_drop(store *st, const char *name, uint64_t *lsn);
  * STORE_NOMEM) with *n those dropped before it. */
 store_rc store_drop_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn);
 
+/* ADD with UNIQUE=column: as store_add, refusing with STORE_EXISTS a line whose field
+ * ucol (ulen bytes, a column's name) equals that of a line in the list; STORE_NO_COLUMN
+ * when the list has no such column (nothing is created then). Every ADD to a list with
+ * columns refuses with STORE_FIELDS a line with fewer fields, or broken quoting. */
+store_rc store_add_unique(store *st, const char *name, const char *line, size_t len,
+                          int at_tail, const char *ucol, size_t ulen, uint64_t *lsn);
+
+/* COLUMNS: a new empty list holding list name's columns (none: a list without), in
+ * *cols, which the caller frees. */
+store_rc store_columns(store *st, const char *name, list **cols);
+
 /* FIND: the first line from the head that m accepts; appended to out as by store_read; removed, and with
  * keep moved to the tail. */
 store_rc store_find(store *st, const char *name, const store_matcher *m, int keep, buf *out,
@@ -251,7 +270,8 @@ const char *store_next_line(const buf *out, size_t *off, size_t *len);
 /* Number of lines, in *len. */
 store_rc store_length(store *st, const char *name, size_t *len);
 
-/* RESET: empties list name if it exists (OK either way; nothing is created). */
+/* RESET: empties list name if it exists (OK either way; nothing is created). Its columns
+ * stay. */
 store_rc store_reset(store *st, const char *name, uint64_t *lsn);
 
 /* A private copy of list name for SAVE, taken atomically; the caller frees it. */
@@ -365,6 +385,9 @@ typedef struct store_recorder {
                      uint64_t *lsn);
     /* List name is dropped: its lines and leases gone, the name free (DROP). */
     int (*drop)(void *ctx, const char *name, uint64_t *lsn);
+    /* Right after replace, when the new list l has columns: their names and separator
+     * (NULL: columns are not recorded). RESET keeps a list's columns without a record. */
+    int (*columns)(void *ctx, const char *name, const list *l, uint64_t *lsn);
 } store_recorder;
 
 /* From now on, every change is first given to r (with ctx). r must outlive the store's

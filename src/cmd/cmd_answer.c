@@ -18,6 +18,8 @@
 #define MSG_MATCH_LIMIT    "Regex too complex for this line (match limit reached) !"
 #define MSG_FULL           "Storage limit reached, nothing changed !"
 #define MSG_CHARSET        "File has bytes invalid in the configured charset !"
+#define MSG_NO_COLUMN      "The list has no such column !"
+#define MSG_FIELDS_SHORT   "LINE has fewer fields than the list has columns, or a quote not closed !"
 
 void cmd_ok(cmd_result *r, const char *payload)
 {
@@ -77,6 +79,8 @@ void cmd_ko_store(cmd_result *r, store_rc rc, const char *name, size_t len)
     case STORE_MATCH_LIMIT: cmd_ko(r, 400, MSG_MATCH_LIMIT); break;
     case STORE_FULL:        cmd_ko(r, 413, MSG_FULL); break;
     case STORE_JOURNAL:     cmd_ko(r, 503, MSG_JOURNAL); break;
+    case STORE_NO_COLUMN:   cmd_ko(r, 400, MSG_NO_COLUMN); break;
+    case STORE_FIELDS:      cmd_ko(r, 400, MSG_FIELDS_SHORT); break;
     case STORE_NOMEM:
     default:                cmd_ko(r, 503, MSG_NOMEM); break;
     }
@@ -147,6 +151,26 @@ void cmd_header(cmd_result *r, const char *name, const char *value)
 {
     buf_append(&r->headers, name, strlen(name) + 1);
     buf_append(&r->headers, value, strlen(value) + 1);
+}
+
+int cmd_percent(buf *out, const char *s, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    if (buf_reserve(out, len * 3) != 0)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '.' || c == '_' || c == '~') {
+            out->data[out->len++] = (char)c;
+        } else {
+            out->data[out->len++] = '%';
+            out->data[out->len++] = hex[c >> 4];
+            out->data[out->len++] = hex[c & 15];
+        }
+    }
+    out->data[out->len] = '\0';
+    return 0;
 }
 
 void cmd_lease_ids(cmd_result *r, const buf *ids)

@@ -64,6 +64,11 @@ void cmd_find_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen);
 void cmd_count_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, size_t n);
 /* Adds header name: value (C strings) to r's answer; out of memory sets r->headers.oom. */
 void cmd_header(cmd_result *r, const char *name, const char *value);
+/* Appends s[0..len) percent-encoded, every byte but A-Z a-z 0-9 - . _ ~ as %XX: any
+ * bytes (UTF-8 or not, line breaks, ';') become one header line's worth of tokens that
+ * a JMeter Regular Expression Extractor can take and __urldecode turn back (X-STS-Value,
+ * X-STS-Field-*). Returns 0, or -1 on ENOMEM. */
+int cmd_percent(buf *out, const char *s, size_t len);
 /* Adds the lease ids in ids (uint64_t each) as r's X-STS-Lease header. */
 void cmd_lease_ids(cmd_result *r, const buf *ids);
 

@@ -17,6 +17,7 @@
 #define MSG_BULK_CR      "Line %zu holds a line break, nothing added !"
 #define MSG_BULK_LONG    "Line %zu is too long, nothing added !"
 #define MSG_BULK_DUP     "Line %zu is in the list already, nothing added !"
+#define MSG_BULK_FIELDS  "Line %zu has fewer fields than the list has columns, or a quote not closed, nothing added !"
 #define MSG_DROP_WHICH   "DROP takes FILENAME or PREFIX, not both !"
 #define MSG_EMPTY_PREFIX "PREFIX must not be empty, nothing dropped !"
 
@@ -122,6 +123,9 @@ void cmd_addmulti(const cmd_server *srv, const params *p, cmd_result *r)
         } else if (rc == STORE_EXISTS) {
             cmd_ko_format(r, MSG_BULK_DUP, bad + 1);
             r->status = 409;                 /* as ADD UNIQUE=TRUE's */
+        } else if (rc == STORE_FIELDS) {
+            cmd_ko_format(r, MSG_BULK_FIELDS, bad + 1);
+            r->status = 400;                 /* as ADD's line that does not fill the columns */
         } else if (rc != STORE_OK)
             cmd_ko_store(r, rc, name, nlen);
         else

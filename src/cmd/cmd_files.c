@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/strlist.h"
 #include "cmd_answer.h"
+#include "cmd_columns.h"
 #include "cmd_param.h"
 #include "list/rx.h"
 
@@ -34,8 +35,27 @@ static int install_list(const cmd_server *srv, const char *verb, const char *nam
     return 0;
 }
 
-/* Loads file name into list name; shared by INITFILE and start-up. */
-static int load_file(const cmd_server *srv, const char *name, cmd_result *r)
+/* With sep (HEADER=TRUE), l's first line names its columns: taken off and checked
+ * against every line. Returns 0, or -1 with the KO set and l freed. */
+static int take_header(list *l, char sep, cmd_result *r)
+{
+    if (!sep)
+        return 0;
+    buf why = BUF_INIT;
+    int rc = dataset_take_header(l, sep, &why);
+    if (rc == -1)
+        cmd_ko(r, 400, why.data ? why.data : MSG_NOMEM);
+    else if (rc != 0)
+        cmd_ko(r, 503, MSG_NOMEM);
+    buf_free(&why);
+    if (rc != 0)
+        list_free(l);
+    return rc ? -1 : 0;
+}
+
+/* Loads file name into list name, its first line naming the columns with sep (0: no
+ * header); shared by INITFILE and start-up. */
+static int load_file(const cmd_server *srv, const char *name, char sep, cmd_result *r)
 {
     uint64_t t0 = clock_now_ns();
     list *l = NULL;
@@ -44,14 +64,17 @@ static int load_file(const cmd_server *srv, const char *name, cmd_result *r)
         cmd_ko_dataset(r, drc);
         return -1;
     }
+    if (take_header(l, sep, r) != 0)
+        return -1;
     return install_list(srv, "INITFILE", name, l, t0, r);
 }
 
 void cmd_initfile(const cmd_server *srv, const params *p, cmd_result *r)
 {
+    char sep;
     const char *name = cmd_file_name(p, r);
-    if (name)
-        load_file(srv, name, r);
+    if (name && cmd_header_params(p, r, &sep) == 0)
+        load_file(srv, name, sep, r);
 }
 
 /* LOAD: like INITFILE, with the file's bytes sent in the request (multipart part FILE,
@@ -62,15 +85,19 @@ void cmd_load(const cmd_server *srv, const params *p, cmd_result *r)
     if (!name)
         return;
     size_t len;
+    char sep;
     const char *text = params_get(p, PARAM_FILE, &len);
     if (!text)
         return cmd_ko(r, 400, MSG_NO_FILE);
+    if (cmd_header_params(p, r, &sep) != 0)
+        return;
     uint64_t t0 = clock_now_ns();
     list *l = NULL;
     dataset_rc drc = dataset_load_text(srv->ds, text, len, &l);
     if (drc != DATASET_OK)
         return cmd_ko_dataset(r, drc);
-    install_list(srv, "LOAD", name, l, t0, r);
+    if (take_header(l, sep, r) == 0)
+        install_list(srv, "LOAD", name, l, t0, r);
 }
 
 /* SAVE's file name: name, after "yyyyMMddTHHhmmmsss." when stamp is set. */
@@ -175,7 +202,8 @@ static int init_one(const char *name, void *ctx)
     if (dataset_check_name(name, strlen(name)) != DATASET_OK) {
         log_error("initFileAtStartup: \"%s\" is not a valid file name", name);
         rc = -1;
-    } else if (load_file(srv, name, &r) != 0) {
+    } else if (load_file(srv, name, srv->conf->init_file_header ?
+                                        *srv->conf->init_file_separator : 0, &r) != 0) {
         log_error("initFileAtStartup: %s: %s", name, r.text.data ? r.text.data : "error");
         rc = -1;
     } else if (r.lsn && srv->j && journal_wait(srv->j, r.lsn) != 0) {

@@ -10,6 +10,7 @@
 #include "base/log.h"
 #include "base/num.h"
 #include "cmd_answer.h"
+#include "cmd_columns.h"
 #include "cmd_param.h"
 #include "cmd_wait.h"
 
@@ -23,6 +24,9 @@
 #define MSG_OFFSET "OFFSET value has to be an integer from 0 !"
 #define MSG_OWNER_KEEP "OWNER needs KEEP=FALSE !"
 #define MSG_LIMIT  "LIMIT value has to be an integer from 1 to 1000 !"
+#define MSG_COLUMN_MODE "COLUMN matches with FIND_MODE=EQUALS only !"
+#define MSG_COLUMN_UNKNOWN "COLUMN is not a column of the list !"
+#define MSG_UNIQUE_COLUMN "UNIQUE value has to be TRUE, FALSE or a column of the list !"
 
 /* The KO that comes first when some parameter is invalid: the list's own state
  * (not loaded, empty) is checked before parameters, as the reference does. */
@@ -84,6 +88,8 @@ static void read_now(const cmd_server *srv, const cmd_read_req *q, cmd_result *r
         cmd_lease_ids(r, &ids);
     buf_free(&ids);
     cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
+    if (rc == STORE_OK)
+        cmd_fields_answer(srv, r, q->name, q->fields);
 }
 
 /* READ OWNER= without TIMEOUT: the owner's line, taken now if it holds none; its lease id
@@ -97,6 +103,8 @@ static void read_owned(const cmd_server *srv, const cmd_read_req *q, cmd_result 
         cmd_lease_ids(r, &ids);
     buf_free(&ids);
     cmd_read_answer(r, rc, q->name, q->nlen, 1, count, 0);
+    if (rc == STORE_OK)
+        cmd_fields_answer(srv, r, q->name, q->fields);
 }
 
 /* OWNER= of a READ (keep: its KEEP) into *who: 0, or -1 with the KO set. READMULTI has
@@ -135,8 +143,9 @@ static void do_read(const cmd_server *srv, const params *p, cmd_result *r, int m
             ko_read_params(r, end, keep, nb, vlen, nb_bad, n);
         return;
     }
-    cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi, 0, NULL, 0};
-    if (owner_of_read(p, r, multi, keep, &q.owner, &q.olen) != 0 ||
+    cmd_read_req q = {name, nlen, (store_end)end, keep, n, multi, 0, NULL, 0, 0};
+    if ((!multi && cmd_fields_param(p, r, &q.fields) != 0) ||
+        owner_of_read(p, r, multi, keep, &q.owner, &q.olen) != 0 ||
         cmd_lease_param(srv, p, keep, n, r, &q.lease_ms) != 0)
         return;
     if (strlen(name) != nlen)
@@ -158,6 +167,21 @@ void cmd_readmulti(const cmd_server *srv, const params *p, cmd_result *r)
     do_read(srv, p, r, 1);
 }
 
+/* Whether UNIQUE= (neither TRUE nor FALSE) names a column of list name: 1 if so, -1 if
+ * the list has columns but not that one, 0 if it has none (or is not loaded), which keeps
+ * the reference's KO for any other value. */
+static int unique_column(const cmd_server *srv, const params *p, const char *name,
+                         size_t nlen, size_t *ulen)
+{
+    list *cols = NULL;
+    const char *u = params_get(p, PARAM_UNIQUE, ulen);
+    int known = strlen(name) != nlen || store_columns(srv->st, name, &cols) != STORE_OK ? 0
+              : list_column_index(cols, u, *ulen) >= 0 ? 1
+              : list_column_count(cols) ? -1 : 0;
+    list_free(cols);
+    return known;
+}
+
 void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
 {
     size_t nlen, llen;
@@ -170,8 +194,15 @@ void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
     int at_tail = cmd_choice_param(p, PARAM_ADD_MODE, cmd_add_modes, 0);
     if (at_tail < 0)
         return cmd_ko(r, 400, MSG_ADD_MODE);
+    size_t ulen = 0;
+    const char *ucol = NULL;
     int unique = cmd_flag_param(p, PARAM_UNIQUE, 0);
-    if (unique < 0)
+    int col = unique < 0 ? unique_column(srv, p, name, nlen, &ulen) : 0;
+    if (col > 0)
+        ucol = params_get(p, PARAM_UNIQUE, &ulen);
+    else if (col < 0)
+        return cmd_ko(r, 400, MSG_UNIQUE_COLUMN);
+    else if (unique < 0)
         return cmd_ko(r, 400, MSG_UNIQUE);
     if (strlen(name) != nlen)
         return cmd_ko(r, 400, MSG_ILLEGAL);
@@ -181,7 +212,8 @@ void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
      * deliberate difference from the reference, which stores it: docs/differences.md). */
     if (memchr(line, '\n', llen) || memchr(line, '\r', llen))
         return cmd_ko(r, 400, MSG_LINE_BREAK);
-    store_rc rc = store_add(srv->st, name, line, llen, at_tail, unique, &r->lsn);
+    store_rc rc = ucol ? store_add_unique(srv->st, name, line, llen, at_tail, ucol, ulen, &r->lsn)
+                       : store_add(srv->st, name, line, llen, at_tail, unique, &r->lsn);
     if (rc != STORE_OK)
         return cmd_ko_store(r, rc, name, nlen);
     cmd_ok(r, "");
@@ -200,6 +232,36 @@ static void find_now(const cmd_server *srv, const cmd_find_req *q, const store_m
         cmd_lease_ids(r, &ids);
     buf_free(&ids);
     cmd_find_answer(r, rc, q->name, q->nlen);
+    if (rc == STORE_OK)
+        cmd_fields_answer(srv, r, q->name, q->fields);
+}
+
+/* COLUMN= of FIND into q (mode: FIND_MODE's; absent, EQUALS) and cm, set up for EQUALS:
+ * its number and separator as list name has them now. Returns 0, or -1 with the KO set
+ * (the list's state first, as for FIND's other parameters). */
+static int find_column(const cmd_server *srv, const params *p, cmd_find_req *q,
+                       cmd_matcher *cm, cmd_result *r)
+{
+    size_t mlen;
+    list *cols = NULL;
+    if (params_get(p, PARAM_FIND_MODE, &mlen) && q->mode != FIND_EQUALS) {
+        if (!ko_list_state(srv, r, q->name, q->nlen))
+            cmd_ko(r, 400, MSG_COLUMN_MODE);
+        return -1;
+    }
+    if (ko_list_state(srv, r, q->name, q->nlen))
+        return -1;
+    long k = store_columns(srv->st, q->name, &cols) == STORE_OK
+           ? list_column_index(cols, q->column, q->clen) : -1;
+    if (k >= 0) {
+        q->col = (size_t)k;
+        q->sep = list_column_sep(cols);
+        cmd_matcher_column(cm, q->column, q->clen, q->col, q->sep);
+    }
+    list_free(cols);
+    if (k < 0)
+        cmd_ko(r, 400, MSG_COLUMN_UNKNOWN);
+    return k < 0 ? -1 : 0;
 }
 
 void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
@@ -210,7 +272,11 @@ void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
     if (!name)
         return;
     const char *line = params_get(p, PARAM_LINE, &llen);
-    int mode = cmd_find_mode_of(p);
+    size_t clen = 0, mlen;
+    const char *column = params_get(p, PARAM_COLUMN, &clen);
+    /* COLUMN= compares whole fields: EQUALS is its mode, and the only one it takes. */
+    int mode = column && !params_get(p, PARAM_FIND_MODE, &mlen) ? FIND_EQUALS
+                                                                : cmd_find_mode_of(p);
     int keep = cmd_flag_param(p, PARAM_KEEP, 1);
     cmd_matcher cm;
     int bad_rx = line && llen && mode >= 0 && keep >= 0 &&
@@ -226,11 +292,16 @@ void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
             return cmd_ko(r, 400, MSG_FIND_KEEP);
         return cmd_ko(r, 400, MSG_REGEX);
     }
-    cmd_find_req q = {name, nlen, line, llen, mode, keep, 0};
+    cmd_find_req q = {name, nlen, line, llen, mode, keep, 0, 0, column, clen, 0, ','};
     size_t wlen;
     if (params_get(p, PARAM_OWNER, &wlen)) {
         cmd_matcher_free(&cm);
         return cmd_ko(r, 400, MSG_OWNER_ONLY);
+    }
+    if (cmd_fields_param(p, r, &q.fields) != 0 ||
+        (column && find_column(srv, p, &q, &cm, r) != 0)) {
+        cmd_matcher_free(&cm);
+        return;
     }
     if (cmd_lease_param(srv, p, keep, 1, r, &q.lease_ms) != 0) {
         cmd_matcher_free(&cm);

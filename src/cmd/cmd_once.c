@@ -27,29 +27,17 @@
  * request: a value whose encoding is longer goes without the header (JSON, GET). */
 #define ONCE_VALUE_HEADER_MAX 8192
 
-/* The run's value as X-STS-Value: its bytes percent-encoded, all but A-Z a-z 0-9 - . _ ~,
- * so that any value (UTF-8 or not, line breaks, ';') is one header line a JMeter
- * Regular Expression Extractor can take and __urldecode can turn back. */
+/* The run's value as X-STS-Value, percent-encoded (cmd_percent). */
 static void once_value_header(cmd_result *r, const char *value, size_t len)
 {
-    static const char hex[] = "0123456789ABCDEF";
     if (len == 0 || len * 3 > ONCE_VALUE_HEADER_MAX)
         return;                 /* libmicrohttpd refuses a header with an empty value */
-    char enc[ONCE_VALUE_HEADER_MAX + 1];
-    size_t o = 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)value[i];
-        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-            c == '-' || c == '.' || c == '_' || c == '~') {
-            enc[o++] = (char)c;
-        } else {
-            enc[o++] = '%';
-            enc[o++] = hex[c >> 4];
-            enc[o++] = hex[c & 15];
-        }
-    }
-    enc[o] = '\0';
-    cmd_header(r, "X-STS-Value", enc);
+    buf enc = BUF_INIT;
+    if (cmd_percent(&enc, value, len) != 0)
+        r->headers.oom = 1;
+    else
+        cmd_header(r, "X-STS-Value", enc.data);
+    buf_free(&enc);
 }
 
 /* The answer of a ONCE served with rc: DONE (lease 0) with the key's value, or RUN with

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/csv.h"
 #include "base/num.h"
 #include "cmd_answer.h"
 #include "dataset/dataset.h"
@@ -227,6 +228,25 @@ int cmd_matcher_init(cmd_matcher *cm, int mode, const char *pattern, size_t len)
         cm->m.ctx = cm;
     }
     return 0;
+}
+
+/* The field's value is the pattern: the store's index finds it, this tests one line. */
+static int column_match(const char *s, size_t len, void *ctx)
+{
+    const cmd_matcher *cm = ctx;
+    csv_field f;
+    return csv_get(s, len, cm->sep, cm->col, &f) == 0 && csv_field_eq(&f, cm->needle, cm->len);
+}
+
+void cmd_matcher_column(cmd_matcher *cm, const char *column, size_t clen, size_t col,
+                        char sep)
+{
+    cm->col = col;
+    cm->sep = sep;
+    cm->m.column = column;
+    cm->m.column_len = clen;
+    cm->m.match = column_match;
+    cm->m.ctx = cm;
 }
 
 void cmd_matcher_free(cmd_matcher *cm)

@@ -48,12 +48,19 @@ typedef struct cmd_matcher {
     rx *re;                   /* the compiled regex (the cache's reference), or NULL */
     const char *needle;       /* SUBSTRING's and EQUALS's pattern (not owned) */
     size_t len;
+    size_t col;               /* COLUMN=: the field EQUALS compares, cut by sep */
+    char sep;
 } cmd_matcher;
 
 /* Sets cm up for mode (FIND_SUBSTRING...) and pattern[0..len), which must outlive it;
  * cm must not move afterwards. Returns 0, or -1 if a regex does not compile (cm is then
  * empty). */
 int cmd_matcher_init(cmd_matcher *cm, int mode, const char *pattern, size_t len);
+
+/* FIND COLUMN=: turns cm, set up for FIND_EQUALS, into a match of field col (of lines
+ * cut by sep) of column[0..clen), which must outlive cm. */
+void cmd_matcher_column(cmd_matcher *cm, const char *column, size_t clen, size_t col,
+                        char sep);
 
 /* Releases cm's regex. */
 void cmd_matcher_free(cmd_matcher *cm);

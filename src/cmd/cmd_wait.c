@@ -10,6 +10,7 @@
 #include "hold/commit.h"
 #include "hold/park.h"
 #include "cmd_answer.h"
+#include "cmd_columns.h"
 #include "cmd_param.h"
 
 typedef struct cmd_waiter {
@@ -25,6 +26,7 @@ typedef struct cmd_waiter {
     char *name;                /* owned copies of what the request asked */
     char *line;
     char *owner;
+    char *column;
 } cmd_waiter;
 
 static void waiter_free(cmd_waiter *w)
@@ -37,6 +39,7 @@ static void waiter_free(cmd_waiter *w)
     free(w->name);
     free(w->line);
     free(w->owner);
+    free(w->column);
     free(w);
 }
 
@@ -55,6 +58,8 @@ static void answer(cmd_waiter *w, store_rc rc, buf *out, size_t count, cmd_resul
     buf_clear(&r->headers);
     if (rc == STORE_OK && (w->sw.lease_ms || w->sw.owner))
         cmd_lease_ids(r, &w->sw.ids);
+    if (rc == STORE_OK)
+        cmd_fields_answer(w->srv, r, w->name, w->find ? w->fq.fields : w->rq.fields);
     if (r->text.oom || r->headers.oom)
         cmd_ko_store(r, STORE_NOMEM, w->name, 0);
 }
@@ -192,6 +197,8 @@ void cmd_wait_read(const cmd_server *srv, const cmd_read_req *q, int64_t deadlin
     cmd_read_answer(r, rc, q->name, q->nlen, q->n, count, q->multi);
     if (rc == STORE_OK && (q->lease_ms || q->owner))
         cmd_lease_ids(r, &w->sw.ids);
+    if (rc == STORE_OK)
+        cmd_fields_answer(srv, r, w->name, q->fields);
     waiter_free(w);
 }
 
@@ -210,9 +217,15 @@ void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadlin
     w->fq.name = w->name;
     w->fq.line = w->line;
     /* The handler compiled a regex already: this takes the cache's copy. */
-    if (cmd_matcher_init(&w->cm, q->mode, w->line, q->llen) != 0) {
+    if (cmd_matcher_init(&w->cm, q->mode, w->line, q->llen) != 0 ||
+        (q->column && !(w->column = malloc(q->clen)))) {
         waiter_free(w);
         return ko_nomem(r);
+    }
+    if (q->column) {
+        memcpy(w->column, q->column, q->clen);
+        w->fq.column = w->column;
+        cmd_matcher_column(&w->cm, w->column, q->clen, q->col, q->sep);
     }
     w->sw.m = &w->cm.m;
     w->sw.keep = q->keep;
@@ -224,5 +237,7 @@ void cmd_wait_find(const cmd_server *srv, const cmd_find_req *q, int64_t deadlin
     cmd_find_answer(r, rc, q->name, q->nlen);
     if (rc == STORE_OK && q->lease_ms)
         cmd_lease_ids(r, &w->sw.ids);
+    if (rc == STORE_OK)
+        cmd_fields_answer(srv, r, w->name, q->fields);
     waiter_free(w);
 }

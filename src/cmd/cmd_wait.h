@@ -19,6 +19,7 @@ typedef struct cmd_read_req {
     int64_t lease_ms;     /* LEASE (keep 0), 0: none */
     const char *owner;    /* OWNER (a READ, keep 0): olen bytes; NULL: none */
     size_t olen;
+    int fields;           /* FIELDS=TRUE: the line's fields as headers too */
 } cmd_read_req;
 
 /* What a FIND asks: LINE, its mode (FIND_SUBSTRING...), keep. */
@@ -30,6 +31,11 @@ typedef struct cmd_find_req {
     int mode;
     int keep;
     int64_t lease_ms;
+    int fields;           /* FIELDS=TRUE */
+    const char *column;   /* COLUMN= (clen bytes; NULL: none): LINE is its field number col,
+                           * cut by sep, as the list had them when asked */
+    size_t clen, col;
+    char sep;
 } cmd_find_req;
 
 /* Runs READ/READMULTI q, waiting up to deadline_ms (clock_now_ms clock) when it cannot be

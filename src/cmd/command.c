@@ -7,6 +7,7 @@
 
 #include "cmd_answer.h"
 #include "cmd_bulk.h"
+#include "cmd_columns.h"
 #include "cmd_files.h"
 #include "cmd_keys.h"
 #include "cmd_leases.h"
@@ -37,6 +38,12 @@
                       "it does not exist); else a KO saying its version (409)"}
 #define P_SETTLE_OWNER {"OWNER", "name", 1, "settle the line this owner holds (alone: no " \
                         "LINE or LEASE)"}
+#define P_HEADER   {"HEADER", "FALSE|TRUE", 1, "TRUE: the first line names the columns " \
+                    "(COLUMNS; docs/columns.md)"}
+#define P_SEPARATOR {"SEPARATOR", ",", 1, "with HEADER=TRUE: the one byte between fields " \
+                     "(RFC 4180 quoting)"}
+#define P_FIELDS   {"FIELDS", "FALSE|TRUE", 1, "TRUE: one X-STS-Field-<column> header per " \
+                    "column of the line, percent-encoded"}
 #define P_BARRIER  {"NAME", "b", 0, "the barrier (1 to 1024 bytes), created at its first arrival"}
 
 /* One row per command: a new command is a row here and a handler in its family's file
@@ -48,14 +55,14 @@ static const cmd_def commands[] = {
     {"INITFILE", cmd_initfile, CMD_REF | CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
      "Load a file of the dataset directory as a list (one line per element), replacing a "
      "list of that name. Answers the number of lines.",
-     {P_FILENAME}},
+     {P_FILENAME, P_HEADER, P_SEPARATOR}},
     {"READ", cmd_read, CMD_REF | CMD_WAITS, FIELD_LINE,
      "Take a line from the head, the tail or anywhere.",
      {P_FILENAME, {"READ_MODE", "FIRST|LAST|RANDOM", 1, "where the line is taken"}, P_KEEP,
       P_TIMEOUT, P_LEASE,
       {"OWNER", "name", 1, "with KEEP=FALSE: 1 to 128 bytes; the first READ lends a line "
        "to this owner, every later one answers that same line (LEASE= renews it; with "
-       "TIMEOUT an owner holding none waits for one)"}}},
+       "TIMEOUT an owner holding none waits for one)"}, P_FIELDS}},
     {"READMULTI", cmd_readmulti, CMD_REF | CMD_WAITS, FIELD_MESSAGE,
      "Take NB_LINES lines at once, one per <br /> line.",
      {P_FILENAME, {"NB_LINES", "n", 0, "how many lines (1 or more)"},
@@ -64,7 +71,8 @@ static const cmd_def commands[] = {
     {"ADD", cmd_add, CMD_REF | CMD_CHANGES | CMD_FORM, FIELD_MESSAGE,
      "Insert a line at the head or the tail, creating the list. GET or POST only.",
      {P_FILENAME, P_LINE, {"ADD_MODE", "FIRST|LAST", 1, "where the line goes"},
-      {"UNIQUE", "FALSE|TRUE", 1, "TRUE refuses a line the list already holds"}}},
+      {"UNIQUE", "FALSE|TRUE|column", 1, "TRUE refuses a line the list already holds; a "
+       "column's name, a line whose field of that column it holds"}}},
     {"ADDMULTI", cmd_addmulti, CMD_CHANGES | CMD_JSON | CMD_FORM, FIELD_COUNT,
      "Insert many lines at once, all or none, creating the list: a KO names the first line "
      "refused (line break inside, too long, already there with UNIQUE=TRUE). Answers the "
@@ -79,7 +87,9 @@ static const cmd_def commands[] = {
     {"FIND", cmd_find, CMD_REF | CMD_WAITS | CMD_FORM, FIELD_LINE,
      "The first line that matches LINE; KEEP=TRUE moves it to the tail, KEEP=FALSE removes "
      "it. GET or POST only.",
-     {P_FILENAME, P_LINE, P_FIND_MODE, P_KEEP, P_TIMEOUT, P_LEASE}},
+     {P_FILENAME, P_LINE, P_FIND_MODE, P_KEEP, P_TIMEOUT, P_LEASE,
+      {"COLUMN", "name", 1, "LINE is the whole value of this column (EQUALS, through the "
+       "column's index)"}, P_FIELDS}},
     {"LENGTH", cmd_length, CMD_REF | CMD_LOOKS, FIELD_LENGTH,
      "The number of lines of a list.",
      {P_FILENAME}},
@@ -115,7 +125,7 @@ static const cmd_def commands[] = {
     {"LOAD", cmd_load, CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
      "Like INITFILE, with the file sent in the request (multipart part FILE, or a "
      "text/csv body) instead of read from the dataset directory.",
-     {P_FILENAME, {"FILE", "bytes", 0, "the file's content"}}},
+     {P_FILENAME, {"FILE", "bytes", 0, "the file's content"}, P_HEADER, P_SEPARATOR}},
     {"ACK", cmd_ack, CMD_CHANGES, FIELD_MESSAGE,
      "Settle a lease: the line taken with LEASE is done with and never comes back (with "
      "NAME: the counter's increment is kept for good).",
@@ -214,6 +224,10 @@ static const cmd_def commands[] = {
     {"BARRIERS", cmd_barriers, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Every barrier, sorted by name: its parties, arrivals waiting now and generation.",
      {{0}}},
+    {"COLUMNS", cmd_columns, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+     "The names of a list's columns (INITFILE HEADER=TRUE), as a header line; none: an "
+     "empty answer.",
+     {P_FILENAME}},
 };
 #define N_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

@@ -23,6 +23,8 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_PARTIES] = "PARTIES",     [PARAM_ON_TIMEOUT] = "ON_TIMEOUT",
     [PARAM_RUN] = "RUN",
     [PARAM_LINES] = "LINES",         [PARAM_TTL] = "TTL",
+    [PARAM_HEADER] = "HEADER",       [PARAM_SEPARATOR] = "SEPARATOR",
+    [PARAM_COLUMN] = "COLUMN",       [PARAM_FIELDS] = "FIELDS",
 };
 
 void params_reset(params *p)

@@ -2,6 +2,7 @@
 /* config.c - stsd's settings: the table of keys, their values, properties files, CONFIG. */
 #include "config/config.h"
 #include "config_core.h"
+#include "base/csv.h"
 #include "base/log.h"
 #include "base/num.h"
 #include "config/properties.h"
@@ -48,6 +49,11 @@ const conf_key conf_keys[] = {
      "true: initFileAtStartup is a regex matched against whole file names"},
     {JP "loadAndRunOnStartup", NULL, CT_IGNORED, 0, 0, 0, "false",
      "accepted and ignored: it tells JMeter whether to start the reference"},
+    {"stsd.initFileHeader", "stsd.initFileHeader", CT_BOOL, F(init_file_header), 0, 1,
+     "false", "true: the first line of each initFileAtStartup file names its columns "
+     "(INITFILE HEADER=TRUE)"},
+    {"stsd.initFileSeparator", "stsd.initFileSeparator", CT_STRING, F(init_file_separator),
+     0, 0, ",", "with stsd.initFileHeader: the byte between fields (SEPARATOR=)"},
     {"stsd.bind", "stsd.bind", CT_ADDR, F(bind), 0, 0, "::",
      "IPv4 or IPv6 address to listen on; :: = every address, IPv4 and IPv6; 0.0.0.0 = IPv4 only"},
     {"stsd.portFile", "stsd.portFile", CT_STRING, F(port_file), 0, 0, "",
@@ -552,6 +558,12 @@ int config_validate(const config *c, buf *err)
         case CT_STRING: case CT_IGNORED:
             break;
         }
+    }
+    const char *sep = c->init_file_separator ? c->init_file_separator : "";
+    if (strlen(sep) != 1 || !csv_sep_ok(*sep)) {
+        buf_printf(err, "stsd.initFileSeparator: \"%s\" is not one byte other than a quote, "
+                   "CR or LF", sep);
+        return -1;
     }
     struct stat st;
     const char *dir = c->dataset_dir ? c->dataset_dir : "";

@@ -156,6 +156,17 @@ dataset_rc dataset_save(dataset *d, const char *name, const list *l)
         goto cleanup;
     }
     tmp_exists = 1;
+    if (list_column_count(l)) {
+        buf head = BUF_INIT;
+        int failed = dataset_header_line(l, &head) != 0;
+        if (failed)
+            w.rc = DATASET_NOMEM;
+        else
+            failed = save_line(head.data, head.len, &w) != 0;
+        buf_free(&head);
+        if (failed)
+            goto cleanup;
+    }
     if (list_foreach(l, save_line, &w) != 0)
         goto cleanup;
     if (w.cd != (iconv_t)-1 && writer_convert(&w, NULL, 0) != 0)

@@ -205,6 +205,16 @@ int journal_log_replace(journal *j, const char *name, uint64_t snap, uint64_t *l
     return rc;
 }
 
+int journal_log_columns(journal *j, const char *name, const list *l, uint64_t *lsn)
+{
+    pthread_mutex_lock(&j->mu);
+    journal_rec_start(j);
+    wal_enc_columns(&j->pend, name, l);
+    int rc = journal_append_locked(j, 0, lsn);
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
 void journal_mark_broken(journal *j)
 {
     pthread_mutex_lock(&j->mu);
@@ -314,9 +324,15 @@ static int rec_drop(void *j, const char *name, uint64_t *lsn)
     return journal_log_drop(j, name, lsn);
 }
 
+static int rec_columns(void *j, const char *name, const list *l, uint64_t *lsn)
+{
+    return journal_log_columns(j, name, l, lsn);
+}
+
 static const store_recorder journal_recorder = {
     rec_push, rec_take, rec_reset, rec_write_snapshot, rec_replace, rec_wait,
     rec_mark_broken, rec_lease, rec_settle, rec_key, rec_renew, rec_push_many, rec_drop,
+    rec_columns,
 };
 
 void journal_attach(journal *j, store *st)

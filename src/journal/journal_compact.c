@@ -118,6 +118,13 @@ static int snap_one(const char *name, const list *l, void *ctx)
     }
     size_t len = j->pend.len - j->rec_off;
     int rc = journal_append_locked(j, 1, &lsn);
+    /* Its columns next, in the same hold of the journal's lock: nothing comes between. */
+    if (rc == 0 && list_column_count(l)) {
+        journal_rec_start(j);
+        wal_enc_columns(&j->pend, name, l);
+        len += j->pend.len - j->rec_off;
+        rc = journal_append_locked(j, 1, &lsn);
+    }
     if (rc == 0 && id && snapref_ids_add(&j->refs, id) != 0)
         j->refs_lost = 1;
     /* Older files of this list go with the older logs once this compaction is done. */

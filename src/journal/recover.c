@@ -316,6 +316,17 @@ static int apply_lease(replay *x, const rlog *g, size_t off, const wal_rec *r, r
     return 0;
 }
 
+/* Applies a COLUMNS record: the columns of the list its REPLACE or SNAPSHOT just
+ * defined. One after the SNAPSHOT of a compaction left unfinished names the columns the
+ * list had then, which replay has reached too: setting them again changes nothing. */
+static int apply_columns(replay *x, const rlog *g, size_t off, const wal_rec *r, rent *e)
+{
+    const char *why = "out of memory";
+    if ((!e->l && !(e->l = list_create())) || wal_columns_apply(r, e->l, &why) != 0)
+        return fail(x, g->name, off, why, g->gen, off);
+    return 0;
+}
+
 /* Pass 2, per record: applied if it comes at or after its list's defining record. */
 static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
                         const wal_rec *r, rent *e)
@@ -335,8 +346,12 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
         return 0;
     } else if (r->type == WAL_RESET ||
                ((r->type == WAL_PUSH || r->type == WAL_PUSH_MANY) && !e->l)) {
-        if (!(fresh = list_create()))
+        /* RESET empties a list and keeps its columns, as the store does. */
+        if (!(fresh = list_create()) ||
+            (r->type == WAL_RESET && e->l && list_copy_columns(fresh, e->l) != 0)) {
+            list_free(fresh);
             return fail(x, g->name, off, "out of memory", 0, 0);
+        }
     }
     if (fresh) {
         list_free(e->l);
@@ -347,6 +362,8 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
     if (r->type == WAL_LEASE || r->type == WAL_SETTLE || r->type == WAL_OWN ||
         r->type == WAL_RENEW)
         return apply_lease(x, g, off, r, e);
+    if (r->type == WAL_COLUMNS)
+        return apply_columns(x, g, off, r, e);
     if (r->type == WAL_PUSH) {
         const char *s = (const char *)r->data;
         if ((r->flag ? list_push_back(e->l, s, r->data_len)
@@ -444,7 +461,7 @@ static void report_logs(const replay *x, size_t first_kept)
     static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done",
                                   "lease", "settle", "key set", "key del", "key lease",
                                   "key settle", "own", "renew", "key run", "", "",
-                                  "push many", "drop", "key expire"};
+                                  "push many", "drop", "key expire", "columns"};
     for (size_t i = 0; i < first_kept; i++) {
         char name[32];
         wal_log_name(name, sizeof name, x->gens[i]);

@@ -11,6 +11,7 @@
 
 #include "base/buf.h"
 #include "base/hist.h"
+#include "list/list.h"
 
 /* ---- checksums --------------------------------------------------------------------- */
 
@@ -156,8 +157,12 @@ enum {
     WAL_PUSH_MANY = 18,   /* name, at_tail:u8, n, n lines (varint length + bytes)  ADDMULTI */
     WAL_DROP = 19,        /* name: the list is gone, lines, leases and all         DROP */
     WAL_KEY_EXPIRE = 20,  /* name, deadline (wall-clock ms): the key goes then    EXPIRE */
-#define WAL_TYPE_MAX WAL_KEY_EXPIRE
+    WAL_COLUMNS = 21,     /* name, separator:u8, names (each varint length + bytes) to the
+                           * end: the named columns of a list, right after its REPLACE or
+                           * SNAPSHOT (wal_columns.c); logs without it recover as before */
+#define WAL_TYPE_MAX WAL_COLUMNS
 #define WAL_IS_SNAP_ONLY(t) ((t) == WAL_LINES || (t) == WAL_END_LINES)
+#define WAL_IS_LOG(t) ((t) >= WAL_PUSH && (t) <= WAL_TYPE_MAX && !WAL_IS_SNAP_ONLY(t))
 #define WAL_IS_KEY(t) (((t) >= WAL_KEY_SET && (t) <= WAL_KEY_SETTLE) || (t) == WAL_KEY_RUN || \
                        (t) == WAL_KEY_EXPIRE)
 };
@@ -172,9 +177,9 @@ typedef struct wal_rec {
     const char *name;
     size_t name_len;
     int flag;                 /* PUSH: at_tail; TAKE: keep; SETTLE: release; KEY_SET: set;
-                               * KEY_SETTLE: undo */
+                               * KEY_SETTLE: undo; COLUMNS: the separator */
     const uint8_t *data;      /* PUSH, LEASE, SETTLE: the line; TAKE: positions; SNAPSHOT
-                               * id 0: lines */
+                               * id 0: lines; COLUMNS: the names */
     size_t data_len;
     uint64_t n;               /* TAKE: positions; SNAPSHOT id 0: lines; COMPACT_DONE: lists;
                                * LEASE, OWN, RENEW, KEY_RUN, KEY_EXPIRE: the deadline;
@@ -215,6 +220,12 @@ int wal_enc_line(buf *out, const char *line, size_t len);
  * KEY_EXPIRE: until is the deadline. */
 int wal_enc_key(buf *out, int type, const char *name, int flag, uint64_t id, int64_t until,
                 int64_t by, uint64_t version, const char *value, size_t len);
+
+/* COLUMNS (wal_columns.c): the record of list name's columns (l's names and separator),
+ * and a decoded one given to l (its names checked: 1 to LIST_COLUMNS_MAX, none empty or
+ * holding NUL). Return 0, or -1 on ENOMEM / with the reason in *why. */
+int wal_enc_columns(buf *out, const char *name, const list *l);
+int wal_columns_apply(const wal_rec *r, list *l, const char **why);
 
 /* Varints (LEB128): wal_put_varint appends; wal_get_varint reads from *p (below end),
  * advancing it; returns 0 or -1 if truncated or longer than 64 bits. */

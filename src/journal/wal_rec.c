@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "base/csv.h"
+
 static int put_name(buf *out, int type, const char *name)
 {
     uint8_t t = (uint8_t)type;
@@ -192,7 +194,7 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     if (r->type == WAL_COMPACT_DONE)
         return wal_get_varint(&p, end, &r->id) == 0 && wal_get_varint(&p, end, &r->n) == 0 &&
                p == end ? 0 : -1;
-    if (r->type < WAL_PUSH || r->type > WAL_TYPE_MAX || WAL_IS_SNAP_ONLY(r->type)) {
+    if (!WAL_IS_LOG(r->type)) {
         *why = "unknown record type";
         return -1;
     }
@@ -267,6 +269,11 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     case WAL_KEY_DEL:
         if (p != end || r->name_len == 0)
             return -1;
+        break;
+    case WAL_COLUMNS:         /* the names are checked where they are used */
+        if (p == end || !csv_sep_ok((char)*p))
+            return -1;
+        r->flag = *p++;
         break;
     case WAL_KEY_SET:
     case WAL_KEY_LEASE:

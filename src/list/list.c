@@ -258,7 +258,8 @@ static int push(list *l, const char *s, size_t len, int front, uint32_t tag)
     size_t need = len + 1;
     for (size_t v = len; v >= 0x80; v >>= 7)
         need++;
-    if (len > LINE_MAX_LEN || (l->ix && index_reserve(l->ix, 1) < 0))
+    if (len > LINE_MAX_LEN || (l->ix && index_reserve(l->ix, 1) < 0) ||
+        (COLS_INDEXED(l) && list_cols_reserve(l->cols) < 0))
         return -1;
     struct leaf *L = NULL, *end = NULL;
     if (l->nlive) {
@@ -288,6 +289,8 @@ static int push(list *l, const char *s, size_t len, int front, uint32_t tag)
     l->bytes += len;
     if (l->ix)
         index_insert(l->ix, L->id, tag);
+    if (COLS_INDEXED(l))
+        list_cols_insert(l->cols, L->id, (const char *)p, len);
     return 0;
 }
 
@@ -301,7 +304,8 @@ int list_push_back(list *l, const char *s, size_t len)
     /* INITFILE's path, taken for most lines: a short line into room left in the tail
      * leaf, which as an end leaf keeps its count out of the tree. */
     struct leaf *L = l->nlive ? l->slot[l->hi - 1] : NULL;
-    if (L && len < 0x80 && !l->ix && L->n < LEAF_MAX_LINES && L->cap - L->tail > len) {
+    if (L && len < 0x80 && !l->ix && !COLS_INDEXED(l) && L->n < LEAF_MAX_LINES &&
+        L->cap - L->tail > len) {
         unsigned char *p = L->data + L->tail;
         *p = (unsigned char)len;
         memcpy(p + 1, s, len);
@@ -331,12 +335,15 @@ static void leaf_merge(list *l, struct leaf *A, struct leaf *B)
     /* With every count in the tree, the end leaves need no special care below. */
     flush(l, l->slot[l->lo]);
     flush(l, l->slot[l->hi - 1]);
-    if (l->ix) {
+    if (l->ix || COLS_INDEXED(l)) {
         uint32_t off = src->head;
         for (uint32_t k = 0; k < src->n; k++) {
             size_t len;
             const char *p = rec_line(src, off, &len, &off);
-            index_move(l->ix, index_hash(p, len), src->id, dst->id);
+            if (l->ix)
+                index_move(l->ix, index_hash(p, len), src->id, dst->id);
+            if (COLS_INDEXED(l))
+                list_cols_move(l->cols, p, len, src->id, dst->id);
         }
     }
     if (into_a) {
@@ -372,11 +379,13 @@ static void remove_at(list *l, struct leaf *L, uint32_t k, uint32_t off, uint32_
 {
     size_t len;
     uint32_t end;
-    rec_line(L, off, &len, &end);
+    const char *line = rec_line(L, off, &len, &end);
     uint32_t rs = end - off;
 
     if (l->ix)
         index_remove(l->ix, L->id, tag);
+    if (COLS_INDEXED(l))
+        list_cols_remove(l->cols, L->id, line, len);
     l->count--;
     l->bytes -= len;
     if (L->n == 1) {
@@ -477,6 +486,7 @@ void list_free(list *l)
     free(l->slot);
     free(l->fen);
     index_free(l->ix);
+    list_cols_free(l->cols);
     free(l);
 }
 
@@ -494,7 +504,8 @@ size_t list_memory(const list *l)
 {
     return sizeof *l + l->mem.bytes + (size_t)l->mem.nstash * LEAF_BYTES +
            (size_t)l->scap * (sizeof *l->slot + sizeof *l->fen) +
-           (size_t)l->blkcap * (sizeof *l->blk + sizeof *l->free_ids) + index_memory(l->ix);
+           (size_t)l->blkcap * (sizeof *l->blk + sizeof *l->free_ids) + index_memory(l->ix) +
+           list_cols_memory(l->cols);
 }
 
 const char *list_get(const list *l, size_t pos, size_t *len)
@@ -538,61 +549,4 @@ int list_foreach(const list *l, int (*fn)(const char *s, size_t len, void *ctx),
 {
     size_t at;
     return walk(l, fn, ctx, &at);
-}
-
-/* ---- clone ---------------------------------------------------------------------- */
-
-/* Copies every leaf, trimmed to its records, into one slab: a few big allocations and
- * (with transparent huge pages) few page faults, which dominate a clone's cost. */
-list *list_clone(const list *l)
-{
-    list *c = list_create();
-    if (!c)
-        return NULL;
-    *c = *l;
-    c->ix = NULL;
-    c->mem.nstash = 0; /* the stash stays with l */
-    c->mem.slab = NULL;
-    c->mem.slab_size = c->mem.bytes = 0;
-    for (uint32_t id = 0; id < l->nblk; id++)
-        if (l->blk[id])
-            c->mem.slab_size += (sizeof(struct leaf) + leaf_used(l->blk[id]) + 7) & ~(size_t)7;
-    c->mem.slab_live = c->mem.count = l->nlive;
-    c->blk = alloc_malloc_fn(((size_t)l->blkcap + 1) * sizeof *c->blk);
-    c->free_ids = alloc_malloc_fn(((size_t)l->blkcap + 1) * sizeof *c->free_ids);
-    c->slot = alloc_malloc_fn(((size_t)l->scap + 1) * sizeof *c->slot);
-    c->fen = alloc_malloc_fn(((size_t)l->scap + 1) * sizeof *c->fen);
-    if (c->mem.slab_size)
-        c->mem.slab = alloc_malloc_fn(c->mem.slab_size);
-    if (!c->blk || !c->free_ids || !c->slot || !c->fen || (c->mem.slab_size && !c->mem.slab)) {
-        c->nblk = 0;
-        list_free(c);
-        return NULL;
-    }
-    alloc_advise_huge(c->mem.slab, c->mem.slab_size);
-    /* Ids, slots and tree carry over unchanged; only the leaf pointers are new. */
-    unsigned char *at = c->mem.slab;
-    for (uint32_t id = 0; id < l->nblk; id++) {
-        const struct leaf *L = l->blk[id];
-        struct leaf *M = (struct leaf *)at;
-        c->blk[id] = L ? M : NULL;
-        if (!L)
-            continue;
-        memcpy(M, L, sizeof *L);
-        memcpy(M->data, L->data + L->head, leaf_used(L));
-        M->cap = M->tail = leaf_used(L);
-        M->head = 0;
-        M->last = L->last - L->head;
-        c->mem.bytes += sizeof *M + M->cap;
-        at += (sizeof *M + M->cap + 7) & ~(size_t)7;
-    }
-    if (l->nfree)
-        memcpy(c->free_ids, l->free_ids, (size_t)l->nfree * sizeof *c->free_ids);
-    memset(c->slot, 0, (size_t)l->scap * sizeof *c->slot);
-    for (uint32_t i = l->lo; i < l->hi; i++)
-        if (l->slot[i])
-            c->slot[i] = c->blk[l->slot[i]->id];
-    if (l->fen)
-        memcpy(c->fen, l->fen, ((size_t)l->scap + 1) * sizeof *c->fen);
-    return c;
 }

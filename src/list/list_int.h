@@ -8,6 +8,7 @@
 
 #include "index.h"
 #include "leaf.h"
+#include "list_cols.h"
 #include "list/list.h"
 
 struct list {
@@ -20,6 +21,7 @@ struct list {
     uint32_t *free_ids;    /* capacity blkcap, so freeing a leaf never allocates */
     uint32_t nblk, blkcap, nfree;
     index_tab *ix;         /* NULL until the first list_find_equal / list_contains */
+    list_cols *cols;       /* named columns, NULL: none */
     struct leaf_mem mem;   /* where the leaves' memory comes from and goes back to */
 };
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/hash.h"
+#include "base/csv.h"
 #include "store_keys.h"
 #include "store_lease.h"
 #include "store_names.h"
@@ -78,18 +79,38 @@ static uint64_t *lsn_out(uint64_t *lsn, uint64_t *scratch)
 /* How a swap of a whole list is recorded in the journal. */
 typedef enum swap_log { SWAP_UNLOGGED, SWAP_REPLACE, SWAP_RESET } swap_log;
 
+/* Records that list name is now l: its REPLACE, then its columns if it has any. A
+ * failure between the two leaves the log ahead of memory: the journal is marked broken. */
+static int record_replace(store *st, const char *name, const list *l, uint64_t snap,
+                          uint64_t *lsn)
+{
+    if (st->rec->replace(st->rec_ctx, name, snap, lsn) != 0)
+        return -1;
+    if (!list_column_count(l) || !st->rec->columns ||
+        st->rec->columns(st->rec_ctx, name, l, lsn) == 0)
+        return 0;
+    st->rec->mark_broken(st->rec_ctx);
+    return -1;
+}
+
 /* Puts l (owned from now on, freed on error) in place of e's list, recorded first as how
- * says; STORE_DROPPED (l not taken) when e was dropped meanwhile. The old list is freed after the swap, outside the lock: a big list takes a
- * while, and readers need not wait. */
+ * says; STORE_DROPPED (l not taken) when e was dropped meanwhile. The old list is freed
+ * after the swap, outside the lock: a big list takes a while, and readers need not wait.
+ * keep_cols: l gets the old list's columns (RESET). */
 static store_rc swap_list(store *st, entry *e, const char *name, list *l, swap_log how,
-                          uint64_t snap, uint64_t *lsn)
+                          int keep_cols, uint64_t snap, uint64_t *lsn)
 {
     pthread_mutex_lock(&e->lock);
     if (store_names_dropped(e)) {        /* dropped since the lookup: l stays the caller's */
         pthread_mutex_unlock(&e->lock);
         return STORE_DROPPED;
     }
-    int failed = how == SWAP_REPLACE ? st->rec->replace(st->rec_ctx, name, snap, lsn)
+    if (keep_cols && list_copy_columns(l, e->l) != 0) {
+        pthread_mutex_unlock(&e->lock);
+        list_free(l);
+        return STORE_NOMEM;
+    }
+    int failed = how == SWAP_REPLACE ? record_replace(st, name, l, snap, lsn)
                : how == SWAP_RESET   ? st->rec->reset(st->rec_ctx, name, lsn)
                                      : 0;
     if (failed) {
@@ -123,7 +144,7 @@ static store_rc install(store *st, const char *name, list *l, swap_log how, uint
     entry *e;
     do
         rc = (e = store_lookup_or_create(st, name, &rc))
-           ? swap_list(st, e, name, l, how, snap, lsn) : rc;
+           ? swap_list(st, e, name, l, how, 0, snap, lsn) : rc;
     while (rc == STORE_DROPPED);
     if (!e)
         list_free(l);
@@ -209,23 +230,59 @@ store_rc store_read_owned(store *st, const char *name, store_end end, const char
     return rc;
 }
 
-store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
-                   int unique, uint64_t *lsn)
+/* Whether line may join l, as far as columns go: 1 if ucol (ulen bytes; NULL: none) has
+ * the line's value already, 0 if not, -1 on ENOMEM; *rc says STORE_FIELDS or
+ * STORE_NO_COLUMN instead. */
+static int column_taken(list *l, const char *line, size_t len, const char *ucol, size_t ulen,
+                        store_rc *rc)
+{
+    size_t n = list_column_count(l);
+    char sep = list_column_sep(l);
+    long k = ucol ? list_column_index(l, ucol, ulen) : -1;
+    csv_field f;
+    if (ucol && k < 0) {
+        *rc = STORE_NO_COLUMN;
+        return 0;
+    }
+    if (n && csv_count(line, len, sep) < (long)n) {
+        *rc = STORE_FIELDS;
+        return 0;
+    }
+    if (!ucol || csv_get(line, len, sep, (size_t)k, &f) != 0)
+        return 0;
+    buf v = BUF_INIT;
+    int found = csv_field_append(&v, &f) != 0
+        ? -1 : list_contains_column(l, (size_t)k, v.data ? v.data : "", v.len);
+    buf_free(&v);
+    return found;
+}
+
+/* ADD: unique refuses a line the list holds, ucol one whose field of that column it
+ * holds. */
+static store_rc add_line(store *st, const char *name, const char *line, size_t len,
+                         int at_tail, int unique, const char *ucol, size_t ulen,
+                         uint64_t *lsn)
 {
     uint64_t scratch;
     lsn = lsn_out(lsn, &scratch);
     store_rc rc = STORE_OK;
     entry *e;
 again:
-    if (!(e = store_lookup_or_create(st, name, &rc)))
-        return rc;
+    /* A column can only be known to an existing list: none is created to refuse. */
+    e = ucol ? store_lookup(st, name) : store_lookup_or_create(st, name, &rc);
+    if (!e)
+        return ucol ? STORE_NO_COLUMN : rc;
     pthread_mutex_lock(&e->lock);
     if (store_names_dropped(e)) {          /* dropped after the lookup: make it again */
         pthread_mutex_unlock(&e->lock);
         goto again;
     }
     int found = unique ? list_contains(e->l, line, len) : 0;
-    if (found < 0) {
+    if (found == 0 && (ucol || list_column_count(e->l)))
+        found = column_taken(e->l, line, len, ucol, ulen, &rc);
+    if (rc != STORE_OK) {
+        /* the line does not fit the columns */
+    } else if (found < 0) {
         rc = STORE_NOMEM;
     } else if (found) {
         rc = STORE_EXISTS;
@@ -290,6 +347,18 @@ static size_t first_duplicate(list *l, const store_span *v, size_t n)
 
 /* Pushes v[0..n) into e's list (recorded already); on ENOMEM the list keeps what went
  * in and memory no longer matches the record. */
+/* The index of the first line of v[0..n) with fewer fields than l has columns (or a
+ * quote not closed), or n if none (always n for a list without columns). */
+static size_t first_short(list *l, const store_span *v, size_t n)
+{
+    size_t cols = list_column_count(l);
+    char sep = list_column_sep(l);
+    for (size_t i = 0; cols && i < n; i++)
+        if (csv_count(v[i].s, v[i].len, sep) < (long)cols)
+            return i;
+    return n;
+}
+
 static store_rc push_many_locked(store *st, entry *e, const store_span *v, size_t n,
                                  int at_tail)
 {
@@ -329,8 +398,12 @@ again:
         goto again;
     }
     size_t dup = unique ? first_duplicate(e->l, v, n) : n;
+    size_t short_at = first_short(e->l, v, n);
     if (dup == SIZE_MAX) {
         rc = STORE_NOMEM;
+    } else if (short_at < n) {
+        rc = STORE_FIELDS;                 /* as ADD: every line must fill the columns */
+        *bad = short_at;
     } else if (dup < n) {
         rc = STORE_EXISTS;
         *bad = dup;
@@ -349,6 +422,38 @@ again:
     pthread_mutex_unlock(&e->lock);
     store_wait_finish(st, served, wlsn);
     return rc;
+}
+
+store_rc store_add(store *st, const char *name, const char *line, size_t len, int at_tail,
+                   int unique, uint64_t *lsn)
+{
+    return add_line(st, name, line, len, at_tail, unique, NULL, 0, lsn);
+}
+
+store_rc store_add_unique(store *st, const char *name, const char *line, size_t len,
+                          int at_tail, const char *ucol, size_t ulen, uint64_t *lsn)
+{
+    return add_line(st, name, line, len, at_tail, 0, ucol, ulen, lsn);
+}
+
+store_rc store_columns(store *st, const char *name, list **cols)
+{
+    *cols = NULL;
+    entry *e = store_lookup(st, name);
+    if (!e)
+        return STORE_NOT_LOADED;
+    list *c = list_create();
+    if (!c)
+        return STORE_NOMEM;
+    pthread_mutex_lock(&e->lock);
+    int failed = list_copy_columns(c, e->l);
+    pthread_mutex_unlock(&e->lock);
+    if (failed) {
+        list_free(c);
+        return STORE_NOMEM;
+    }
+    *cols = c;
+    return STORE_OK;
 }
 
 static store_rc find_any(store *st, const char *name, const store_matcher *m, int keep,
@@ -402,7 +507,8 @@ store_rc store_reset(store *st, const char *name, uint64_t *lsn)
     list *fresh = list_create();
     if (!fresh)
         return STORE_NOMEM;
-    store_rc rc = swap_list(st, e, name, fresh, st->rec ? SWAP_RESET : SWAP_UNLOGGED, 0, lsn);
+    store_rc rc = swap_list(st, e, name, fresh, st->rec ? SWAP_RESET : SWAP_UNLOGGED, 1, 0,
+                            lsn);
     if (rc == STORE_DROPPED) {           /* gone meanwhile: nothing to empty */
         list_free(fresh);
         rc = STORE_OK;

@@ -226,8 +226,12 @@ store_rc store_find_pos_locked(entry *e, const store_matcher *m, size_t *pos)
     list *l = e->l;
     if (list_length(l) == 0)
         return STORE_EMPTY;
-    ssize_t p = m->equal ? list_find_equal(l, m->equal, m->equal_len)
-                         : list_scan(l, m->match, m->ctx);
+    long k = m->column ? list_column_index(l, m->column, m->column_len) : -1;
+    if (m->column && k < 0)
+        return STORE_NO_COLUMN;
+    ssize_t p = m->column ? list_find_column(l, (size_t)k, m->equal, m->equal_len)
+              : m->equal  ? list_find_equal(l, m->equal, m->equal_len)
+                          : list_scan(l, m->match, m->ctx);
     if (p == -1)
         return STORE_NO_MATCH;
     if (p < 0)          /* -2: the index could not be built, or the regex gave up */

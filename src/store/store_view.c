@@ -71,7 +71,7 @@ const char *store_next_peek(const buf *out, size_t *off, size_t *pos, size_t *le
 /* 1 if m accepts s, 0 if not, RX_LIMIT-like values (< -1) passed through. */
 static int accepts(const store_matcher *m, const char *s, size_t len)
 {
-    if (m->equal)
+    if (m->equal && !m->column)
         return len == m->equal_len && memcmp(s, m->equal, len) == 0;
     return m->match(s, len, m->ctx);
 }

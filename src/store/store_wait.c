@@ -14,7 +14,7 @@
 /* Whether line could satisfy FIND matcher m (a regex at its match limit: maybe). */
 static int may_match(const store_matcher *m, const char *line, size_t len)
 {
-    if (m->equal)
+    if (m->equal && !m->column)
         return len == m->equal_len && memcmp(line, m->equal, len) == 0;
     return m->match(line, len, m->ctx) != 0;
 }

@@ -232,10 +232,10 @@ static inline void workload(store *st)
     take(st, "q", STORE_RANDOM, 0, 3);
     take(st, "q", STORE_RANDOM, 1, 4);
     add(st, "q", "findme", 0);       /* random reads may have taken any other line */
-    store_matcher eq = {NULL, NULL, "findme", 6};
+    store_matcher eq = {NULL, NULL, "findme", 6, NULL, 0};
     assert_int_equal(store_find(st, "q", &eq, 1, &out, &lsn), STORE_OK);
     settle(lsn);
-    store_matcher fn = {starts_with_b, NULL, NULL, 0};
+    store_matcher fn = {starts_with_b, NULL, NULL, 0, NULL, 0};
     assert_int_equal(store_find(st, "q", &fn, 0, &out, &lsn), STORE_OK);
     settle(lsn);
     assert_int_equal(store_add(st, "bin", "x\0y\nz\r", 6, 1, 0, &lsn), STORE_OK);

@@ -17,7 +17,7 @@
 
 /* ---- helpers (static: the test binary links every module) ---- */
 
-#define MAX_PAIRS 32
+#define MAX_PAIRS 64
 
 typedef struct pairs {
     int n;
@@ -1041,6 +1041,8 @@ static void test_each(void **state)
         {"initFileAtStartup", "a.csv,b.csv"},
         {"initFileAtStartupRegex", "false"},
         {"stopExit", "true"},
+        {"stsd.initFileHeader", "false"},
+        {"stsd.initFileSeparator", ","},
         {"stsd.bind", "::"},
         {"stsd.portFile", ""},
         {"stsd.threads", "0"},
@@ -1077,7 +1079,7 @@ static void test_each(void **state)
     config_each(&c, each_collect, &p);
     assert_pair(&p, 2, "datasetDirectory (canonical)", "/no/such/dir");
     assert_pair(&p, 4, "daemon", "true");
-    assert_pair(&p, 23, "stsd.journal.fsync", "no");
+    assert_pair(&p, 25, "stsd.journal.fsync", "no");
     pairs_free(&p);
 
     /* config_each_key: full names, no extra lines. */
@@ -1086,7 +1088,7 @@ static void test_each(void **state)
     config_each_key(&c, each_collect, &p);
     assert_pair(&p, 0, "jmeterPlugin.sts.port", "9191");
     assert_pair(&p, 1, "jmeterPlugin.sts.datasetDirectory", "/no/such/dir");
-    assert_pair(&p, 9, "stsd.bind", "::");
+    assert_pair(&p, 11, "stsd.bind", "::");
     assert_pair(&p, (int)p.n - 3, "stsd.log.format", "json");
     assert_pair(&p, (int)p.n - 1, "stsd.koStatus", "false");
     assert_int_equal(p.n, n - 2);

@@ -106,7 +106,7 @@ static void run_one(unsigned seed)
             store_rc rc;
             int pos = 0;
             if (find) {
-                store_matcher m = {equal_v, v, NULL, 0};
+                store_matcher m = {equal_v, v, NULL, 0, NULL, 0};
                 rc = store_find_leased(st, names[k], &m, next_ms, &out, &ids, NULL);
                 for (pos = 0; pos < mlen[k] && strcmp(mlist[k][pos], v) != 0; pos++)
                     ;

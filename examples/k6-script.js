@@ -8,12 +8,18 @@
 // Run it against `make run` (https://k6.io):
 //     k6 run examples/k6-script.js
 //     k6 run -e STS=http://HOST:9191 examples/k6-script.js      another server
+//     k6 run -e RUN_ID=nightly-42 examples/k6-script.js          this run's names
+// RUN_ID (default demo) prefixes the barrier and the ONCE: RUN_ID.k6, RUN_ID.dataset-ready;
+// teardown() deletes the run's keys (DEL PREFIX=RUN_ID.), so the next run prepares again
+// (examples/README.md, "Run ids").
 // The consumers need an stsd with TIMEOUT and LEASE (stsd.maxWait, stsd.maxLease), the
 // rendezvous an stsd with BARRIER, setup() an stsd with ONCE.
 import http from 'k6/http';
 import { check } from 'k6';
 
 const STS = (__ENV.STS || 'http://localhost:9191') + '/sts';
+const RUN_ID = __ENV.RUN_ID || 'demo';
+const key = (name) => `${RUN_ID}.${name}`;
 
 export const options = {
     scenarios: {
@@ -45,12 +51,13 @@ function sts(command, params, name) {
 }
 
 // Before any scenario, once per injector: ONCE answers RUN (with a lease id in X-STS-Lease)
-// to exactly one caller of every injector, JMeter and Locust ones too, that say
-// NAME=dataset-ready; that one prepares and sends DONE with its lease, the others wait
-// (TIMEOUT, under the request's own timeout) and get DONE. LEASE=120: if the runner dies,
-// another caller gets RUN after 120 s. DEL NAME=dataset-ready makes the next test prepare.
+// to exactly one caller of every injector, JMeter and Locust ones too, with this RUN_ID;
+// that one prepares and sends DONE with its lease, the others wait (TIMEOUT, under the
+// request's own timeout) and get DONE. LEASE=120: if the runner dies, another caller gets
+// RUN after 120 s. TTL=43200: the result lasts 12 hours, longer than the test (a late
+// injector finds it done), then goes even if teardown() never ran.
 export function setup() {
-    const r = http.get(`${STS}/ONCE?NAME=dataset-ready&LEASE=120&TIMEOUT=300`,
+    const r = http.get(`${STS}/ONCE?NAME=${key('dataset-ready')}&LEASE=120&TIMEOUT=300&TTL=43200`,
                        { timeout: '310s', tags: { name: 'ONCE dataset-ready' } });
     check(r, { 'ONCE dataset-ready: RUN or DONE': (x) => ok(x) && /^(RUN|DONE)$/.test(body(x)) });
     if (body(r) !== 'RUN') return;
@@ -59,7 +66,7 @@ export function setup() {
     const a = sts('ADD', { FILENAME: 'prepared.csv', LINE: `k6-${Date.now()}`, ADD_MODE: 'LAST' },
                   'ADD prepared.csv');
     check(a, { 'ADD prepared.csv: OK': ok });
-    const d = sts('DONE', { NAME: 'dataset-ready', LEASE: lease, VALUE: 'ok' }, 'DONE dataset-ready');
+    const d = sts('DONE', { NAME: key('dataset-ready'), LEASE: lease, VALUE: 'ok' }, 'DONE dataset-ready');
     check(d, { 'DONE dataset-ready: OK (the lease was still the run)': ok });
 }
 
@@ -79,7 +86,7 @@ export function produce() {
 // then all do the step at once. The request's timeout is above TIMEOUT; with
 // ON_TIMEOUT=RELEASE a barrier that does not fill lets the VUs that came go on.
 export function rendezvous() {
-    const r = http.get(`${STS}/BARRIER?NAME=k6&PARTIES=4&TIMEOUT=10&ON_TIMEOUT=RELEASE`,
+    const r = http.get(`${STS}/BARRIER?NAME=${key('k6')}&PARTIES=4&TIMEOUT=10&ON_TIMEOUT=RELEASE`,
                        { timeout: '15s', tags: { name: 'BARRIER k6' } });
     check(r, { 'BARRIER k6: opened, with a place': (x) => ok(x) && /^\d+$/.test(body(x)) &&
                                                          /^\d+$/.test(x.headers['X-Sts-Arrival'] || '') });
@@ -103,8 +110,11 @@ export function consume() {
     check(a, { 'ACK jobs.csv: OK': ok });
 }
 
-// Once every scenario is over: what is left goes to a timestamped file.
+// Once every scenario is over: what is left goes to a timestamped file, and the run's
+// keys are deleted (with tokens on, DEL PREFIX needs the admin token: examples/README.md).
 export function teardown() {
     const r = sts('SAVE', { FILENAME: 'jobs.csv', ADD_TIMESTAMP: 'true' }, 'SAVE jobs.csv');
     console.log(`SAVE jobs.csv: ${body(r)} lines left`);
+    const d = sts('DEL', { PREFIX: `${RUN_ID}.` }, 'DEL PREFIX');
+    console.log(`DEL PREFIX=${RUN_ID}.: ${body(d)} keys deleted`);
 }

@@ -7,7 +7,12 @@
 // Run it against `make run` (https://k6.io), on one machine or many (name each injector):
 //     k6 run examples/k6-shared-state.js
 //     k6 run -e STS=http://HOST:9191 -e INJECTOR=box-2 examples/k6-shared-state.js
-//     curl 'localhost:9191/sts/SET?NAME=abort&VALUE=stop'   # ...stops every instance
+//     k6 run -e RUN_ID=nightly-42 examples/k6-shared-state.js     this run's keys
+//     curl 'localhost:9191/sts/SET?NAME=nightly-42.abort&VALUE=stop&TTL=300'  # stops all
+// RUN_ID (default demo) prefixes every key: RUN_ID.orderId, RUN_ID.seats, RUN_ID.abort. The
+// abort flag's TTL (5 minutes) outlives the run, so every instance sees it, yet it is gone
+// before the next; teardown() deletes the run's keys (DEL PREFIX=RUN_ID.), so a second
+// run with the same RUN_ID starts clean (examples/README.md, "Run ids").
 // Sticky logins need an stsd with READ ... OWNER=; the rest needs keys and counters.
 import http from 'k6/http';
 import exec from 'k6/execution';
@@ -15,6 +20,8 @@ import { check, sleep } from 'k6';
 
 const STS = (__ENV.STS || 'http://localhost:9191') + '/sts';
 const INJECTOR = __ENV.INJECTOR || 'k6';
+const RUN_ID = __ENV.RUN_ID || 'demo';
+const key = (name) => `${RUN_ID}.${name}`;
 const SEATS = 3;
 
 export const options = {
@@ -47,7 +54,7 @@ function sts(command, params, name) {
 
 // A global order id: no other VU on any instance ever gets the same one.
 export function order() {
-    const r = sts('INCR', { NAME: 'orderId' }, 'INCR orderId');
+    const r = sts('INCR', { NAME: key('orderId') }, 'INCR orderId');
     check(r, { 'INCR orderId: an id': (x) => ok(x) && /^\d+$/.test(body(x)) });
     // ... place order number body(r) ...
     sleep(0.05);
@@ -56,7 +63,7 @@ export function order() {
 // At most SEATS VUs in the step, across every instance. The seat is lent (LEASE=30): a
 // VU that dies inside gives it back by itself when the lease ends.
 export function guardedStep() {
-    const r = sts('INCR', { NAME: 'seats', MAX: SEATS, TIMEOUT: '10', LEASE: '30' },
+    const r = sts('INCR', { NAME: key('seats'), MAX: SEATS, TIMEOUT: '10', LEASE: '30' },
                   'INCR seats (take)');
     if (!ok(r)) {
         check(r, { 'INCR seats: a seat, or none after the wait': (x) =>
@@ -67,7 +74,7 @@ export function guardedStep() {
     check(r, { 'INCR seats: leased': () => !!lease });
     // ... the guarded step: at most SEATS of us here at once ...
     sleep(0.2);
-    const g = sts('RELEASE', { NAME: 'seats', LEASE: lease }, 'RELEASE seats');
+    const g = sts('RELEASE', { NAME: key('seats'), LEASE: lease }, 'RELEASE seats');
     check(g, { 'RELEASE seats: OK': ok });
 }
 
@@ -88,14 +95,14 @@ export function stickyLogin() {
     sleep(0.5);
 }
 
-// One VU per instance waits for the key `abort` to change (stsd holds the GET until the
+// One VU per instance waits for the key RUN_ID.abort to change (stsd holds the GET until the
 // change or the TIMEOUT) and aborts the test when it says stop.
 let version = '0';
 export function watchAbort() {
-    const r = sts('GET', { NAME: 'abort', VERSION: version, TIMEOUT: '10' }, 'GET abort (watch)');
+    const r = sts('GET', { NAME: key('abort'), VERSION: version, TIMEOUT: '10' }, 'GET abort (watch)');
     if (!ok(r)) {
         check(r, { 'GET abort: absent until the wait ends': (x) =>
-            x.status === 404 && /Key abort not found/.test(body(x)) });
+            x.status === 404 && body(x).includes(`Key ${key('abort')} not found`) });
         version = '0';
         return;
     }
@@ -103,4 +110,11 @@ export function watchAbort() {
     if (body(r) === 'stop') {
         exec.test.abort(`the abort flag is set (version ${version})`);
     }
+}
+
+// At the end: delete the run's keys (with tokens on, DEL PREFIX needs the admin token:
+// examples/README.md). A run that ends without teardown() leaves its flag for 5 minutes.
+export function teardown() {
+    const d = sts('DEL', { PREFIX: `${RUN_ID}.` }, 'DEL PREFIX');
+    console.log(`DEL PREFIX=${RUN_ID}.: ${body(d)} keys deleted`);
 }

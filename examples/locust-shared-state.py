@@ -6,9 +6,14 @@ abort flag every user watches without polling (GET VERSION TIMEOUT).
 Run it against `make run` (Debian: apt-get install python3-locust; or pip install locust),
 one process or many workers on many machines, all with the same --host:
 
-    locust -f examples/locust-shared-state.py --host http://localhost:9191 \\
-        --headless -u 12 -r 12 -t 60s --stop-timeout 5
-    curl 'localhost:9191/sts/SET?NAME=abort&VALUE=stop'   # ...stops every injector at once
+    RUN_ID=nightly-42 locust -f examples/locust-shared-state.py \\
+        --host http://localhost:9191 --headless -u 12 -r 12 -t 60s --stop-timeout 5
+    curl 'localhost:9191/sts/SET?NAME=nightly-42.abort&VALUE=stop&TTL=300'  # stops them all
+
+RUN_ID (default demo) prefixes every key: RUN_ID.orderId, RUN_ID.seats, RUN_ID.abort. The
+abort flag's TTL (5 minutes) outlives the run, so every injector sees it, yet it is gone
+before the next; at the end test_stop deletes the run's keys (DEL PREFIX=RUN_ID.), so a
+second run with the same RUN_ID starts clean (examples/README.md, "Run ids").
 
 The user classes (name some after the options to run only those):
   OrderUser         INCR orderId: an id no other user on any injector ever gets
@@ -26,7 +31,9 @@ Every answer is checked; one that is not what the plan expects fails a request, 
 distinct, the most users in the step at once, the sticky logins).
 """
 import itertools
+import os
 import re
+import urllib.request
 import socket
 
 import gevent
@@ -35,8 +42,16 @@ from locust.exception import StopUser
 
 BODY = re.compile(r"<body>(.*)</body>", re.S)
 SEATS = 3
-NOT_FOUND = "Error : Key abort not found !"
-AT_BOUND = "Error : Key seats stayed at its bound until TIMEOUT, nothing changed !"
+RUN_ID = os.environ.get("RUN_ID", "demo")
+
+
+def key(name):
+    """The name of a key of this run: RUN_ID.name."""
+    return "%s.%s" % (RUN_ID, name)
+
+
+NOT_FOUND = "Error : Key %s not found !" % key("abort")
+AT_BOUND = "Error : Key %s stayed at its bound until TIMEOUT, nothing changed !" % key("seats")
 
 # What this process saw, printed at the end (tests/examples/test-examples.sh reads it).
 seen = {"ids": [], "inside": 0, "most_inside": 0, "logins": {}, "sticky_reads": 0,
@@ -69,7 +84,7 @@ class OrderUser(HttpUser):
 
     @task
     def order(self):
-        body, r = sts(self, "INCR", "INCR orderId", NAME="orderId")
+        body, r = sts(self, "INCR", "INCR orderId", NAME=key("orderId"))
         if body is None:
             return
         if not re.fullmatch(r"\d+", body):
@@ -85,7 +100,7 @@ class SeatUser(HttpUser):
 
     @task
     def guarded_step(self):
-        body, r = sts(self, "INCR", "INCR seats (take)", allow=(AT_BOUND,), NAME="seats",
+        body, r = sts(self, "INCR", "INCR seats (take)", allow=(AT_BOUND,), NAME=key("seats"),
                       MAX=str(SEATS), TIMEOUT="10", LEASE="30")
         if body is None:
             return          # waited 10 s for a seat: try again
@@ -102,7 +117,7 @@ class SeatUser(HttpUser):
             gevent.sleep(0.05)
         finally:
             seen["inside"] -= 1
-            sts(self, "RELEASE", "RELEASE seats", NAME="seats", LEASE=lease)
+            sts(self, "RELEASE", "RELEASE seats", NAME=key("seats"), LEASE=lease)
 
 
 class StickyLoginUser(HttpUser):
@@ -137,7 +152,7 @@ class StickyLoginUser(HttpUser):
 
 
 class AbortWatcher(HttpUser):
-    """One per process: waits for the key `abort` to change (no polling: the GET is held
+    """One per process: waits for the key RUN_ID.abort to change (no polling: the GET is held
     by stsd until the change or the TIMEOUT), and stops the test when it says stop."""
     fixed_count = 1
     wait_time = constant(0)
@@ -147,7 +162,7 @@ class AbortWatcher(HttpUser):
 
     @task
     def watch(self):
-        body, r = sts(self, "GET", "GET abort (watch)", allow=(NOT_FOUND,), NAME="abort",
+        body, r = sts(self, "GET", "GET abort (watch)", allow=(NOT_FOUND,), NAME=key("abort"),
                       VERSION=self.version, TIMEOUT="5")
         if body is None:
             self.version = "0"
@@ -170,3 +185,14 @@ def report(environment, **_kwargs):
     print("sticky logins: %d owners, %d distinct logins, %d reads, %d changed"
           % (len(logins), len(set(logins.values())), seen["sticky_reads"],
              seen["sticky_changed"]))
+
+
+@events.test_stop.add_listener
+def clean_up(environment, **_kwargs):
+    """Last: delete this run's keys (the counters, the flag), so that the next run with
+    the same RUN_ID starts clean. With tokens on, DEL PREFIX needs the admin token
+    (examples/README.md)."""
+    url = environment.host.rstrip("/") + "/sts/DEL?PREFIX=" + RUN_ID + "."
+    with urllib.request.urlopen(url, timeout=10) as f:
+        m = BODY.search(f.read().decode("utf-8", "replace"))
+    print("stsd DEL PREFIX=%s.: %s keys deleted" % (RUN_ID, m.group(1) if m else "?"))

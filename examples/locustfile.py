@@ -5,8 +5,12 @@ and a SAVE of what is left when the test stops.
 
 Run it against `make run` (Debian: apt-get install python3-locust; or pip install locust):
 
-    locust -f examples/locustfile.py --host http://localhost:9191 \\
+    RUN_ID=nightly-42 locust -f examples/locustfile.py --host http://localhost:9191 \\
         --headless -u 12 -r 12 -t 30s --stop-timeout 5
+
+RUN_ID (default demo) prefixes the names of this run's barrier and ONCE: RUN_ID.locust,
+RUN_ID.dataset-ready; at the end test_stop deletes them (DEL PREFIX=RUN_ID.), so the next
+run prepares again (examples/README.md, "Run ids").
 
 --stop-timeout lets each user finish the job in hand when the test stops: without it a
 user killed between READ and its bookkeeping drops a job, which is what LEASE is for.
@@ -16,10 +20,10 @@ The user classes (name some after the options to run only those):
   Consumer       READ queue.csv KEEP=FALSE TIMEOUT=1, then records the job in done.csv
   LeaseConsumer  READ queue.csv KEEP=FALSE LEASE=30, records it, then ACK (needs an stsd
                  with leases, `stsd.maxLease`)
-  Rendezvous     BARRIER NAME=locust PARTIES=$RENDEZVOUS_PARTIES (default 4): the users of
+  Rendezvous     BARRIER NAME=RUN_ID.locust PARTIES=$RENDEZVOUS_PARTIES (default 4): the users of
                  this class (in every injector) meet, then all do the step at once (needs
                  an stsd with BARRIER; run as many of them as PARTIES says, or more)
-  PrepareOnce    on_start: ONCE NAME=dataset-ready; the one user (of every injector) that
+  PrepareOnce    on_start: ONCE NAME=RUN_ID.dataset-ready; the one user (of every injector) that
                  gets RUN prepares (ADD prepared.csv) and sends DONE, the others wait
                  and get DONE (needs an stsd with ONCE)
 A job is recorded with ADD done.csv UNIQUE=TRUE, so a job consumed twice fails a request;
@@ -37,6 +41,12 @@ BODY = re.compile(r"<body>(.*)</body>", re.S)
 LOGIN = re.compile(r"login\d+;password\d+")
 QUEUE = "queue.csv"  # the example dataset: 10 orders, then what producers add
 DONE = "done.csv"    # every job consumed, once
+RUN_ID = os.environ.get("RUN_ID", "demo")
+
+
+def key(name):
+    """The name of a key, barrier or ONCE of this run: RUN_ID.name."""
+    return "%s.%s" % (RUN_ID, name)
 
 
 def sts(user, command, name, allow=(), **params):
@@ -125,7 +135,7 @@ class Rendezvous(HttpUser):
     def meet(self):
         with self.client.get("/sts/BARRIER", name="BARRIER locust", timeout=40,
                              catch_response=True,
-                             params={"NAME": "locust", "PARTIES": self.parties,
+                             params={"NAME": key("locust"), "PARTIES": self.parties,
                                      "TIMEOUT": 30, "ON_TIMEOUT": "RELEASE"}) as r:
             if r.status_code != 200 or "<title>OK</title>" not in r.text:
                 r.failure("BARRIER: %s" % (r.text or "")[:80])
@@ -137,11 +147,12 @@ class Rendezvous(HttpUser):
 
 class PrepareOnce(HttpUser):
     """A preparation run once: every user calls ONCE in on_start. Exactly one (of every
-    injector, JMeter and k6 ones too, that say NAME=dataset-ready) gets RUN with a lease id
+    injector, JMeter and k6 ones too, with this RUN_ID) gets RUN with a lease id
     in X-STS-Lease, prepares and sends DONE with that lease; the others wait, parked, up
     to TIMEOUT (under the request's own timeout), and get DONE; later callers get DONE at
-    once. LEASE=120: if the runner dies, another caller gets RUN after 120 s. DEL
-    NAME=dataset-ready makes the next test prepare again."""
+    once. LEASE=120: if the runner dies, another caller gets RUN after 120 s. TTL=43200:
+    the result lasts 12 hours, longer than the test, so that a late injector finds it
+    done, then goes even if test_stop never ran; test_stop deletes it sooner."""
     wait_time = constant(0.5)
     ran = 0     # users of this process that got RUN
     waited = 0  # users of this process that got DONE
@@ -149,8 +160,8 @@ class PrepareOnce(HttpUser):
     def on_start(self):
         with self.client.get("/sts/ONCE", name="ONCE dataset-ready", timeout=310,
                              catch_response=True,
-                             params={"NAME": "dataset-ready", "LEASE": 120,
-                                     "TIMEOUT": 300}) as r:
+                             params={"NAME": key("dataset-ready"), "LEASE": 120,
+                                     "TIMEOUT": 300, "TTL": 43200}) as r:
             m = BODY.search(r.text or "")
             state = m.group(1) if m else ""
             if r.status_code != 200 or state not in ("RUN", "DONE"):
@@ -167,12 +178,12 @@ class PrepareOnce(HttpUser):
         sts(self, "ADD", "ADD prepared.csv", FILENAME="prepared.csv",
             LINE="locust-%s" % uuid.uuid4(), ADD_MODE="LAST")
         time.sleep(1)
-        sts(self, "DONE", "DONE dataset-ready", NAME="dataset-ready", LEASE=lease, VALUE="ok")
+        sts(self, "DONE", "DONE dataset-ready", NAME=key("dataset-ready"), LEASE=lease, VALUE="ok")
 
     @task
     def use(self):
-        # The prepared data is there for every user: its value is GET NAME=dataset-ready.
-        body, _ = sts(self, "GET", "GET dataset-ready", NAME="dataset-ready")
+        # The prepared data is there for every user: its value is the key's.
+        body, _ = sts(self, "GET", "GET dataset-ready", NAME=key("dataset-ready"))
         if body is not None and body != "ok":
             print("dataset-ready is %r, not 'ok'" % body)
 
@@ -196,3 +207,13 @@ def save_leftovers(environment, **_kwargs):
         m = BODY.search(page)
         print("stsd %s: %s" % (query.split("?")[0],
                                (m.group(1) if m else page).replace("<br />", "").strip()))
+
+
+@events.test_stop.add_listener
+def clean_up(environment, **_kwargs):
+    """Last: delete this run's keys, so that the next run with the same RUN_ID starts
+    clean. With tokens on, DEL PREFIX needs the admin token (examples/README.md)."""
+    url = environment.host.rstrip("/") + "/sts/DEL?PREFIX=" + RUN_ID + "."
+    with urllib.request.urlopen(url, timeout=10) as f:
+        m = BODY.search(f.read().decode("utf-8", "replace"))
+    print("stsd DEL PREFIX=%s.: %s keys deleted" % (RUN_ID, m.group(1) if m else "?"))

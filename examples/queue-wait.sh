@@ -3,11 +3,12 @@
 # READ with TIMEOUT waits for a line; READ with LEASE lends it until ACK (done), RELEASE
 # (put back now) or the lease's deadline (put back by itself).
 # Run: `make run` in one terminal, then `sh examples/queue-wait.sh` in another (about 3 s).
-#      STS=http://HOST:PORT/sts for another server.
+#      STS=http://HOST:PORT/sts for another server; RUN_ID=... (default demo) names this
+#      run's scratch queue, RUN_ID.jobs.csv, DROPped at the end (examples/README.md).
 # Stops with status 1 at the first answer that is not the one expected.
 set -eu
 STS=${STS:-http://localhost:9191/sts}
-Q=demo-jobs.csv
+Q=${RUN_ID:-demo}.jobs.csv   # a scratch list of this run: two runs never share it
 
 # Sends one command; prints the body of its answer; fails unless it is OK. With a second
 # argument, also writes the X-STS-Lease header's value (the lease id) to that file.
@@ -66,4 +67,4 @@ echo "leased job-5 for 1 s: LENGTH $(sts "LENGTH?FILENAME=$Q")"
 sleep 1.5
 check "$(sts "LENGTH?FILENAME=$Q")" 1 "LENGTH once the lease expired"
 echo "1.5 s later: LENGTH $(sts "LENGTH?FILENAME=$Q"), job-5 is back"
-sts "RESET?FILENAME=$Q" >/dev/null
+sts "DROP?FILENAME=$Q" >/dev/null   # the scratch list goes (the admin token, with tokens on)

@@ -5,6 +5,8 @@
 #      switch back). STS=http://HOST:PORT/sts for another server.
 # In a JMeter plan: READ FILENAME=status.csv (KEEP=TRUE), a Regular Expression Extractor
 # on <body>(.*)</body>, and a While Controller on "${status}" != "STOP".
+# status.csv is a list of the reference's protocol, not a key: it has no TTL and no run
+# id, so switch it back (`run`) once the test is over, or the next test stops at once.
 set -eu
 STS=${STS:-http://localhost:9191/sts}
 want=$(echo "${1:-stop}" | tr '[:lower:]' '[:upper:]')

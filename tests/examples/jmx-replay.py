@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """jmx-replay.py - runs the HTTP samplers of a JMeter plan once each, in document order,
 against a real stsd, without JMeter (which is not in Debian): ${var} and the functions the
-examples use (__P, __machineName, __threadNum, __threadName as JMeter names a thread:
+examples use (__P, reading -G/-J properties as JMeter does, __machineName, __threadNum, __threadName as JMeter names a thread:
 "GROUP 1-1"; __jexl3 left alone) are substituted, each thread group starts from the plan's
 variables, Response Assertions (substring, regex contains) are checked and Regex
 Extractors (body or headers) set variables. Controllers run their children once; an If
@@ -16,8 +16,11 @@ distributed run that start late one after another (__machineName replay-1, repla
 by exactly one engine, the first: a plan that loads its lists through ONCE must not
 reload them when a later engine joins.
 
-Usage: tests/examples/jmx-replay.py PLAN BASE_URL [--skip PARAM]... [--group TEXT]...
-           [--machine NAME] [--engines N [--between PATH?QUERY] [--once-only CMD]...]
+Usage: tests/examples/jmx-replay.py PLAN BASE_URL [-Gname=value]... [-Jname=value]...
+           [--skip PARAM]... [--group TEXT]... [--machine NAME]
+           [--engines N [--between PATH?QUERY] [--once-only CMD]...]
+  -Gname=value, -Jname=value: a property, what ${__P(name,default)} answers (JMeter's -G
+      sends it to every engine, -J sets it on one; a replay makes no difference)
   --skip PARAM: leave out the samplers that send PARAM (a parameter the server lacks yet)
   --group TEXT: run only the thread groups whose name contains one of the TEXTs
   --machine NAME: ${__machineName} (replay by default)
@@ -33,8 +36,9 @@ import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
 
+PROPS = {}                              # -G and -J properties
 FUNCS = [
-    (re.compile(r"\$\{__P\(([^,)]*),([^)]*)\)\}"), lambda m: m.group(2)),
+    (re.compile(r"\$\{__P\(([^,)]*),([^)]*)\)\}"), lambda m: PROPS.get(m.group(1), m.group(2))),
 ]
 
 
@@ -154,7 +158,13 @@ def option(args, name):
 
 
 def main():
-    args = sys.argv[1:]
+    args = []
+    for a in sys.argv[1:]:
+        if a[:2] in ("-G", "-J") and "=" in a:
+            name, value = a[2:].split("=", 1)
+            PROPS[name] = value
+        else:
+            args.append(a)
     groups = option(args, "--group")
     skip = set(option(args, "--skip"))
     machine = (option(args, "--machine") or ["replay"])[-1]

@@ -12,7 +12,11 @@
 # run once (ONCE, DONE) must run exactly once: the JMeter plan's setUp group, which loads
 # the lists, replayed 5 times at once and as two engines in turn (the late one loads
 # nothing), and Locust's PrepareOnce. Every example must say in a header what it shows and
-# how to run it; the JMeter plans must be well-formed. A check whose tool is missing is a skip,
+# how to run it; the JMeter plans must be well-formed. Run ids (issue 34): the examples that
+# use keys, barriers or ONCE run twice in a row with the same run id on the same stsd (the
+# second run must neither stop at once nor skip its preparation), leave no key of their
+# run id behind (KEYS PREFIX=<id>. is empty) and do not see the flags of another id; the
+# JMeter replay takes the id as -GrunId. A check whose tool is missing is a skip,
 # counted and named (tests/tally.sh; under CI=true a skip fails the run).
 # Usage: tests/examples/test-examples.sh (from the top of the tree, after `make`).
 set -u
@@ -41,6 +45,8 @@ stop() {
 }
 # The body of an answer (OK or KO).
 body() { curl -fsS "$STS/$1" | tr -d '\n' | sed 's|.*<body>\(.*\)</body>.*|\1|'; }
+# The keys whose names start with $1, as "name = value" lines (none: nothing).
+keys() { curl -fsS "$STS/KEYS?PREFIX=$1" | tr -d '\n' | sed 's|.*<body>\(.*\)</body>.*|\1|; s|<br />|\n|g'; }
 # Column $2 of the row named $1 of Locust's statistics CSV ($stats).
 col() { awk -F, -v name="\"$1\"" -v c="$2" '$2 == name || $2 == substr(name, 2, length(name) - 2) { print $c }' "$stats"; }
 
@@ -102,12 +108,26 @@ for script in examples/tour.sh examples/stop-flag.sh examples/queue-wait.sh; do
     start
     if STS=$STS sh "$script" >"$tmp/out" 2>&1; then ok "$script"
     else fail "$script:"; sed 's/^/        /' "$tmp/out"; fi
+    if [ "$script" = examples/queue-wait.sh ]; then
+        # Twice more on the same server, under a run id: its scratch list is gone each time.
+        for n in 1 2; do
+            if STS=$STS RUN_ID=qw sh "$script" >"$tmp/out" 2>&1 &&
+                ! curl -fsS "$STS/STATUS" | grep -q 'qw\.'; then
+                ok "$script, RUN_ID=qw, run $n: its scratch list qw.jobs.csv DROPped at the end"
+            else
+                fail "$script, RUN_ID=qw, run $n (or qw.jobs.csv left):"; sed 's/^/        /' "$tmp/out"
+                curl -fsS "$STS/STATUS" | grep 'qw\.' | sed 's/^/        /'
+            fi
+        done
+    fi
     stop
 done
 
 # 2b. The shared-state JMeter plan, replayed without JMeter (tests/examples/jmx-replay.py:
-# each HTTP sampler once, its assertions and regex extractors), with the abort flag set
-# first so the watcher answers at once and its If Controller sees "stop". Its sticky-login
+# each HTTP sampler once, its assertions and regex extractors), with -GrunId=j1 and the
+# abort flag j1.abort set first so the watcher answers at once and its If Controller sees
+# "stop"; its tearDown must leave no key of j1. Then a second run of j1, beside j2's flag:
+# it must wait for its own flag (set 1 s later), not stop at once. Its sticky-login
 # samplers (READ/RELEASE ... OWNER=) run when the server's help page lists OWNER;
 # STSD_EXAMPLES_OWNER=yes forces them (and =no leaves them out), as for Locust below.
 start
@@ -116,15 +136,35 @@ if [ "$owner" = auto ]; then
     owner=no
     curl -fsS "$STS/" | grep -q 'OWNER' && owner=yes
 fi
-curl -fsS "$STS/SET?NAME=abort&VALUE=stop" >/dev/null
+curl -fsS "$STS/SET?NAME=j1.abort&VALUE=stop&TTL=300" >/dev/null
 skipowner=
 [ "$owner" = yes ] || skipowner="--skip OWNER"
-if python3 tests/examples/jmx-replay.py examples/shared-state.jmx "${STS%/sts}" $skipowner \
-    >"$tmp/replay" 2>&1 && grep -q 'if ${__jexl3("stop" == "stop")}' "$tmp/replay"; then
-    ok "examples/shared-state.jmx replayed: $(tail -n 1 "$tmp/replay" | sed 's/^replay: //')"
+if python3 tests/examples/jmx-replay.py examples/shared-state.jmx "${STS%/sts}" -GrunId=j1 $skipowner \
+    >"$tmp/replay" 2>&1 && grep -q 'if ${__jexl3("stop" == "stop")}' "$tmp/replay" &&
+    grep -q '^  ok    GET j1.abort ' "$tmp/replay"; then
+    ok "examples/shared-state.jmx replayed with -GrunId=j1: $(tail -n 1 "$tmp/replay" | sed 's/^replay: //')"
 else
     fail "examples/shared-state.jmx replay:"; sed 's/^/        /' "$tmp/replay"
 fi
+left=$(keys j1.)
+[ -z "$left" ] && ok "shared-state.jmx: its tearDown left no key of run j1" ||
+    fail "shared-state.jmx left keys of run j1: $left"
+# Again with the same id, another team's flag (j2.abort) set: the watcher must wait for
+# this run's own flag, set 1 s later, not stop at once on a leftover or on j2's.
+curl -fsS "$STS/SET?NAME=j2.abort&VALUE=stop&TTL=300" >/dev/null
+(sleep 1; curl -fsS "$STS/SET?NAME=j1.abort&VALUE=stop&TTL=300" >/dev/null) &
+setter=$!
+t0=$(date +%s%N)
+python3 tests/examples/jmx-replay.py examples/shared-state.jmx "${STS%/sts}" -JrunId=j1 $skipowner \
+    >"$tmp/replay2" 2>&1
+status=$?
+ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+wait "$setter"
+[ "$status" = 0 ] && [ "$ms" -ge 900 ] && grep -q 'if ${__jexl3("stop" == "stop")}' "$tmp/replay2" &&
+    [ -z "$(keys j1.)" ] && [ -n "$(keys j2.)" ] &&
+    ok "shared-state.jmx, a second run of j1 (-JrunId): waited $ms ms for its own flag (none left over, j2's not seen), cleaned up again; j2.abort untouched" ||
+    { fail "shared-state.jmx, second run of j1: status $status, $ms ms (want >= 900: no flag left over), keys j1: '$(keys j1.)' (want none), j2: '$(keys j2.)' (want j2.abort)"
+      sed 's/^/        /' "$tmp/replay2"; }
 [ "$owner" = yes ] ||
     skip "examples/shared-state.jmx sticky logins (OWNER): this stsd has no READ ... OWNER= yet (issue 24 section 3)"
 stop
@@ -265,44 +305,53 @@ for k, v in sorted(counters.items()):
 fi
 
 # 4. Shared state (keys and counters), Locust headless: a global order id, a semaphore of 3
-# seats, and an abort flag that stops the run (set with curl after 3 s of a 30 s run).
+# seats, and an abort flag that stops the run (set with curl after 3 s of a 30 s run);
+# twice with RUN_ID=s1, beside the flag of another run id (s2) that must not stop it.
 # Sticky logins (READ ... OWNER=) are a check of their own below.
 if ! command -v locust >/dev/null 2>&1; then
     skip "Locust shared-state example: locust is not installed (Debian: python3-locust)"
 else
     start
     host=${STS%/sts}
-    (sleep 3; curl -fsS "$STS/SET?NAME=abort&VALUE=stop" >/dev/null) &
-    setter=$!
-    t0=$(date +%s)
-    if locust -f examples/locust-shared-state.py --host "$host" --headless -u 9 -r 9 -t 30s \
-        --stop-timeout 5 --csv "$tmp/shared" --only-summary --loglevel WARNING \
-        OrderUser SeatUser AbortWatcher >"$tmp/shared.log" 2>&1; then
-        ok "locust shared state: OrderUser SeatUser AbortWatcher, exit status 0"
-    else
-        fail "locust (shared state) exited with status $? (log below)"
-        tail -n 25 "$tmp/shared.log" | sed 's/^/        /'
-    fi
-    took=$(( $(date +%s) - t0 ))
-    wait "$setter"
-    grep -q '^abort flag seen' "$tmp/shared.log" && [ "$took" -lt 15 ] &&
-        ok "the abort flag (GET VERSION TIMEOUT) stopped the 30 s run after $took s" ||
-        fail "the abort flag did not stop the run (took $took s)"
-    stats="$tmp/shared_stats.csv"
-    failures=$(col Aggregated 4); requests=$(col Aggregated 3)
-    [ "${failures:-x}" = 0 ] && [ "${requests:-0}" -gt 20 ] &&
-        ok "locust shared state: $requests requests, none failed" ||
-        fail "locust shared-state statistics: ${requests:-?} requests, ${failures:-?} failed (want 0)"
-    ids=$(sed -n 's/^order ids: \([0-9]*\) taken, \([0-9]*\) distinct$/\1 \2/p' "$tmp/shared.log")
-    taken=${ids% *}; distinct=${ids#* }; last=$(body 'GET?NAME=orderId')
-    [ -n "$ids" ] && [ "$taken" -gt 0 ] && [ "$taken" = "$distinct" ] && [ "$last" -ge "$taken" ] &&
-        ok "order ids: $taken taken, all distinct (orderId = $last)" ||
-        fail "order ids: '${ids:-none}' (taken distinct), orderId = $last"
-    most=$(sed -n 's/^seats: at most \([0-9]*\) users.*/\1/p' "$tmp/shared.log")
-    seats=$(body 'GET?NAME=seats')
-    [ "${most:-0}" -ge 1 ] && [ "${most:-9}" -le 3 ] && [ "$seats" = 0 ] &&
-        ok "semaphore: at most $most of 3 users in the step; every seat given back" ||
-        fail "semaphore: at most ${most:-?} users in the step (want 1 to 3), seats = $seats (want 0)"
+    # Another team's flag on the same stsd: run s1 must not see it.
+    curl -fsS "$STS/SET?NAME=s2.abort&VALUE=stop&TTL=300" >/dev/null
+    for n in 1 2; do    # twice, the same RUN_ID: the second must not stop at once
+        (sleep 3; curl -fsS "$STS/SET?NAME=s1.abort&VALUE=stop&TTL=300" >/dev/null) &
+        setter=$!
+        t0=$(date +%s)
+        if RUN_ID=s1 locust -f examples/locust-shared-state.py --host "$host" --headless -u 9 -r 9 \
+            -t 30s --stop-timeout 5 --csv "$tmp/shared" --only-summary --loglevel WARNING \
+            OrderUser SeatUser AbortWatcher >"$tmp/shared.log" 2>&1; then
+            ok "locust shared state, RUN_ID=s1, run $n: OrderUser SeatUser AbortWatcher, exit status 0"
+        else
+            fail "locust (shared state, run $n) exited with status $? (log below)"
+            tail -n 25 "$tmp/shared.log" | sed 's/^/        /'
+        fi
+        took=$(( $(date +%s) - t0 ))
+        wait "$setter"
+        grep -q '^abort flag seen' "$tmp/shared.log" && [ "$took" -ge 3 ] && [ "$took" -lt 15 ] &&
+            ok "run $n: its abort flag (s1.abort, GET VERSION TIMEOUT), set after 3 s, stopped the 30 s run after $took s; s2.abort did not" ||
+            fail "run $n: the abort flag did not stop the run after 3 s (took $took s; under 3: a leftover or another id's flag)"
+        stats="$tmp/shared_stats.csv"
+        failures=$(col Aggregated 4); requests=$(col Aggregated 3)
+        [ "${failures:-x}" = 0 ] && [ "${requests:-0}" -gt 20 ] &&
+            ok "locust shared state: $requests requests, none failed" ||
+            fail "locust shared-state statistics: ${requests:-?} requests, ${failures:-?} failed (want 0)"
+        ids=$(sed -n 's/^order ids: \([0-9]*\) taken, \([0-9]*\) distinct$/\1 \2/p' "$tmp/shared.log")
+        taken=${ids% *}; distinct=${ids#* }
+        [ -n "$ids" ] && [ "$taken" -gt 0 ] && [ "$taken" = "$distinct" ] &&
+            ok "order ids: $taken taken, all distinct" || fail "order ids: '${ids:-none}' (taken distinct)"
+        most=$(sed -n 's/^seats: at most \([0-9]*\) users.*/\1/p' "$tmp/shared.log")
+        [ "${most:-0}" -ge 1 ] && [ "${most:-9}" -le 3 ] &&
+            ok "semaphore: at most $most of 3 users in the step" ||
+            fail "semaphore: at most ${most:-?} users in the step (want 1 to 3)"
+        left=$(keys s1.)
+        [ -z "$left" ] && grep -q '^stsd DEL PREFIX=s1\.: [1-9][0-9]* keys deleted$' "$tmp/shared.log" &&
+            ok "run $n: test_stop deleted the keys of s1 (KEYS PREFIX=s1. empty)" ||
+            fail "run $n: keys of s1 left after the run: '$left'"
+    done
+    [ -n "$(keys s2.)" ] && ok "the other run's flag s2.abort is still there" ||
+        fail "s2.abort was deleted by run s1"
     stop
 fi
 
@@ -349,8 +398,10 @@ fi
 # the lists loaded by one of them only. Then two engines in turn, with a READ ... LEASE
 # between them as the test under way (jmx-replay.py --engines 2): the late engine must
 # send no INITFILE or RESET, so the order it consumes is the second one taken and the
-# lease survives. Then the Locust PrepareOnce users (5, in on_start) must prepare once
-# (one ADD to prepared.csv). Each on a fresh server.
+# lease survives. Run ids: the 5 replays say -GrunId=o1; run o2 prepares on its own, and
+# after o1's tearDown (DEL PREFIX=o1.) o1's next setUp gets RUN again. Then the Locust
+# PrepareOnce users (5, in on_start) must prepare once (one ADD to prepared.csv), twice in
+# a row with RUN_ID=p1, test_stop leaving no key of p1. Each on a fresh server.
 if [ "$once" = no ]; then
     skip "ONCE examples: this stsd has no ONCE yet"
 else
@@ -359,7 +410,7 @@ else
     i=1; replays=
     while [ $i -le 5 ]; do
         python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group setUp \
-            --machine "engine$i" >"$tmp/once$i" 2>&1 &
+            -GrunId=o1 --machine "engine$i" >"$tmp/once$i" 2>&1 &
         replays="$replays $!"; i=$((i + 1))
     done
     wait $replays    # not a bare wait: stsd is a child too
@@ -368,12 +419,28 @@ else
     loads=$(cat "$tmp"/once[1-5] | grep -c '^  ok    \(INITFILE\|RESET\) ')
     loaders=$(grep -l '^  ok    INITFILE ' "$tmp"/once[1-5] | wc -l)
     replay_fails=$(cat "$tmp"/once[1-5] | grep -c '^  FAIL')
-    value=$(body 'GET?NAME=dataset-ready')
+    value=$(body 'GET?NAME=o1.dataset-ready')
     [ "$runs" = 1 ] && [ "$dones" = 4 ] && [ "$replay_fails" = 0 ] && [ "$loads" = 3 ] &&
         [ "$loaders" = 1 ] && [ "$value" = ok ] &&
-        ok "examples/stsd-plan.jmx ONCE setUp, 5 replays at once: 1 RUN loaded the lists (2 INITFILE, 1 RESET), 4 DONE, dataset-ready = ok" ||
-        { fail "stsd-plan.jmx ONCE: $runs RUN, $dones DONE, $replay_fails failed (want 1, 4, 0); $loads INITFILE/RESET by $loaders replays (want 3 by 1), dataset-ready = '$value' (want ok)"
+        ok "examples/stsd-plan.jmx ONCE setUp, 5 replays at once (-GrunId=o1): 1 RUN loaded the lists (2 INITFILE, 1 RESET), 4 DONE, o1.dataset-ready = ok" ||
+        { fail "stsd-plan.jmx ONCE: $runs RUN, $dones DONE, $replay_fails failed (want 1, 4, 0); $loads INITFILE/RESET by $loaders replays (want 3 by 1), o1.dataset-ready = '$value' (want ok)"
           sed 's/^/        /' "$tmp"/once[1-5]; }
+    # Another run id prepares on its own; run o1's tearDown deletes its keys, and the
+    # next run of o1 prepares again.
+    python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group setUp \
+        -GrunId=o2 >"$tmp/once-o2" 2>&1
+    python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group tearDown \
+        -GrunId=o1 >"$tmp/once-down" 2>&1
+    left=$(keys o1.)
+    python3 tests/examples/jmx-replay.py examples/stsd-plan.jmx "$host" --group setUp \
+        -GrunId=o1 >"$tmp/once-again" 2>&1
+    ran() { grep -c 'if ${__jexl3("RUN" == "RUN")}: true, children run' "$1"; }
+    [ "$(ran "$tmp/once-o2")" = 1 ] && [ -z "$left" ] &&
+        grep -q '^  ok    DEL PREFIX=o1\. .* -> OK 1$' "$tmp/once-down" &&
+        [ "$(ran "$tmp/once-again")" = 1 ] && [ "$(body 'GET?NAME=o2.dataset-ready')" = ok ] &&
+        ok "stsd-plan.jmx: run o2 prepared on its own; o1's tearDown deleted o1.dataset-ready, and o1's next setUp got RUN again" ||
+        { fail "stsd-plan.jmx run ids: o2 RUN $(ran "$tmp/once-o2") times (want 1), keys of o1 after its tearDown '$left' (want none), o1 again RUN $(ran "$tmp/once-again") times (want 1)"
+          cat "$tmp/once-o2" "$tmp/once-down" "$tmp/once-again" | sed 's/^/        /'; }
     stop
     start
     host=${STS%/sts}
@@ -394,23 +461,25 @@ else
     else
         start
         host=${STS%/sts}
-        if locust -f examples/locustfile.py --host "$host" --headless -u 5 -r 5 -t 3s \
-            --stop-timeout 5 --csv "$tmp/once" --only-summary --loglevel WARNING \
-            PrepareOnce >"$tmp/once.log" 2>&1; then
-            ok "locust: PrepareOnce for 3 s, exit status 0"
-        else
-            fail "locust (PrepareOnce) exited with status $? (log below)"
-            tail -n 25 "$tmp/once.log" | sed 's/^/        /'
-        fi
-        stats="$tmp/once_stats.csv"
-        failures=$(col Aggregated 4); onces=$(col "ONCE dataset-ready" 3)
-        line=$(sed -n 's/^once: //p' "$tmp/once.log")
-        prepared=$(body 'LENGTH?FILENAME=prepared.csv'); value=$(body 'GET?NAME=dataset-ready')
-        [ "${failures:-x}" = 0 ] && [ "${onces:-0}" = 5 ] &&
-            [ "$line" = "1 ran the preparation, 4 got DONE" ] && [ "$prepared" = 1 ] &&
-            [ "$value" = ok ] && ! grep -q "^dataset-ready is" "$tmp/once.log" &&
-            ok "locust PrepareOnce: 5 ONCE, $line; prepared.csv 1 line, dataset-ready = ok" ||
-            fail "locust PrepareOnce: '${line:-none}' (want 1 ran, 4 DONE), ${onces:-?} ONCE, ${failures:-?} failed; prepared.csv $prepared lines (want 1), dataset-ready = '$value'"
+        for n in 1 2; do    # twice, the same RUN_ID: the second must prepare again
+            if RUN_ID=p1 locust -f examples/locustfile.py --host "$host" --headless -u 5 -r 5 \
+                -t 3s --stop-timeout 5 --csv "$tmp/once" --only-summary --loglevel WARNING \
+                PrepareOnce >"$tmp/once.log" 2>&1; then
+                ok "locust: PrepareOnce, RUN_ID=p1, run $n, exit status 0"
+            else
+                fail "locust (PrepareOnce, run $n) exited with status $? (log below)"
+                tail -n 25 "$tmp/once.log" | sed 's/^/        /'
+            fi
+            stats="$tmp/once_stats.csv"
+            failures=$(col Aggregated 4); onces=$(col "ONCE dataset-ready" 3)
+            line=$(sed -n 's/^once: //p' "$tmp/once.log")
+            prepared=$(body 'LENGTH?FILENAME=prepared.csv'); left=$(keys p1.)
+            [ "${failures:-x}" = 0 ] && [ "${onces:-0}" = 5 ] &&
+                [ "$line" = "1 ran the preparation, 4 got DONE" ] && [ "$prepared" = "$n" ] &&
+                [ -z "$left" ] && ! grep -q "^dataset-ready is" "$tmp/once.log" &&
+                ok "locust PrepareOnce run $n: 5 ONCE, $line; prepared.csv $n lines; no key of p1 left" ||
+                fail "locust PrepareOnce run $n: '${line:-none}' (want 1 ran, 4 DONE), ${onces:-?} ONCE, ${failures:-?} failed; prepared.csv $prepared lines (want $n), keys of p1 left: '$left'"
+        done
         stop
     fi
 fi

@@ -154,7 +154,7 @@ static const cmd_def commands[] = {
      "Remove a key (and its counter leases); its watchers wake. With PREFIX (the admin "
      "token, once one is set): every key whose name starts with it; answers how many "
      "(JSON: deleted).",
-     {{"NAME", "key", 1, "the key (the rules of FILENAME)"}, P_IF_VERSION,
+     {{"NAME", "key", 0, "the key (the rules of FILENAME)"}, P_IF_VERSION,
       {"PREFIX", "text", 1, "instead of NAME: every key whose name starts with it (not "
        "empty)"}}},
     {"EXPIRE", cmd_expire, CMD_CHANGES | CMD_ADMIN | CMD_JSON, FIELD_MESSAGE,

@@ -311,8 +311,12 @@ static int option_value(const ctl_param *p, int neg, const char *eq, int argc, c
             snprintf(chosen, 64, "FALSE");
         else if (!eq && *i + 1 < argc && choice(p->value, argv[*i + 1], chosen, 64) == 0)
             ++*i;
-        else if (choice(p->value, eq ? eq + 1 : "TRUE", chosen, 64) != 0)
-            return usage_error("not true or false: %s", a);
+        else if (choice(p->value, eq ? eq + 1 : "TRUE", chosen, 64) != 0) {
+            if (!eq || !ctl_param_free_value(p))
+                return usage_error("not true or false: %s", a);
+            *val = eq + 1;              /* UNIQUE=login: a column's name */
+            return 0;
+        }
         *val = chosen;
         return 0;
     case CTL_CHOICE:

@@ -100,6 +100,16 @@ static int is_bool_word(const char *s, size_t n)
            (n == 5 && strncasecmp(s, "FALSE", 5) == 0);
 }
 
+/* A lower-case alternative ("column") stands for a value the user writes, as the
+ * placeholders of other parameters do ("key", "n"). */
+static int is_placeholder(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!islower((unsigned char)s[i]))
+            return 0;
+    return n > 0;
+}
+
 ctl_kind ctl_param_kind(const ctl_param *p)
 {
     if (!p->optional)
@@ -107,10 +117,18 @@ ctl_kind ctl_param_kind(const ctl_param *p)
     const char *bar = strchr(p->value, '|');
     if (!bar)
         return CTL_VALUE;
-    if (!strchr(bar + 1, '|') && is_bool_word(p->value, (size_t)(bar - p->value)) &&
-        is_bool_word(bar + 1, strlen(bar + 1)))
+    const char *bar2 = strchr(bar + 1, '|');
+    size_t second = bar2 ? (size_t)(bar2 - bar - 1) : strlen(bar + 1);
+    if (is_bool_word(p->value, (size_t)(bar - p->value)) && is_bool_word(bar + 1, second) &&
+        (!bar2 || is_placeholder(bar2 + 1, strlen(bar2 + 1))))
         return CTL_BOOL;
     return CTL_CHOICE;
+}
+
+int ctl_param_free_value(const ctl_param *p)
+{
+    const char *last = strrchr(p->value, '|');
+    return last && is_placeholder(last + 1, strlen(last + 1));
 }
 
 static int is_mode(const char *name)

@@ -69,6 +69,9 @@ typedef enum ctl_kind {
 } ctl_kind;
 
 ctl_kind ctl_param_kind(const ctl_param *p);
+/* 1 if p's last alternative is a placeholder ("FALSE|TRUE|column"): a flag of it also
+ * takes any value written as --opt=value. */
+int ctl_param_free_value(const ctl_param *p);
 
 /* The long option of parameter p of row c, written to out (size n): lower case, '_' as
  * '-', and a lone "*_MODE" as "mode" (READ_MODE, FIND_MODE, ADD_MODE). */

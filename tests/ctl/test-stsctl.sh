@@ -495,8 +495,9 @@ echo "$out" | grep -q "^evil$(printf '\033')\[2Jname${tab}1\$" &&
 # docs/stsctl.md's script (examples/stsctl-script.sh, shown there whole) against this server.
 if STSCTL="$STSCTL" sh examples/stsctl-script.sh > "$tmp/script.out" 2>&1 &&
     [ "$(grep '^doing' "$tmp/script.out" | tr '\n' ' ')" = "doing job-1 doing job-2 doing job-3 " ] &&
-    grep -q '^script-users.csv: 5 lines$' "$tmp/script.out" && [ -f "$tmp/data/script-users.csv" ]; then
-    ok "examples/stsctl-script.sh runs: jobs leased and acked in order, the users saved"
+    grep -q '^demo.users.csv: 5 lines$' "$tmp/script.out" && [ -f "$tmp/data/demo.users.csv" ] &&
+    ! "$STSCTL" length demo.jobs.csv >/dev/null 2>&1; then
+    ok "examples/stsctl-script.sh runs: jobs leased and acked in order, the users saved, its lists dropped"
 else
     fail "examples/stsctl-script.sh: $(cat "$tmp/script.out")"
 fi

@@ -86,6 +86,13 @@ static void test_names(void **state)
     assert_int_equal(ctl_param_kind(&future.params[1]), CTL_VALUE);
     assert_int_equal(ctl_param_kind(&future.params[2]), CTL_CHOICE);
     assert_int_equal(ctl_param_kind(&future.params[3]), CTL_BOOL);
+    assert_int_equal(ctl_param_free_value(&future.params[3]), 0);
+    /* TRUE|FALSE with a placeholder ("column"): still a flag, --unique=login passes on. */
+    const ctl_param unique = {"UNIQUE", "FALSE|TRUE|column", 1, "refuse a duplicate"};
+    const ctl_param mode = {"ADD_MODE", "FIRST|LAST|other", 1, "where"};
+    assert_int_equal(ctl_param_kind(&unique), CTL_BOOL);
+    assert_int_equal(ctl_param_free_value(&unique), 1);
+    assert_int_equal(ctl_param_kind(&mode), CTL_CHOICE);
     ctl_option_name(&future, &future.params[2], s, sizeof s);
     assert_string_equal(s, "mode");   /* the one *_MODE is --mode */
     ctl_option_name(&future, &future.params[1], s, sizeof s);

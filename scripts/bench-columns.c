@@ -10,26 +10,11 @@
 
 #include "base/csv.h"
 #include "list/list.h"
+#include "bench_util.h"
 
 #define LOOKUPS 200000
 #define SCANS 3
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static size_t rnd_below(size_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (size_t)(rng % n);
-}
 
 static void die(const char *what)
 {
@@ -82,21 +67,21 @@ int main(int argc, char **argv)
            "FIND COLUMN ns", "ADD UNIQUE ns", "scan ns");
     for (size_t z = 0; z < nsizes; z++) {
         size_t n = sizes[z];
-        double t0 = now();
+        double t0 = bench_now();
         list *l = build(n);
-        double t1 = now();
+        double t1 = bench_now();
         if (list_find_column(l, 0, "absent", 6) != -1)       /* builds the index */
             die("first lookup");
-        double t2 = now();
+        double t2 = bench_now();
         /* FIND COLUMN=login KEEP=TRUE: the position, then the line to the tail. */
         for (size_t i = 0; i < LOOKUPS; i++) {
-            size_t len = user(s, sizeof s, rnd_below(n));
+            size_t len = user(s, sizeof s, bench_below(n));
             ssize_t pos = list_find_column(l, 0, s, (size_t)(strchr(s, ',') - s));
             if (pos < 0 || list_move_to_back(l, (size_t)pos) != 0)
                 die("FIND COLUMN");
             (void)len;
         }
-        double t3 = now();
+        double t3 = bench_now();
         /* ADD UNIQUE=login of a new login: the lookup, then the push. */
         for (size_t i = 0; i < LOOKUPS; i++) {
             size_t len = user(s, sizeof s, n + i);
@@ -104,15 +89,15 @@ int main(int argc, char **argv)
                 list_push_back(l, s, len) != 0)
                 die("ADD UNIQUE");
         }
-        double t4 = now();
+        double t4 = bench_now();
         /* What FIND COLUMN would cost without its index: a scan to a random line. */
         for (size_t i = 0; i < SCANS; i++) {
-            user(s, sizeof s, rnd_below(n));
+            user(s, sizeof s, bench_below(n));
             scan_ctx c = {s, (size_t)(strchr(s, ',') - s)};
             if (list_scan(l, login_is, &c) < 0)
                 die("scan");
         }
-        double t5 = now();
+        double t5 = bench_now();
         printf("%-10zu %12.1f %14.1f %16.0f %16.0f %14.0f\n", n, (t1 - t0) * 1e3,
                (t2 - t1) * 1e3, (t3 - t2) / LOOKUPS * 1e9, (t4 - t3) / LOOKUPS * 1e9,
                (t5 - t4) / SCANS * 1e9);

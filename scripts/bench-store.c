@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "list/list.h"
+#include "bench_util.h"
 
 #define MAX_SIZES 4
 #define MAX_ROWS 24
@@ -41,22 +42,6 @@ static struct row *row(const char *name, const char *unit, int ratio)
     return &rows[nrows++];
 }
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static size_t rnd_below(size_t n)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (size_t)(rng % n);
-}
 
 /* "login%07zu;password%07zu" without snprintf, whose cost would swamp the cheap rows. */
 static size_t line(char *buf, size_t i)
@@ -175,13 +160,13 @@ static void step(list *l, enum op op)
         break;
     case READ_FIRST_DEL:
     case READ_RANDOM_DEL:
-        pos = op == READ_FIRST_DEL ? 0 : rnd_below(n);
+        pos = op == READ_FIRST_DEL ? 0 : bench_below(n);
         p = list_get(l, pos, &len);
         memcpy(buf, p, len);
         r = list_remove(l, pos) | list_push_back(l, buf, len);
         break;
     case READ_RANDOM_KEEP:
-        pos = rnd_below(n);
+        pos = bench_below(n);
         sink += list_get(l, pos, &len) ? len : 0;
         r = list_move_to_back(l, pos);
         break;
@@ -197,7 +182,7 @@ static void step(list *l, enum op op)
             list_remove(l, 0);
         break;
     case FIND_EQUALS:
-        pos = n - 1 - rnd_below(n < 100 ? n : 100);
+        pos = n - 1 - bench_below(n < 100 ? n : 100);
         p = list_get(l, pos, &len);
         memcpy(buf, p, len);
         r = list_find_equal(l, buf, len) != (ssize_t)pos || list_move_to_back(l, pos);
@@ -218,12 +203,12 @@ static double ops_per_second(list *l, enum op op)
     double best = 0;
     for (int r = 0; r < ROUNDS; r++) {
         size_t done = 0;
-        double t0 = now(), t;
+        double t0 = bench_now(), t;
         do {
             for (int i = 0; i < 1024; i++)
                 step(l, op);
             done += 1024;
-            t = now() - t0;
+            t = bench_now() - t0;
         } while (t < BUDGET_S / ROUNDS);
         best = (double)done / t > best ? (double)done / t : best;
     }
@@ -233,25 +218,25 @@ static double ops_per_second(list *l, enum op op)
 static void bench_size(int s)
 {
     size_t n = sizes[s];
-    double t0 = now();
+    double t0 = bench_now();
     list *l = build(n);
-    row("build by push_back", "ns/line", 1)->v[s] = (now() - t0) * 1e9 / (double)n;
+    row("build by push_back", "ns/line", 1)->v[s] = (bench_now() - t0) * 1e9 / (double)n;
     /* Freed leaves stay in the leaf pool, so a second build (an INITFILE reload) reuses
      * memory already faulted in instead of paying the kernel for it again. */
-    t0 = now();
+    t0 = bench_now();
     list_free(l);
-    row("list_free", "ns/line", 1)->v[s] = (now() - t0) * 1e9 / (double)n;
-    t0 = now();
+    row("list_free", "ns/line", 1)->v[s] = (bench_now() - t0) * 1e9 / (double)n;
+    t0 = bench_now();
     l = build(n);
-    row("build again after list_free", "ns/line", 1)->v[s] = (now() - t0) * 1e9 / (double)n;
+    row("build again after list_free", "ns/line", 1)->v[s] = (bench_now() - t0) * 1e9 / (double)n;
 
     /* The first clone may pay for memory the machine never handed out before (a VM's
      * first touch); later ones show the engine's own cost. */
     double best = 0;
     for (int r = 0; r < ROUNDS; r++) {
-        t0 = now();
+        t0 = bench_now();
         list *c = list_clone(l);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (!c)
             die("list_clone");
         list_free(c);
@@ -265,11 +250,11 @@ static void bench_size(int s)
     /* Operations that do not need the content index run before it exists. */
     for (enum op op = 0; op < NOPS; op++) {
         if (op == ADD_UNIQUE) {
-            t0 = now();
+            t0 = bench_now();
             if (list_contains(l, "absent", 6) != 0)
                 die("index build");
             row("index build (first UNIQUE)", "ns/line", 1)->v[s] =
-                (now() - t0) * 1e9 / (double)n;
+                (bench_now() - t0) * 1e9 / (double)n;
         }
         row(op_names[op], "ops/s", 1)->v[s] = ops_per_second(l, op);
     }

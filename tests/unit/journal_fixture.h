@@ -262,4 +262,19 @@ static inline void workload(store *st)
     buf_free(&out);
 }
 
+/* A key's value and version as "value/version", or "-" when absent (a static buffer). */
+static inline const char *key_of(store *st, const char *name)
+{
+    static char out[128];
+    buf b = BUF_INIT;
+    uint64_t v;
+    if (store_key_get(st, name, &b, &v) != STORE_OK)
+        snprintf(out, sizeof out, "-");
+    else
+        snprintf(out, sizeof out, "%.*s/%llu", (int)b.len, b.data ? b.data : "",
+                 (unsigned long long)v);
+    buf_free(&b);
+    return out;
+}
+
 #endif

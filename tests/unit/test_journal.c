@@ -336,21 +336,6 @@ static void test_leases_replay_and_compaction(void **s)
     jclose(j, st);
 }
 
-/* A key's value and version as "value/version", or "-" when absent. */
-static const char *key_of(store *st, const char *name)
-{
-    static char out[128];
-    buf b = BUF_INIT;
-    uint64_t v;
-    if (store_key_get(st, name, &b, &v) != STORE_OK)
-        snprintf(out, sizeof out, "-");
-    else
-        snprintf(out, sizeof out, "%.*s/%llu", (int)b.len, b.data ? b.data : "",
-                 (unsigned long long)v);
-    buf_free(&b);
-    return out;
-}
-
 /* READ OWNER=who on list q: its line, as a C string in out. */
 static const char *own_read(store *st, const char *who, int64_t ms, char *out)
 {

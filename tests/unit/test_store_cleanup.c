@@ -12,20 +12,6 @@ static store_span span(const char *s)
     return (store_span){s, strlen(s)};
 }
 
-static const char *key_of(store *st, const char *name)
-{
-    static char out[128];
-    buf b = BUF_INIT;
-    uint64_t v;
-    if (store_key_get(st, name, &b, &v) != STORE_OK)
-        snprintf(out, sizeof out, "-");
-    else
-        snprintf(out, sizeof out, "%.*s/%llu", (int)b.len, b.data ? b.data : "",
-                 (unsigned long long)v);
-    buf_free(&b);
-    return out;
-}
-
 static size_t length_of(store *st, const char *name)
 {
     size_t n = 0;

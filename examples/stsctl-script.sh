@@ -16,7 +16,7 @@ printf 'user%s;secret\n' 1 2 3 4 5 > "$tmp/users.csv"
 n=$("$stsctl" length "$run.users.csv")
 [ "$n" -ge 5 ] || { echo "only $n users" >&2; exit 1; }
 
-# A queue of jobs, one ADD per line; each taken for good with a lease (its id printed
+# A queue of jobs, added from standard input; each taken for good with a lease (its id printed
 # after the line), ACKed once done.
 printf 'job-%s\n' 1 2 3 | "$stsctl" add "$run.jobs.csv" - --mode last
 while :; do

@@ -150,8 +150,8 @@ static int choice(const char *alts, const char *value, char *out, size_t n)
     return -1;
 }
 
-static int send(const opts *o, const char *command, const buf *q, int post,
-                const char *upload)
+static int send_as(const opts *o, const char *command, const buf *q, int post,
+                   const char *upload, int quiet)
 {
     ctl_answer a;
     int progress = upload && isatty(STDERR_FILENO);
@@ -162,10 +162,16 @@ static int send(const opts *o, const char *command, const buf *q, int post,
         return upload && strstr(a.error, upload) == a.error ? CTL_EXIT_USAGE : CTL_EXIT_SERVER;
     }
     const ctl_result *res = ctl_result_of(command);
-    ctl_show show = {o->json, o->long_form, o->print_lease, res ? res->member : NULL};
+    ctl_show show = {o->json, o->long_form, o->print_lease, res ? res->member : NULL, quiet};
     int rc = ctl_finish(&a, o->conn.url, &show);
     ctl_answer_free(&a);
     return rc;
+}
+
+static int send(const opts *o, const char *command, const buf *q, int post,
+                const char *upload)
+{
+    return send_as(o, command, q, post, upload, 0);
 }
 
 /* load LOCALFILE [--as NAME], or load NAME LOCALFILE as LOAD's row has them; LOCALFILE
@@ -379,6 +385,98 @@ static int stdin_param(const ctl_command *c, const char **val)
     return -1;
 }
 
+/* ADD's lines go to ADDMULTI in batches of up to ADD_BATCH lines or bytes: one request
+ * and one journal record each instead of one per line. */
+#define ADD_BATCH_LINES 1000
+#define ADD_BATCH_BYTES (1024 * 1024)
+
+/* The ADDMULTI row when ADD's values val (row c) can all go to it: FILENAME, ADD_MODE and
+ * a UNIQUE of TRUE or FALSE (not a column's name, which ADDMULTI does not take). */
+static const ctl_command *batch_row(const ctl_command *c, const char **val)
+{
+    const ctl_command *m = row_of("addmulti");
+    if (!m || strcmp(c->name, "ADD") != 0)
+        return NULL;
+    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
+        const char *name = c->params[k].name;
+        if (!val[k] || strcmp(name, "LINE") == 0 || strcmp(name, "FILENAME") == 0 ||
+            strcmp(name, "ADD_MODE") == 0)
+            continue;
+        if (strcmp(name, "UNIQUE") != 0 ||
+            (strcasecmp(val[k], "TRUE") != 0 && strcasecmp(val[k], "FALSE") != 0))
+            return NULL;
+    }
+    return m;
+}
+
+/* One ADDMULTI of the lines in batch (each ending in a line break), with ADD's values
+ * val of row c that ADDMULTI (row m) shares. Prints nothing on OK (--json: the answer). */
+static int send_batch(const opts *o, const ctl_command *c, const ctl_command *m,
+                      const char **val, const buf *batch)
+{
+    buf q = BUF_INIT;
+    for (int k = 0; k < CTL_MAX_PARAMS && c->params[k].name; k++) {
+        if (!val[k] || strcmp(c->params[k].name, "LINE") == 0)
+            continue;
+        for (int j = 0; j < CTL_MAX_PARAMS && m->params[j].name; j++)
+            if (strcmp(m->params[j].name, c->params[k].name) == 0)
+                ctl_query_add(&q, c->params[k].name, val[k]);
+    }
+    if (ctl_query_add(&q, "LINES", batch->data) != 0)   /* batch ends in a NUL */
+        q.oom = 1;
+    ctl_query_add(&q, "FORMAT", "JSON");
+    int rc = q.oom ? CTL_EXIT_SERVER : send_as(o, m->name, &q, 1, NULL, 1);
+    buf_free(&q);
+    return rc;
+}
+
+/* add LIST -: standard input's lines in ADDMULTI batches, each added whole or not at
+ * all. Stops at the first batch not answered OK, saying which lines it held. */
+static int send_batches(const opts *o, const ctl_command *c, const ctl_command *m,
+                        const char *verb, const char **val)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    long no = 0, first = 1, count = 0;
+    ssize_t n;
+    int rc = CTL_EXIT_OK;
+    buf batch = BUF_INIT;
+    for (;;) {
+        n = getline(&line, &cap, stdin);
+        if (n >= 0) {
+            no++;
+            if (n > 0 && line[n - 1] == '\n')
+                line[--n] = '\0';
+            if (n > 0 && line[n - 1] == '\r')
+                line[--n] = '\0';
+            buf_append(&batch, line, (size_t)n);
+            buf_append(&batch, "\n", 1);
+            count++;
+        }
+        if (count && (n < 0 || count == ADD_BATCH_LINES || batch.len >= ADD_BATCH_BYTES)) {
+            buf_append(&batch, "", 1);      /* a C string for the query */
+            rc = batch.oom ? CTL_EXIT_SERVER : send_batch(o, c, m, val, &batch);
+            if (rc != CTL_EXIT_OK) {
+                fprintf(stderr, "stsctl: %s: stopped at lines %ld-%ld of standard input, "
+                        "added all or none (%ld done)\n", verb, first, no, first - 1);
+                break;
+            }
+            buf_clear(&batch);
+            first = no + 1;
+            count = 0;
+        }
+        if (n < 0)
+            break;
+    }
+    if (rc == CTL_EXIT_OK && ferror(stdin)) {
+        fprintf(stderr, "stsctl: %s: standard input: %m\n", verb);
+        rc = CTL_EXIT_USAGE;
+    }
+    buf_free(&batch);
+    free(line);
+    return rc;
+}
+
 /* Row c sent once per line of standard input, the line as parameter k (its line break
  * and a CR before it dropped). Stops at the first line not answered OK, said with its
  * number; the exit status. */
@@ -457,8 +555,10 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
         ctl_doc_verb(stderr, c, NULL);
         return CTL_EXIT_USAGE;
     }
-    if ((k = stdin_param(c, val)) >= 0)
-        return send_lines(o, c, verb, val, k);
+    if ((k = stdin_param(c, val)) >= 0) {
+        const ctl_command *m = batch_row(c, val);
+        return m ? send_batches(o, c, m, verb, val) : send_lines(o, c, verb, val, k);
+    }
     return send_row(o, c, val);
 }
 

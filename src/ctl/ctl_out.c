@@ -275,7 +275,7 @@ static void put_leases(FILE *out, const ctl_answer *a)
 
 int ctl_finish(const ctl_answer *a, const char *url, const ctl_show *show)
 {
-    static const ctl_show plain = {0, 0, 0, NULL};
+    static const ctl_show plain = {0, 0, 0, NULL, 0};
     if (!show)
         show = &plain;
     int json = show->json;
@@ -304,6 +304,8 @@ int ctl_finish(const ctl_answer *a, const char *url, const ctl_show *show)
         if (a->body.len && a->body.data[a->body.len - 1] != '\n')
             putchar('\n');
         rc = fflush(stdout) == 0 ? CTL_EXIT_OK : CTL_EXIT_SERVER;
+    } else if (show->quiet) {
+        rc = CTL_EXIT_OK;
     } else {
         int r = show->result && !show->long_form ? ctl_print_result(stdout, v, show->result)
                                                  : 1;

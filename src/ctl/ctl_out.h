@@ -30,6 +30,7 @@ typedef struct ctl_show {
     int long_form;         /* --long: every field, not result alone */
     int print_lease;       /* --print-lease: lease ids on stdout after the answer */
     const char *result;    /* the member printed alone (ctl_result_of), or NULL */
+    int quiet;             /* an OK prints nothing (but its JSON with json) */
 } ctl_show;
 
 /* Prints answer a as a verb's result: an OK on stdout (its JSON as sent with json; the

@@ -303,19 +303,31 @@ run ack --name chairs --lease "$id"; expect "ack --name chairs --lease ID" 0 ""
 run get chairs; expect "ack --name kept it" 0 1
 for k in flag ids bin gate done-test chairs; do curl -s "$STS/DEL?NAME=$k" >/dev/null; done
 
-# - reads standard input: add, one ADD per line (CRLF too); load, the file.
+# - reads standard input: add, in ADDMULTI batches (CRLF too); load, the file.
 printf 'j1\nj2\r\nj3' | "$STSCTL" add stdin.csv - --mode last; rc=$?
 "$STSCTL" peek stdin.csv > "$tmp/got"
 [ $rc -eq 0 ] && printf 'j1\nj2\nj3\n' | cmp -s - "$tmp/got" &&
-    ok "add LIST - --mode last: each line one ADD, in order, CR dropped" || fail "add -: $(od -c "$tmp/got")"
+    ok "add LIST - --mode last: the lines in order, CR dropped" || fail "add -: $(od -c "$tmp/got")"
 printf 'k1\nk2\n' | "$STSCTL" add stdin2.csv -; "$STSCTL" peek stdin2.csv > "$tmp/got"
 [ "$(cat "$tmp/got" | tr '\n' ' ')" = "k2 k1 " ] && ok "add LIST - with the default --mode first: each to the head" ||
     fail "add - first: $(cat "$tmp/got")"
 printf 'j9\nj2\nj8\n' | "$STSCTL" add stdin.csv - --unique --mode last >"$tmp/out" 2>"$tmp/err"; rc=$?
-[ $rc -eq 1 ] && grep -q "stopped at line 2 of standard input (1 done)" "$tmp/err" &&
-    [ "$("$STSCTL" length stdin.csv)" = 4 ] &&
-    ok "add - stops at the first KO (line 2), the line before it added, none after" ||
+[ $rc -eq 1 ] && grep -q "Line 2 is in the list already" "$tmp/err" &&
+    grep -q "stopped at lines 1-3 of standard input, added all or none (0 done)" "$tmp/err" &&
+    [ "$("$STSCTL" length stdin.csv)" = 3 ] &&
+    ok "add - stops at the first batch refused (line 2 in it), the batch added not at all" ||
     fail "add - with a KO: exit $rc, $(cat "$tmp/err"), length $("$STSCTL" length stdin.csv)"
+before=$(curl -s "$STSD_URL/metrics" | sed -n 's/^stsd_requests_total{command="ADDMULTI",result="ok"} //p')
+seq 1 2500 | "$STSCTL" add batch.csv - --mode last > "$tmp/out" 2>&1; rc=$?
+after=$(curl -s "$STSD_URL/metrics" | sed -n 's/^stsd_requests_total{command="ADDMULTI",result="ok"} //p')
+[ $rc -eq 0 ] && [ ! -s "$tmp/out" ] && [ "$("$STSCTL" length batch.csv)" = 2500 ] &&
+    [ "$("$STSCTL" read batch.csv --mode last)" = 2500 ] && [ $((after - ${before:-0})) -eq 3 ] &&
+    ok "add - of 2,500 lines: 3 ADDMULTI requests of at most 1,000, in order, nothing printed" ||
+    fail "add - in batches: exit $rc, $(cat "$tmp/out"), ADDMULTI requests ${before:-0} -> $after"
+printf 'p1\np2\n' | "$STSCTL" add stdin4.csv - --unique=nocolumn >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "stopped at line 1 of standard input (0 done)" "$tmp/err" &&
+    ok "add - with a UNIQUE ADDMULTI does not take: one ADD per line, as before" ||
+    fail "add - --unique=nocolumn: exit $rc, $(cat "$tmp/err")"
 : | "$STSCTL" add stdin3.csv -; rc=$?
 [ $rc -eq 0 ] && "$STSCTL" length stdin3.csv >/dev/null 2>&1; [ $? -eq 1 ] && [ $rc -eq 0 ] &&
     ok "add - of nothing: exit 0, nothing added" || fail "add - of nothing: $rc"

@@ -201,7 +201,10 @@ static int each_record(replay *x, record_fn fn)
 static int note_definition(replay *x, size_t log_no, const rlog *g, size_t off,
                            const wal_rec *r, rent *e)
 {
-    if (r->type == WAL_REPLACE || (r->type == WAL_SNAPSHOT && g->complete)) {
+    /* A DROP defines the list too (as absent): it retires the file of the REPLACE before
+     * it, which replay must then not need. */
+    if (r->type == WAL_REPLACE || r->type == WAL_DROP ||
+        (r->type == WAL_SNAPSHOT && g->complete)) {
         e->def_log = log_no;
         e->def_off = off;
         e->def_id = r->id;
@@ -334,16 +337,16 @@ static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
     if (log_no < e->def_log || (log_no == e->def_log && off < e->def_off))
         return 0;               /* superseded by the list's defining record */
     list *fresh = NULL;
-    if (log_no == e->def_log && off == e->def_off) {
+    if (r->type == WAL_DROP) {  /* its defining record or not: the list is gone */
+        list_free(e->l);        /* nothing of it is handed over unless it comes back */
+        e->l = NULL;
+        recover_drop_leases(&x->map, e);
+        return 0;
+    } else if (log_no == e->def_log && off == e->def_off) {
         if (load_definition(x, g, off, r, &fresh) != 0)
             return -1;
     } else if (r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) {
         return 0;               /* a SNAPSHOT of an unfinished compaction */
-    } else if (r->type == WAL_DROP) {
-        list_free(e->l);        /* gone: nothing of it is handed over unless it comes back */
-        e->l = NULL;
-        recover_drop_leases(&x->map, e);
-        return 0;
     } else if (r->type == WAL_RESET ||
                ((r->type == WAL_PUSH || r->type == WAL_PUSH_MANY) && !e->l)) {
         /* RESET empties a list and keeps its columns, as the store does. */

@@ -176,6 +176,30 @@ static void test_journal_replay(void **s)
     buf_free(&want);
 }
 
+/* A list INITFILE made (a REPLACE with its snapshot file), then dropped: once the DROP
+ * is on disk the file may go, and the next start must not need it. */
+static void test_drop_replaced(void **s)
+{
+    (void)s;
+    store *st;
+    uint64_t lsn;
+    journal *j = jopen(CONF_FSYNC_ALWAYS, 0, &st);
+    assert_int_equal(store_replace(st, "init", lines("i", 10), &lsn), STORE_OK);
+    settle(lsn);
+    assert_int_equal(size_of(path_of("snap-0000000001-0000000001.dat")) > 0, 1);
+    assert_int_equal(store_drop(st, "init", &lsn), STORE_OK);
+    settle(lsn);
+    assert_int_equal(store_add(st, "other", "x", 1, 1, 0, &lsn), STORE_OK);
+    settle(lsn);
+    jclose(j, st);
+    for (int round = 0; round < 2; round++) {
+        j = jopen(CONF_FSYNC_ALWAYS, 0, &st);
+        assert_int_equal(length_of(st, "init"), (size_t)-1);
+        assert_int_equal(length_of(st, "other"), 1);
+        jclose(j, st);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -183,6 +207,7 @@ int main(void)
         cmocka_unit_test(test_drop_tombstone),
         cmocka_unit_test(test_key_ttl),
         cmocka_unit_test_setup_teardown(test_journal_replay, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_replaced, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,7 +18,8 @@ typedef enum audit_kind {
     AK_ADD,        /* ADD: the line given */
     AK_LIST,       /* INITFILE, LOAD, RESET: the list, whose lines are all replaced */
     AK_SETTLE,     /* ACK, RELEASE: the list or key, and the LINE, LEASE, OWNER given */
-    AK_KEY,        /* SET, DONE (VALUE), DEL, INCR (its lease), EXPIRE: the key or DEL's PREFIX */
+    AK_KEY,        /* SET, DONE (VALUE), DEL, INCR (its lease), EXPIRE: the key (DEL's
+                    * PREFIX when it names none) */
     AK_RUN,        /* ONCE: only when it hands out a run (a lease) */
     AK_ADDS,       /* ADDMULTI: one line per line given, as that many ADDs would write */
     AK_DROP,       /* DROP: the list, or the PREFIX of the lists */

@@ -332,7 +332,8 @@ printf 'n1\nn2\000x\nn3\n' | "$STSCTL" add nul.csv - >"$tmp/out" 2>"$tmp/err"; r
 [ $rc -eq 2 ] && grep -q "line 2 of standard input holds a NUL byte" "$tmp/err" &&
     ! "$STSCTL" length nul.csv >/dev/null 2>&1 &&
     ok "add - with a NUL byte in line 2: refused, nothing of the batch cut short and sent" ||
-    fail "add - with a NUL: exit $rc, $(cat "$tmp/err"), $("$STSCTL" peek nul.csv 2>&1 | tr '\n' ' ')"
+    fail "add - with a NUL: exit $rc, $(cat "$tmp/err"),"\
+         "$("$STSCTL" peek nul.csv 2>&1 | tr '\n' ' ')"
 printf 'o1\000x\n' | "$STSCTL" add nul2.csv - --unique=nocolumn >"$tmp/out" 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "line 1 of standard input holds a NUL byte" "$tmp/err" &&
     ok "add - one ADD per line: a NUL byte refused too, not the line cut at it" ||

@@ -27,6 +27,8 @@ typedef struct audit_record {
     size_t list_len;
     const char *key;                  /* NAME of a key, or NULL */
     size_t key_len;
+    const char *prefix;               /* PREFIX of DROP or DEL: every list or key it names */
+    size_t prefix_len;
     const char *line;                 /* the line handed out or given, or NULL */
     size_t line_len;
     const char *value;                /* a key's value, or NULL */

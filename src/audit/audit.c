@@ -78,13 +78,17 @@ static void reopen_file(audit *a)
     if (a->fd >= 0)
         close(a->fd);
     a->fd = open_file(a->path, &a->size, &err);
-    if (a->fd < 0)
+    if (a->fd < 0) {
+        a->size = 0;            /* no file: nothing to rotate, the write fails and drops */
         write_error(a, err.data ? err.data : "out of memory");
+    }
     buf_free(&err);
 }
 
-/* PATH.1 -> PATH.2, PATH -> PATH.1, and a new PATH: the oldest file falls off. */
-static void rotate(audit *a)
+/* PATH.1 -> PATH.2, PATH -> PATH.1, and a new PATH: the oldest file falls off. Returns 0
+ * when the file now open is empty, -1 when the rotation did not happen (a rename refused:
+ * PATH is reopened as it was). */
+static int rotate(audit *a)
 {
     char from[4096], to[4096];
     for (int i = AUDIT_FILES - 1; i >= 1; i--) {
@@ -101,6 +105,7 @@ static void rotate(audit *a)
         }
     }
     reopen_file(a);
+    return a->fd >= 0 && a->size == 0 ? 0 : -1;
 }
 
 static unsigned long long count_lines(const char *p, size_t n)
@@ -140,18 +145,22 @@ static int write_all(audit *a, const char *p, size_t n)
  * file past max_bytes; a line longer than max_bytes gets a file of its own. */
 static void write_batch(audit *a, const char *p, size_t n)
 {
+    /* Once a rotation has failed, this batch goes to the file as it is, past max_bytes:
+     * trying again at every line would spin here for good (and never stop). The next
+     * batch tries again. */
+    int stuck = 0;
     if (a->fd < 0)
         reopen_file(a);
     while (n) {
         size_t room = a->size < a->max_bytes ? a->max_bytes - a->size : 0, take;
-        if (n <= room) {
+        if (n <= room || stuck) {
             take = n;
         } else {
             const char *nl = room ? memrchr(p, '\n', room) : NULL;
             if (nl) {
                 take = (size_t)(nl - p) + 1;
             } else if (a->size > 0) {
-                rotate(a);
+                stuck = rotate(a) != 0;
                 continue;
             } else {
                 nl = memchr(p, '\n', n);

@@ -103,6 +103,10 @@ int audit_format(buf *out, const audit_record *r, int hash)
         json_key(&j, "key");
         json_str(&j, r->key, r->key_len);
     }
+    if (r->prefix) {
+        json_key(&j, "prefix");
+        json_str(&j, r->prefix, r->prefix_len);
+    }
     if (r->line && put_data(&j, "line", r->line, r->line_len, hash) != 0)
         rc = -1;
     if (r->value && put_data(&j, "value", r->value, r->value_len, hash) != 0)

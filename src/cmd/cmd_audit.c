@@ -18,8 +18,11 @@ typedef enum audit_kind {
     AK_ADD,        /* ADD: the line given */
     AK_LIST,       /* INITFILE, LOAD, RESET: the list, whose lines are all replaced */
     AK_SETTLE,     /* ACK, RELEASE: the list or key, and the LINE, LEASE, OWNER given */
-    AK_KEY,        /* SET, DONE (VALUE), DEL, INCR (its lease): the key */
+    AK_KEY,        /* SET, DONE (VALUE), DEL, INCR (its lease), EXPIRE: the key (DEL's
+                    * PREFIX when it names none) */
     AK_RUN,        /* ONCE: only when it hands out a run (a lease) */
+    AK_ADDS,       /* ADDMULTI: one line per line given, as that many ADDs would write */
+    AK_DROP,       /* DROP: the list, or the PREFIX of the lists */
 } audit_kind;
 
 /* The rule: a command not named here hands out and changes nothing (LENGTH, STATUS,
@@ -33,7 +36,8 @@ static const struct {
     {"ADD", AK_ADD},       {"INITFILE", AK_LIST},  {"LOAD", AK_LIST},
     {"RESET", AK_LIST},    {"ACK", AK_SETTLE},     {"RELEASE", AK_SETTLE},
     {"SET", AK_KEY},       {"DONE", AK_KEY},       {"DEL", AK_KEY},
-    {"INCR", AK_KEY},      {"ONCE", AK_RUN},
+    {"INCR", AK_KEY},      {"ONCE", AK_RUN},       {"ADDMULTI", AK_ADDS},
+    {"DROP", AK_DROP},     {"EXPIRE", AK_KEY},
 };
 
 static int kind_of(const char *name, audit_kind *k)
@@ -74,6 +78,30 @@ static void emit(audit *a, buf *out, const audit_record *rec)
         audit_drop(a);
 }
 
+/* ADDMULTI's lines, one record each: LINES split as cmd_bulk splits it (at LF, a CR
+ * before it dropped, a last line without LF kept), else the repeated LINE=. Only an OK
+ * comes here, so every line was added. */
+static void emit_adds(audit *a, buf *out, const params *p, audit_record *rec)
+{
+    size_t blen, n = params_line_count(p);
+    const char *s = params_get(p, PARAM_LINES, &blen);
+    if (s) {
+        for (const char *end = s + blen; s < end;) {
+            const char *lf = memchr(s, '\n', (size_t)(end - s));
+            size_t l = (size_t)((lf ? lf : end) - s);
+            rec->line = s;
+            rec->line_len = lf && l && s[l - 1] == '\r' ? l - 1 : l;
+            emit(a, out, rec);
+            s = lf ? lf + 1 : end;
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        rec->line = params_line_at(p, i, &rec->line_len);
+        emit(a, out, rec);
+    }
+}
+
 /* A parameter into *s and *len, left NULL when absent. */
 static void param(const params *p, param_id id, const char **s, size_t *len)
 {
@@ -100,6 +128,9 @@ void command_audit(const cmd_server *srv, const params *p, const cmd_result *r,
         param(p, PARAM_NAME, &rec.key, &rec.key_len);
     else
         param(p, PARAM_FILENAME, &rec.list, &rec.list_len);
+    /* DEL PREFIX and DROP PREFIX name no key or list: the prefix says which went. */
+    if ((kind == AK_KEY || kind == AK_DROP) && !rec.key && !rec.list)
+        param(p, PARAM_PREFIX, &rec.prefix, &rec.prefix_len);
     if (lease) {
         rec.lease = lease;
         rec.lease_len = strlen(lease);
@@ -132,10 +163,14 @@ void command_audit(const cmd_server *srv, const params *p, const cmd_result *r,
         break;
     case AK_LIST:
     case AK_RUN:
+    case AK_ADDS:
+    case AK_DROP:
         break;
     }
     buf out = BUF_INIT;
-    if (kind != AK_MULTI) {
+    if (kind == AK_ADDS) {
+        emit_adds(srv->audit, &out, p, &rec);
+    } else if (kind != AK_MULTI) {
         emit(srv->audit, &out, &rec);
     } else {
         /* One line per line: grep finds a login whichever READMULTI took it. */

@@ -30,12 +30,14 @@
 /* The run's value as X-STS-Value, percent-encoded (cmd_percent). */
 static void once_value_header(cmd_result *r, const char *value, size_t len)
 {
-    if (len == 0 || len * 3 > ONCE_VALUE_HEADER_MAX)
+    if (len == 0 || len > ONCE_VALUE_HEADER_MAX)
         return;                 /* libmicrohttpd refuses a header with an empty value */
     buf enc = BUF_INIT;
+    /* The limit is on the encoded length: a value of unreserved bytes encodes as
+     * itself, so 8 KiB of them fit as well as 2,730 bytes that take %XX each. */
     if (cmd_percent(&enc, value, len) != 0)
         r->headers.oom = 1;
-    else
+    else if (enc.len <= ONCE_VALUE_HEADER_MAX)
         cmd_header(r, "X-STS-Value", enc.data);
     buf_free(&enc);
 }

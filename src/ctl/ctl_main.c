@@ -430,6 +430,18 @@ static int send_batch(const opts *o, const ctl_command *c, const ctl_command *m,
     return rc;
 }
 
+/* Whether line (n bytes, number no of standard input) holds a NUL byte, said on stderr:
+ * the query takes C strings, so the line, and in a batch every line after it, would be
+ * cut there without a word. */
+static int nul_line(const char *verb, const char *line, size_t n, long no, long done)
+{
+    if (!memchr(line, '\0', n))
+        return 0;
+    fprintf(stderr, "stsctl: %s: line %ld of standard input holds a NUL byte: stopped "
+            "there (%ld done)\n", verb, no, done);
+    return 1;
+}
+
 /* add LIST -: standard input's lines in ADDMULTI batches, each added whole or not at
  * all. Stops at the first batch not answered OK, saying which lines it held. */
 static int send_batches(const opts *o, const ctl_command *c, const ctl_command *m,
@@ -449,6 +461,10 @@ static int send_batches(const opts *o, const ctl_command *c, const ctl_command *
                 line[--n] = '\0';
             if (n > 0 && line[n - 1] == '\r')
                 line[--n] = '\0';
+            if (nul_line(verb, line, n, no, first - 1)) {
+                rc = CTL_EXIT_USAGE;
+                break;
+            }
             buf_append(&batch, line, (size_t)n);
             buf_append(&batch, "\n", 1);
             count++;
@@ -494,6 +510,10 @@ static int send_lines(const opts *o, const ctl_command *c, const char *verb, con
             line[--n] = '\0';
         if (n > 0 && line[n - 1] == '\r')
             line[--n] = '\0';
+        if (nul_line(verb, line, n, no, no - 1)) {
+            rc = CTL_EXIT_USAGE;
+            break;
+        }
         val[k] = line;
         rc = send_row(o, c, val);
         if (rc != CTL_EXIT_OK)

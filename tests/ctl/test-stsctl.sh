@@ -328,6 +328,16 @@ printf 'p1\np2\n' | "$STSCTL" add stdin4.csv - --unique=nocolumn >"$tmp/out" 2>"
 [ $rc -eq 1 ] && grep -q "stopped at line 1 of standard input (0 done)" "$tmp/err" &&
     ok "add - with a UNIQUE ADDMULTI does not take: one ADD per line, as before" ||
     fail "add - --unique=nocolumn: exit $rc, $(cat "$tmp/err")"
+printf 'n1\nn2\000x\nn3\n' | "$STSCTL" add nul.csv - >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "line 2 of standard input holds a NUL byte" "$tmp/err" &&
+    ! "$STSCTL" length nul.csv >/dev/null 2>&1 &&
+    ok "add - with a NUL byte in line 2: refused, nothing of the batch cut short and sent" ||
+    fail "add - with a NUL: exit $rc, $(cat "$tmp/err"),"\
+         "$("$STSCTL" peek nul.csv 2>&1 | tr '\n' ' ')"
+printf 'o1\000x\n' | "$STSCTL" add nul2.csv - --unique=nocolumn >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q "line 1 of standard input holds a NUL byte" "$tmp/err" &&
+    ok "add - one ADD per line: a NUL byte refused too, not the line cut at it" ||
+    fail "add - (one ADD per line) with a NUL: exit $rc, $(cat "$tmp/err")"
 : | "$STSCTL" add stdin3.csv -; rc=$?
 [ $rc -eq 0 ] && "$STSCTL" length stdin3.csv >/dev/null 2>&1; [ $? -eq 1 ] && [ $rc -eq 0 ] &&
     ok "add - of nothing: exit 0, nothing added" || fail "add - of nothing: $rc"

@@ -403,6 +403,57 @@ static void test_hash_and_multi(void **state)
     td_cleanup(&d);
 }
 
+/* The commands that came after the audit log change lists and keys too: ADDMULTI (one
+ * line per line, from LINES or repeated LINE=), DROP (a list, a prefix), EXPIRE, and DEL
+ * PREFIX (the prefix named, since no key is). */
+static void test_bulk_and_cleanup(void **state)
+{
+    (void)state;
+    daemon_proc d;
+    char path[512];
+    start_with(&d, NULL);
+    http_reply r;
+    get_ok(d.port, "/sts/ADDMULTI?FILENAME=bulk.csv&LINES=b1%0D%0Ab2%0A%0Ab4", TOKEN, &r);
+    http_reply_free(&r);
+    get_ok(d.port, "/sts/ADDMULTI?FILENAME=run-7.csv&LINE=c1&LINE=c2", TOKEN, &r);
+    http_reply_free(&r);
+    get_ok(d.port, "/sts/DROP?FILENAME=bulk.csv", TOKEN, &r);
+    http_reply_free(&r);
+    get_ok(d.port, "/sts/DROP?PREFIX=run-", TOKEN, &r);
+    http_reply_free(&r);
+    get_ok(d.port, "/sts/SET?NAME=k1&VALUE=v", TOKEN, &r);
+    http_reply_free(&r);
+    get_ok(d.port, "/sts/EXPIRE?NAME=k1&TTL=60", TOKEN, &r);
+    http_reply_free(&r);
+    get_ok(d.port, "/sts/DEL?PREFIX=k", TOKEN, &r);
+    http_reply_free(&r);
+    record recs[16];
+    audit_path(&d, path, sizeof path);
+    assert_int_equal(read_records(path, recs, 16, 11), 11);
+    const char *lines[] = {"b1", "b2", "", "b4"};
+    for (int i = 0; i < 4; i++) {
+        check_common(&recs[i], "data:d22bb86e", "ADDMULTI");
+        assert_string_equal(str(&recs[i], "list"), "bulk.csv");
+        assert_string_equal(str(&recs[i], "line"), lines[i]);
+    }
+    assert_string_equal(str(&recs[4], "line"), "c1");
+    assert_string_equal(str(&recs[5], "line"), "c2");
+    assert_string_equal(str(&recs[5], "list"), "run-7.csv");
+    check_common(&recs[6], "data:d22bb86e", "DROP");
+    assert_string_equal(str(&recs[6], "list"), "bulk.csv");
+    check_common(&recs[7], "data:d22bb86e", "DROP");
+    assert_string_equal(str(&recs[7], "prefix"), "run-");
+    assert_null(get(&recs[7], "list"));
+    assert_string_equal(str(&recs[8], "cmd"), "SET");
+    check_common(&recs[9], "data:d22bb86e", "EXPIRE");
+    assert_string_equal(str(&recs[9], "key"), "k1");
+    check_common(&recs[10], "data:d22bb86e", "DEL");
+    assert_string_equal(str(&recs[10], "prefix"), "k");
+    assert_null(get(&recs[10], "key"));
+    assert_int_equal(td_stop(&d, 0), 0);
+    td_cleanup(&d);
+}
+
 /* maxBytes=1K: files never pass it, three are kept, the newest lines are in PATH. */
 static void test_rotation(void **state)
 {
@@ -538,6 +589,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_changes),
         cmocka_unit_test(test_hash_and_multi),
+        cmocka_unit_test(test_bulk_and_cleanup),
         cmocka_unit_test(test_rotation),
         cmocka_unit_test(test_sighup_reopens),
         cmocka_unit_test(test_bad_values),

@@ -360,24 +360,25 @@ static char *whole_answer(const char *req)
     return out;
 }
 
-/* POSTs DONE NAME=name of run id with VALUE n times ';' (3 bytes each encoded): the
- * answer must be DONE, with all of the value in X-STS-Value when it is short enough to go
- * in a header, else none. */
-static void done_long(const char *name, const char *id, size_t n, int header)
+/* POSTs DONE NAME=name of run id with VALUE n times the byte whose encoding is unit
+ * ("%3B": 3 bytes each encoded; "a": 1): the answer must be DONE, with all of the value
+ * in X-STS-Value when it is short enough to go in a header, else none. */
+static void done_long(const char *name, const char *id, size_t n, const char *unit,
+                      int header)
 {
-    size_t cap = 256 + n * 3;
+    size_t u = strlen(unit), cap = 256 + n * u;
     char *req = malloc(cap), *want = malloc(cap);
     assert_non_null(req);
     assert_non_null(want);
     size_t o = (size_t)snprintf(want, cap, "\r\nX-STS-Value: ");
-    for (size_t i = 0; i < n; i++, o += 3)
-        memcpy(want + o, "%3B", 3);
+    for (size_t i = 0; i < n; i++, o += u)
+        memcpy(want + o, unit, u);
     memcpy(want + o, "\r\n", 3);
     const char *enc = want + strlen("\r\nX-STS-Value: ");
     snprintf(req, cap, "POST /sts/DONE HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
              "Content-Type: application/x-www-form-urlencoded\r\nContent-Length: %zu\r\n\r\n"
              "NAME=%s&LEASE=%s&VALUE=%.*s", strlen("NAME=&LEASE=&VALUE=") + strlen(name) +
-             strlen(id) + n * 3, name, id, (int)(n * 3), enc);
+             strlen(id) + n * u, name, id, (int)(n * u), enc);
     char *got = whole_answer(req);
     assert_true(strncmp(got, "HTTP/1.1 200 ", 13) == 0);
     assert_non_null(strstr(got, "<body>DONE</body>"));
@@ -438,10 +439,18 @@ static void test_done_carries_the_value(void **state)
     /* 8190 bytes encoded still go in the header, 8193 do not; the answer is DONE. */
     expect_get("/sts/DEL?NAME=v", 1, "");
     expect_run("/sts/ONCE?NAME=v", id, sizeof id);
-    done_long("v", id, 2730, 1);
+    done_long("v", id, 2730, "%3B", 1);
     expect_get("/sts/DEL?NAME=v", 1, "");
     expect_run("/sts/ONCE?NAME=v", id, sizeof id);
-    done_long("v", id, 2731, 0);
+    done_long("v", id, 2731, "%3B", 0);
+    /* The limit is the encoded length, not three times the value's: 8192 unreserved
+     * bytes still go, 8193 do not. */
+    expect_get("/sts/DEL?NAME=v", 1, "");
+    expect_run("/sts/ONCE?NAME=v", id, sizeof id);
+    done_long("v", id, 8192, "a", 1);
+    expect_get("/sts/DEL?NAME=v", 1, "");
+    expect_run("/sts/ONCE?NAME=v", id, sizeof id);
+    done_long("v", id, 8193, "a", 0);
     assert_int_equal(http_get(port, "/sts/ONCE?NAME=v", &r), 0);
     expect_page(&r, 1, "DONE");
     expect_sts_value(&r, NULL);

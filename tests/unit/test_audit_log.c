@@ -182,6 +182,42 @@ static void test_rotation(void **state)
     buf_free(&err);
 }
 
+/* A rotation that cannot happen (PATH.1 and PATH.2 are directories with files in them,
+ * so no rename succeeds) must not keep the writer rotating: the lines go to PATH past
+ * maxBytes, and audit_close returns. The alarm turns a hang into a failure. */
+static void test_rotation_refused(void **state)
+{
+    (void)state;
+    char path[128], sub[160];
+    snprintf(path, sizeof path, "%s/stuck.log", dir);
+    for (int i = 1; i <= 2; i++) {
+        snprintf(sub, sizeof sub, "%s.%d", path, i);
+        assert_int_equal(mkdir(sub, 0700), 0);
+        snprintf(sub, sizeof sub, "%s.%d/keep", path, i);
+        FILE *f = fopen(sub, "w");
+        assert_non_null(f);
+        fclose(f);
+    }
+    buf err = BUF_INIT;
+    audit_settings s = {path, 150, 0, 0};
+    audit *a = audit_open(&s, &err);
+    assert_non_null(a);
+    char line[100];
+    memset(line, 'r', sizeof line);
+    line[99] = '\n';
+    alarm(20);
+    assert_int_equal(audit_append(a, line, 100), 0);
+    assert_int_equal(audit_append(a, line, 100), 0);
+    assert_int_equal(audit_append(a, line, 100), 0);
+    for (int i = 0; i < 500 && audit_lines_total(a) < 3; i++)
+        usleep(10000);
+    assert_int_equal(audit_lines_total(a), 3);
+    audit_close(a);
+    alarm(0);
+    assert_int_equal(file_size(path), 300);
+    buf_free(&err);
+}
+
 /* A full buffer drops lines and counts them, and never blocks. */
 static void test_drops(void **state)
 {
@@ -245,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_addr),
         cmocka_unit_test(test_format),
         cmocka_unit_test(test_rotation),
+        cmocka_unit_test(test_rotation_refused),
         cmocka_unit_test(test_drops),
         cmocka_unit_test(test_reopen),
     };

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -72,12 +73,42 @@ static void test_malformed(void **state)
     expect_bad("http://ho\"st/");
 }
 
+/* Random targets, mostly of the bytes the parser looks at, each in a buffer of its exact
+ * size with no NUL (ASan sees a read past len): the result is 0 or -1, an origin form
+ * found starts at '/' or '?' or is empty, and only an empty path says empty_path. */
+static void test_random_bytes(void **state)
+{
+    (void)state;
+    static const char alphabet[] = "hHtTpPsS:/?@[]%.-+#xX09 ";
+    unsigned seed = 32;
+    for (int round = 0; round < 200000; round++) {
+        size_t len = (size_t)(rand_r(&seed) % 40), off = 99;
+        char *t = malloc(len ? len : 1);
+        assert_non_null(t);
+        for (size_t i = 0; i < len; i++) {
+            int r = rand_r(&seed);
+            t[i] = r % 4 ? alphabet[(r >> 2) % (sizeof alphabet - 1)] : (char)(r >> 8);
+        }
+        if (len > 7 && rand_r(&seed) % 2)
+            memcpy(t, "http://", 7);
+        int empty = -1, rc = target_origin(t, len, &off, &empty);
+        assert_true(rc == 0 || rc == -1);
+        if (rc == 0) {
+            assert_true(off <= len);
+            assert_true(off == 0 || off == len || t[off] == '/' || t[off] == '?');
+            assert_int_equal(empty, off > 0 && (off == len || t[off] == '?'));
+        }
+        free(t);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_origin_form_untouched),
         cmocka_unit_test(test_absolute_form),
         cmocka_unit_test(test_malformed),
+        cmocka_unit_test(test_random_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,9 @@ RESET, CONFIG, PEEK, FILES, INFO, LOAD, ACK, RELEASE, LEASES, with TIMEOUT= and 
 bodies and answers of several hundred KB, 10,000 lists, /metrics scrapes, PEEK paging,
 INITFILE/LOAD churn, leases left to expire, waiters that time out, clients that vanish
 mid-wait and mid-body, waits of every kind (READ, READMULTI, FIND, BARRIER, ONCE, GET
-watches, INCR waits) whose client hangs up before, at or after its deadline, malformed and pipelined requests, TLS bytes on the plain port,
+watches, INCR waits) whose client hangs up before, at or after its deadline, lists and
+keys that come and go (ADDMULTI, DROP under waiters and leases, TTLs, EXPIRE, DEL PREFIX
+under watchers) and a list with named columns, malformed and pipelined requests, TLS bytes on the plain port,
 and auth failures (from 127.0.0.2, so that its 429 does not block the rest).
 Passes only if every run exits 0 within its limit, no log holds a sanitizer report, no
 well-formed request got a 5xx or a dropped connection, and every list came back.
@@ -386,6 +388,53 @@ def w_churn(port, stop, rnd):
     c.close()
 
 
+def w_lifecycle(port, stop, rnd):
+    """Lists and keys that come and go: ADDMULTI, DROP (and DROP PREFIX) under waiting READs
+    and leases, keys with TTLs, EXPIRE and DEL PREFIX under watchers, a list with named
+    columns loaded, searched by column and added to with UNIQUE=column."""
+    c = Client(port, token=ADMIN, timeout=60)
+    cols = "".join("u%05d,p%05d,\"n, %d\"\n" % (i, i, i) for i in range(3000))
+    n = 0
+    while not stop.is_set():
+        op = rnd.random()
+        name = "life%d.csv" % rnd.randint(0, 2)
+        if op < 0.2:
+            body = "".join("b%d-%d\n" % (n, i) for i in range(rnd.choice([1, 50, 800])))
+            c.req("POST", "/sts/ADDMULTI?FILENAME=%s&ADD_MODE=LAST" % name, body=body.encode(),
+                  ctype="text/plain")
+        elif op < 0.3:
+            # A waiter and a lease on a list about to go: the waiter gets its KO (410).
+            t = threading.Thread(target=lambda: Client(port).get(
+                "/sts/READ?FILENAME=%s&KEEP=FALSE&TIMEOUT=0.5&LEASE=2" % name, expect_ok=True))
+            t.start()
+            time.sleep(rnd.uniform(0, 0.05))
+            c.get("/sts/DROP?FILENAME=%s" % name)
+            t.join()
+        elif op < 0.35:
+            c.get("/sts/DROP?PREFIX=life")
+        elif op < 0.5:
+            c.get("/sts/SET?NAME=life.k%d&VALUE=v&TTL=%s" % (rnd.randint(0, 9), rnd.choice(["0.05", "0.3", "5"])))
+        elif op < 0.55:
+            c.get("/sts/EXPIRE?NAME=life.k%d&TTL=0.1" % rnd.randint(0, 9))
+        elif op < 0.62:
+            t = threading.Thread(target=lambda: Client(port).get(
+                "/sts/GET?NAME=life.k%d&VERSION=1&TIMEOUT=0.4" % rnd.randint(0, 9)))
+            t.start()
+            c.get("/sts/DEL?PREFIX=life.")
+            t.join()
+        elif op < 0.67:
+            c.req("POST", "/sts/LOAD?FILENAME=cols.csv&HEADER=TRUE", body=("login,pass,name\n" + cols).encode(),
+                  ctype="text/csv")
+        elif op < 0.85:
+            c.get("/sts/FIND?FILENAME=cols.csv&COLUMN=login&LINE=u%05d&KEEP=TRUE&FORMAT=JSON" % rnd.randint(0, 2999))
+        else:
+            c.get("/sts/ADD?FILENAME=cols.csv&LINE=x%d,q,r&UNIQUE=login" % rnd.randint(0, 500))
+        n += 1
+        count("life cycle")
+        time.sleep(0.01)
+    c.close()
+
+
 TLS_HELLO = bytes.fromhex(
     "16030100c4010000c00303" + "ab" * 32 + "00" + "0020" + "c02bc02fc02cc030cca9cca8c013c014"
     "009c009d002f0035000a0100" + "0077" + "0000000e000c0000096c6f63616c686f7374" + "00" * 80)
@@ -466,7 +515,7 @@ def w_hostile(port, stop, rnd):
 def load(port, seconds, ledger, seed):
     stop = threading.Event()
     kinds = [(w_queues, 4), (w_waiters, 1), (w_hangups, 2), (w_big, 1), (w_browse, 1), (w_churn, 1),
-             (w_hostile, 1)]
+             (w_lifecycle, 1), (w_hostile, 1)]
     threads = []
     for k, (fn, nthreads) in enumerate(kinds):
         for i in range(nthreads):

@@ -228,9 +228,10 @@ store_rc store_leases(store *st, const char *name, size_t *n)
     if (!e)
         return STORE_NOT_LOADED;
     pthread_mutex_lock(&e->lock);
+    int gone = store_names_dropped(e);   /* dropped since the lookup: as never loaded */
     *n = e->leased;
     pthread_mutex_unlock(&e->lock);
-    return STORE_OK;
+    return gone ? STORE_NOT_LOADED : STORE_OK;
 }
 
 int store_lease_renew_locked(store *st, entry *e, lease *l, int64_t until, uint64_t *lsn)

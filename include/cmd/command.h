@@ -110,6 +110,12 @@ unsigned command_html_ko_status(const config *conf, const cmd_result *r);
 void command_audit(const cmd_server *srv, const params *p, const cmd_result *r,
                    const struct sockaddr *addr, socklen_t addr_len);
 
+/* The audit log's line for a line lease that ended at its deadline (the store's hook of
+ * expiries, store.h): command LEASE_EXPIRED, the list, the line put back, the lease and
+ * its owner; no client, no token. Nothing when srv->audit is off. */
+void command_audit_expired(const cmd_server *srv, const char *name, const char *line,
+                           size_t len, uint64_t id, const char *owner, size_t owner_len);
+
 /* Number of commands in the table, and row i (NULL past the end). */
 int command_count(void);
 const cmd_def *command_at(int i);

@@ -394,6 +394,16 @@ typedef struct store_recorder {
  * use; NULL: changes live in memory only. */
 void store_set_recorder(store *st, const store_recorder *r, void *ctx);
 
+/* What the lease timer reports of each line lease it ended at its deadline: the list,
+ * the line put back, the lease id and the owner it was lent to (NULL, 0: none). Called on
+ * the lease timer's thread with no lock of the store held; the pointers live only during
+ * the call. */
+typedef void (*store_expired_fn)(void *ctx, const char *name, const char *line, size_t len,
+                                 uint64_t id, const char *owner, size_t owner_len);
+
+/* Sets the hook of expired leases (fn NULL: none). Set it before the lease timer starts. */
+void store_set_expiry_hook(store *st, store_expired_fn fn, void *ctx);
+
 /* Recovery: installs l (owned by the store from then on) as list name without recording
  * anything. */
 store_rc store_adopt(store *st, const char *name, list *l);

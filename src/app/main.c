@@ -326,6 +326,13 @@ static int open_state(app *a)
     return 0;
 }
 
+/* The store's hook of expired leases: the audit log's line (command_audit_expired). */
+static void on_lease_expired(void *ctx, const char *name, const char *line, size_t len,
+                             uint64_t id, const char *owner, size_t owner_len)
+{
+    command_audit_expired(ctx, name, line, len, id, owner, owner_len);
+}
+
 /* Binds the port, starts the HTTP, journal and lease threads, writes the port file and
  * tells systemd. Returns 0, or -1 with the reason logged. */
 static int start_serving(app *a)
@@ -342,6 +349,8 @@ static int start_serving(app *a)
         log_error("cannot start the journal's threads");
         return -1;
     }
+    if (a->audit)
+        store_set_expiry_hook(a->st, on_lease_expired, &a->srv);
     if (!(a->leases = lease_timer_start(a->st, &a->err))) {
         log_error("%s", a->err.data);
         return -1;

@@ -3,6 +3,7 @@
  * that hands out a line or changes a list or a key (docs/audit.md). */
 #include "cmd/command.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "audit/audit.h"
@@ -188,5 +189,22 @@ void command_audit(const cmd_server *srv, const params *p, const cmd_result *r,
             emit(srv->audit, &out, &rec);
         }
     }
+    buf_free(&out);
+}
+
+void command_audit_expired(const cmd_server *srv, const char *name, const char *line,
+                           size_t len, uint64_t id, const char *owner, size_t owner_len)
+{
+    if (!srv->audit)
+        return;
+    char lease[17];
+    snprintf(lease, sizeof lease, "%016llx", (unsigned long long)id);
+    audit_record rec = {
+        .wall_ms = clock_wall_ms(), .cmd = "LEASE_EXPIRED", .keep = -1,
+        .list = name, .list_len = strlen(name), .line = line, .line_len = len,
+        .lease = lease, .lease_len = 16, .owner = owner, .owner_len = owner_len,
+    };
+    buf out = BUF_INIT;
+    emit(srv->audit, &out, &rec);
     buf_free(&out);
 }

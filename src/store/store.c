@@ -177,6 +177,12 @@ void store_set_recorder(store *st, const store_recorder *r, void *ctx)
     st->rec_ctx = ctx;
 }
 
+void store_set_expiry_hook(store *st, store_expired_fn fn, void *ctx)
+{
+    st->on_expired = fn;
+    st->expired_ctx = ctx;
+}
+
 /* READ, with keep or a lease. */
 static store_rc read_any(store *st, const char *name, store_end end, int keep, size_t n,
                          int64_t lease_ms, buf *ids, buf *out, size_t *count, uint64_t *lsn)
@@ -572,12 +578,24 @@ long store_status(store *st, void (*fn)(const char *name, size_t len, void *ctx)
 /* Settles e's lease id (or, with line, the oldest lease of that exact line): recorded
  * first, then forgotten; release puts its line back at the head and feeds waiters. Call
  * with e->lock held. */
+/* A line lease ended at its deadline, as the hook of expiries sees it (store.h). */
+typedef struct expired_line {
+    lease *l;                    /* the settled lease (its line), freed by the reporter */
+    char owner[STORE_OWNER_MAX];
+    size_t owner_len;
+} expired_line;
+
+/* Settles lease id of e (release: its line back at the head). With gone (an expiry), the
+ * lease is not freed but handed over in *gone, with its owner's name, to be reported once
+ * e's lock is released. */
 static store_rc settle_locked(store *st, entry *e, int release, uint64_t id,
                               const char *line, size_t len, store_waiter **served,
-                              uint64_t *lsn)
+                              uint64_t *lsn, expired_line *gone)
 {
     store_rc rc;
-    lease *l = store_lease_unlink_settled(st, e, release, id, line, len, lsn, &rc);
+    lease *l = store_lease_unlink_settled(st, e, release, id, line, len, lsn, &rc,
+                                          gone ? gone->owner : NULL,
+                                          gone ? &gone->owner_len : NULL);
     if (!l)
         return rc;
     rc = STORE_OK;
@@ -593,7 +611,10 @@ static store_rc settle_locked(store *st, entry *e, int release, uint64_t id,
             store_wait_serve_locked(st, e, l->line, l->len, served, lsn);
         }
     }
-    free(l);
+    if (gone)
+        gone->l = l;
+    else
+        free(l);
     return rc;
 }
 
@@ -614,7 +635,8 @@ static store_rc settle(store *st, const char *name, int release, uint64_t id,
     pthread_mutex_lock(&e->lock);
     owner *o = who ? store_owner_find(&e->owners, who, wlen) : NULL;
     store_rc rc = who && !o ? STORE_NO_LEASE
-                : settle_locked(st, e, release, o ? o->l->id : id, line, len, &served, lsn);
+                : settle_locked(st, e, release, o ? o->l->id : id, line, len, &served, lsn,
+                                NULL);
     pthread_mutex_unlock(&e->lock);
     store_wait_finish(st, served, *lsn);
     return rc;
@@ -641,10 +663,19 @@ size_t store_lease_expire(store *st, int64_t now, int64_t *next)
         /* Locks in order: the list's, then the table's (ACK may have won meanwhile). */
         uint64_t lsn = 0;
         store_waiter *served = NULL;
+        expired_line gone = {NULL, {0}, 0};
         pthread_mutex_lock(&e->lock);
-        store_rc rc = settle_locked(st, e, 1, id, NULL, 0, &served, &lsn);
+        store_rc rc = settle_locked(st, e, 1, id, NULL, 0, &served, &lsn, &gone);
         pthread_mutex_unlock(&e->lock);
         store_wait_finish(st, served, lsn);
+        if (gone.l) {
+            /* The name of an entry never changes (a DROP keeps it as a tombstone). */
+            if (st->on_expired)
+                st->on_expired(st->expired_ctx, e->name, gone.l->line, gone.l->len,
+                               gone.l->id, gone.owner_len ? gone.owner : NULL,
+                               gone.owner_len);
+            free(gone.l);
+        }
         if (rc == STORE_OK) {
             n++;
         } else if (rc != STORE_NO_LEASE) {

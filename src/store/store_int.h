@@ -107,6 +107,8 @@ struct store {
     atomic_size_t bytes;         /* line bytes in all lists, for limits.max_bytes */
     const store_recorder *rec;   /* NULL: changes live in memory only */
     void *rec_ctx;
+    store_expired_fn on_expired; /* the audit log's view of expiries, or NULL */
+    void *expired_ctx;
     store_waiter *orphans;       /* under add_lock: waiters on names not created yet
                                   * (store_names.c) */
     lease_table leases;

@@ -176,7 +176,8 @@ void store_lease_drop_locked(store *st, entry *e)
 }
 
 lease *store_lease_unlink_settled(store *st, entry *e, int release, uint64_t id,
-                                 const char *line, size_t len, uint64_t *lsn, store_rc *rc)
+                                 const char *line, size_t len, uint64_t *lsn, store_rc *rc,
+                                 char owner_out[STORE_OWNER_MAX], size_t *owner_len)
 {
     lease_table *t = &st->leases;
     pthread_mutex_lock(&t->lock);
@@ -200,6 +201,10 @@ lease *store_lease_unlink_settled(store *st, entry *e, int release, uint64_t id,
         pthread_mutex_unlock(&t->lock);
         *rc = STORE_JOURNAL;
         return NULL;
+    }
+    if (owner_out) {
+        *owner_len = l->own && l->own->len <= STORE_OWNER_MAX ? l->own->len : 0;
+        memcpy(owner_out, l->own ? l->own->name : "", *owner_len);
     }
     unlink_lease(t, l);
     pthread_mutex_unlock(&t->lock);

@@ -27,9 +27,11 @@ void store_lease_drop_locked(store *st, entry *e);
 /* Settles e's lease id (or, with line, the oldest lease of that exact line): records the
  * settle (release or ack), then unlinks it and returns it; the caller puts its line back
  * (release) and frees it. NULL with *rc STORE_NO_LEASE or STORE_JOURNAL (nothing
- * changed). Call with e->lock held. */
+ * changed). owner_out (NULL: not wanted) gets the name of the owner it was lent to, and
+ * *owner_len its length (0: none), copied before the owner goes. Call with e->lock held. */
 lease *store_lease_unlink_settled(store *st, entry *e, int release, uint64_t id,
-                                 const char *line, size_t len, uint64_t *lsn, store_rc *rc);
+                                 const char *line, size_t len, uint64_t *lsn, store_rc *rc,
+                                 char owner_out[STORE_OWNER_MAX], size_t *owner_len);
 
 /* Renews l (a lease of e) until the new deadline: recorded first. Returns 0, or -1 when
  * the recorder refuses (nothing changed). Call with e->lock held. */

@@ -403,6 +403,46 @@ static void test_hash_and_multi(void **state)
     td_cleanup(&d);
 }
 
+/* A lease that ends at its deadline puts its line back: the lease timer's LEASE_EXPIRED
+ * line says which line, which lease and which owner, with no client and no token. */
+static void test_lease_expiry(void **state)
+{
+    (void)state;
+    daemon_proc d;
+    char path[512], id1[64], id2[64];
+    start_with(&d, NULL);
+    http_reply r;
+    get_ok(d.port, "/sts/READ?FILENAME=logins.csv&KEEP=FALSE&LEASE=0.2", TOKEN, &r);
+    assert_int_equal(http_header(&r, "X-STS-Lease", id1, sizeof id1), 0);
+    http_reply_free(&r);
+    get_ok(d.port, "/sts/READ?FILENAME=logins.csv&KEEP=FALSE&OWNER=vu-7&LEASE=0.2", TOKEN, &r);
+    assert_int_equal(http_header(&r, "X-STS-Lease", id2, sizeof id2), 0);
+    http_reply_free(&r);
+    record recs[4];
+    audit_path(&d, path, sizeof path);
+    assert_int_equal(read_records(path, recs, 4, 4), 4);
+    const record *e1 = NULL, *e2 = NULL;
+    for (int i = 2; i < 4; i++) {
+        assert_string_equal(str(&recs[i], "cmd"), "LEASE_EXPIRED");
+        check_time(&recs[i]);
+        assert_int_equal(get(&recs[i], "addr")->type, 'n');
+        assert_int_equal(get(&recs[i], "token")->type, 'n');
+        assert_string_equal(str(&recs[i], "list"), "logins.csv");
+        if (strcmp(str(&recs[i], "lease"), id1) == 0)
+            e1 = &recs[i];
+        else if (strcmp(str(&recs[i], "lease"), id2) == 0)
+            e2 = &recs[i];
+    }
+    assert_non_null(e1);
+    assert_non_null(e2);
+    assert_string_equal(str(e1, "line"), "u1;p1");
+    assert_null(get(e1, "owner"));
+    assert_string_equal(str(e2, "line"), "u42;p42");
+    assert_string_equal(str(e2, "owner"), "vu-7");
+    assert_int_equal(td_stop(&d, 0), 0);
+    td_cleanup(&d);
+}
+
 /* The commands that came after the audit log change lists and keys too: ADDMULTI (one
  * line per line, from LINES or repeated LINE=), DROP (a list, a prefix), EXPIRE, and DEL
  * PREFIX (the prefix named, since no key is). */
@@ -590,6 +630,7 @@ int main(void)
         cmocka_unit_test(test_changes),
         cmocka_unit_test(test_hash_and_multi),
         cmocka_unit_test(test_bulk_and_cleanup),
+        cmocka_unit_test(test_lease_expiry),
         cmocka_unit_test(test_rotation),
         cmocka_unit_test(test_sighup_reopens),
         cmocka_unit_test(test_bad_values),

@@ -4,11 +4,13 @@
 #include "cmd/command.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "audit/audit.h"
 #include "audit/audit_record.h"
 #include "base/clock.h"
+#include "cmd_bulk.h"
 #include "cmd_param.h"
 #include "store/store.h"
 
@@ -79,28 +81,22 @@ static void emit(audit *a, buf *out, const audit_record *rec)
         audit_drop(a);
 }
 
-/* ADDMULTI's lines, one record each: LINES split as cmd_bulk splits it (at LF, a CR
- * before it dropped, a last line without LF kept), else the repeated LINE=. Only an OK
- * comes here, so every line was added. */
+/* ADDMULTI's lines, one record each, split as ADDMULTI splits them (cmd_bulk_lines).
+ * Only an OK comes here, so every line was added. */
 static void emit_adds(audit *a, buf *out, const params *p, audit_record *rec)
 {
-    size_t blen, n = params_line_count(p);
-    const char *s = params_get(p, PARAM_LINES, &blen);
-    if (s) {
-        for (const char *end = s + blen; s < end;) {
-            const char *lf = memchr(s, '\n', (size_t)(end - s));
-            size_t l = (size_t)((lf ? lf : end) - s);
-            rec->line = s;
-            rec->line_len = lf && l && s[l - 1] == '\r' ? l - 1 : l;
-            emit(a, out, rec);
-            s = lf ? lf + 1 : end;
-        }
+    store_span *v;
+    size_t n = cmd_bulk_lines(p, &v);
+    if (n == SIZE_MAX) {
+        audit_drop(a);
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        rec->line = params_line_at(p, i, &rec->line_len);
+        rec->line = v[i].s;
+        rec->line_len = v[i].len;
         emit(a, out, rec);
     }
+    free(v);
 }
 
 /* A parameter into *s and *len, left NULL when absent. */

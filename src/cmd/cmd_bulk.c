@@ -58,6 +58,14 @@ static size_t line_params(const params *p, store_span **v)
     return n;
 }
 
+size_t cmd_bulk_lines(const params *p, store_span **v)
+{
+    size_t blen;
+    const char *body = params_get(p, PARAM_LINES, &blen);
+    *v = NULL;
+    return body ? split_body(body, blen, v) : line_params(p, v);
+}
+
 /* The first line (1-based in *bad) that no list may hold: a line break inside (1), or
  * longer than maxLineSize (2). 0 when all are fine. */
 static int refused_line(const cmd_server *srv, const store_span *v, size_t n, size_t *bad)
@@ -103,10 +111,9 @@ void cmd_addmulti(const cmd_server *srv, const params *p, cmd_result *r)
         return cmd_ko(r, 400, MSG_UNIQUE);
     if (strlen(name) != nlen)
         return cmd_ko(r, 400, MSG_ILLEGAL);
-    const char *body = params_get(p, PARAM_LINES, &blen);
-    if (body && params_line_count(p))
+    if (params_get(p, PARAM_LINES, &blen) && params_line_count(p))
         return cmd_ko(r, 400, MSG_TWO_SOURCES);
-    n = body ? split_body(body, blen, &v) : line_params(p, &v);
+    n = cmd_bulk_lines(p, &v);
     if (n == SIZE_MAX) {
         cmd_ko(r, 503, MSG_NOMEM);
     } else if (n == 0) {

@@ -430,6 +430,21 @@ static int send_batch(const opts *o, const ctl_command *c, const ctl_command *m,
     return rc;
 }
 
+/* The next line of standard input into *line (its line break, and a CR before it,
+ * dropped), *no counting them: its length, or -1 at the end (or on a read error). */
+static ssize_t next_line(char **line, size_t *cap, long *no)
+{
+    ssize_t n = getline(line, cap, stdin);
+    if (n < 0)
+        return -1;
+    ++*no;
+    if (n > 0 && (*line)[n - 1] == '\n')
+        (*line)[--n] = '\0';
+    if (n > 0 && (*line)[n - 1] == '\r')
+        (*line)[--n] = '\0';
+    return n;
+}
+
 /* Whether line (n bytes, number no of standard input) holds a NUL byte, said on stderr:
  * the query takes C strings, so the line, and in a batch every line after it, would be
  * cut there without a word. */
@@ -454,13 +469,8 @@ static int send_batches(const opts *o, const ctl_command *c, const ctl_command *
     int rc = CTL_EXIT_OK;
     buf batch = BUF_INIT;
     for (;;) {
-        n = getline(&line, &cap, stdin);
+        n = next_line(&line, &cap, &no);
         if (n >= 0) {
-            no++;
-            if (n > 0 && line[n - 1] == '\n')
-                line[--n] = '\0';
-            if (n > 0 && line[n - 1] == '\r')
-                line[--n] = '\0';
             if (nul_line(verb, line, n, no, first - 1)) {
                 rc = CTL_EXIT_USAGE;
                 break;
@@ -504,12 +514,7 @@ static int send_lines(const opts *o, const ctl_command *c, const char *verb, con
     long no = 0;
     ssize_t n;
     int rc = CTL_EXIT_OK;
-    while (rc == CTL_EXIT_OK && (n = getline(&line, &cap, stdin)) >= 0) {
-        no++;
-        if (n > 0 && line[n - 1] == '\n')
-            line[--n] = '\0';
-        if (n > 0 && line[n - 1] == '\r')
-            line[--n] = '\0';
+    while (rc == CTL_EXIT_OK && (n = next_line(&line, &cap, &no)) >= 0) {
         if (nul_line(verb, line, n, no, no - 1)) {
             rc = CTL_EXIT_USAGE;
             break;

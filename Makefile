@@ -19,7 +19,7 @@ Q   = @
 endif
 
 CC      ?= cc
-PKGS    := libmicrohttpd libpcre2-8 gnutls
+PKGS    := libmicrohttpd libpcre2-8 gnutls libcurl raft libuv
 WARN    := -Wall -Wextra -Werror -Wformat=2 -Wstrict-prototypes -Wshadow -Wno-unused-parameter
 # CFLAGS is the user's (optimisation, debug); what the build needs is added with
 # override so that `make CFLAGS=-O1` keeps the include paths and warnings.

@@ -5,8 +5,10 @@
 # As root it installs what is missing; otherwise it prints the apt-get line and fails.
 set -eu
 
-# libcurl4-gnutls-dev: stsctl's HTTP client (the GnuTLS build, as stsd links GnuTLS).
+# libcurl4-gnutls-dev: stsctl's HTTP client and a follower's forwarding (the GnuTLS build,
+# as stsd links GnuTLS). libraft-dev and libuv1-dev: the replicas (src/cluster/).
 need="gcc make pkg-config libmicrohttpd-dev libpcre2-dev libgnutls28-dev libcurl4-gnutls-dev"
+need="$need libraft-dev libuv1-dev"
 case "${1:-build}" in
     build) ;;
     # Every test that would otherwise skip (tests/tally.sh; CI=true allows none): promtool

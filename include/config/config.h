@@ -8,6 +8,9 @@
 
 #include "base/buf.h"
 
+/* The most nodes a cluster may name (stsd.cluster.node.1 .. .9). */
+#define CONF_CLUSTER_MAX 9
+
 typedef enum conf_fsync { CONF_FSYNC_ALWAYS, CONF_FSYNC_EVERYSEC, CONF_FSYNC_NO } conf_fsync;
 
 typedef struct config {
@@ -60,6 +63,13 @@ typedef struct config {
     char *audit_log;                 /* stsd.auditLog: the file's path */
     int audit_hash;                  /* stsd.auditLog.lines: plain|hash, plain (0) */
     size_t audit_max_bytes;          /* stsd.auditLog.maxBytes: rotation size, 100 MiB */
+    /* Replicas (cluster/): off while cluster_self is 0. */
+    char *cluster_node[CONF_CLUSTER_MAX + 1]; /* stsd.cluster.node.N: "RAFT_ADDRESS HTTP_URL"
+                                      * for N in 1..CONF_CLUSTER_MAX; NULL: no such node */
+    int cluster_self;                /* stsd.cluster.self: which node this is, 0 = alone */
+    char *cluster_dir;               /* stsd.cluster.dir: raft's data, "" = <state>/raft */
+    int cluster_election_ms;         /* stsd.cluster.electionTimeout: ms, 1000 */
+    int cluster_redirect;            /* stsd.cluster.forward: proxy (0) | redirect (1) */
 } config;
 
 /* Fills c with every default. Returns 0, or -1 on ENOMEM. */

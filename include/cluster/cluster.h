@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cluster.h - replicas: this node among stsd.cluster.node.N, over Canonical's C raft.
+ *
+ * The one room that sees raft and libuv. Raft runs on a thread of its own (its loop);
+ * other threads hand it work through a queue and uv_async_send, and read what it knows
+ * (role, term, leader, indexes) from a copy refreshed under a mutex.
+ *
+ * What is replicated is the journal: each group-commit batch of records is one raft
+ * entry (journal_set_ship), INITFILE's snapshot files go as chunks of about 1 MiB before
+ * the record that names them, and every node writes the committed entries into its own
+ * state directory (journal_mirror_*). Only the leader has a live store: it is loaded from
+ * that directory when the node wins an election (the promote hook), and a node that loses
+ * the leadership restarts (the deposed hook), so that nothing not committed survives in
+ * its memory. Followers forward requests to the leader. */
+#ifndef STSD_CLUSTER_H
+#define STSD_CLUSTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/buf.h"
+#include "config/config.h"
+
+struct journal;
+typedef struct cluster cluster;
+
+/* Called from a thread of the cluster's own, never raft's: promote once this node leads
+ * and has applied every entry before its term (load the store from the journal, then
+ * cluster_set_serving); deposed once it has stopped leading (or promote failed). */
+typedef struct cluster_hooks {
+    void (*promote)(void *ctx);
+    void (*deposed)(void *ctx);
+    void *ctx;
+} cluster_hooks;
+
+/* Starts raft for conf (conf->cluster_self != 0) with its data in dir: bootstraps the
+ * cluster on the first start, rejoins it later. j is the journal whose directory the
+ * committed entries are written to (its ship hook is set here). Returns NULL with the
+ * reason in err (a refused io_setup is named as such). */
+cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
+                       const cluster_hooks *h, buf *err);
+
+/* Hands the leadership to the most up-to-date follower if this node leads (waiting up to
+ * ms for it), then stops raft and frees c. NULL: nothing. */
+void cluster_stop(cluster *c, int ms);
+
+/* Where a request must go. CLUSTER_SERVE: this node leads and has its store loaded.
+ * CLUSTER_FORWARD: to the leader, whose id and HTTP URL (no trailing slash) are set.
+ * CLUSTER_NO_LEADER: none known, or this node is still loading (503). */
+typedef enum cluster_route_kind { CLUSTER_SERVE, CLUSTER_FORWARD, CLUSTER_NO_LEADER } cluster_route_kind;
+cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t cap);
+
+/* This node's id; whether forwarding answers 307 (stsd.cluster.forward=redirect). */
+unsigned cluster_self(const cluster *c);
+int cluster_redirects(const cluster *c);
+
+/* Set by the promote hook once the store is loaded: this node answers from now on. */
+void cluster_set_serving(cluster *c);
+
+/* What CLUSTER, /metrics and the dashboard show. */
+typedef struct cluster_node_stats {
+    unsigned id;
+    char raft[64];
+    char url[128];
+    const char *role;          /* "leader", "follower", "candidate", "unavailable" or "?" */
+    uint64_t match;            /* leader only: highest entry it has; lag = commit - match */
+    int known;                 /* match is known (this node leads) */
+} cluster_node_stats;
+typedef struct cluster_stats {
+    unsigned self, leader;     /* leader 0: none known */
+    const char *role;          /* this node's */
+    int serving;
+    uint64_t term, commit, applied, last_index;
+    uint64_t leader_changes;   /* times the known leader changed since start */
+    double leader_since;       /* wall-clock seconds of the last change */
+    size_t n;
+    cluster_node_stats nodes[CONF_CLUSTER_MAX];
+} cluster_stats;
+void cluster_get_stats(cluster *c, cluster_stats *s);
+
+#endif

@@ -30,6 +30,7 @@ typedef struct cmd_server {
     struct journal *j;    /* NULL when the journal is off */
     auth *auth;           /* tokens, roles, disabled commands (NULL: none) */
     struct audit *audit;  /* stsd.auditLog (NULL: off) */
+    struct cluster *cluster; /* replicas (NULL: alone): set before serving, never changed */
 } cmd_server;
 
 /* One request as the HTTP edge hands it over: what dispatch needs to decide it. */

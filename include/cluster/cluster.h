@@ -40,9 +40,11 @@ typedef struct cluster_hooks {
 cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
                        const cluster_hooks *h, buf *err);
 
-/* Hands the leadership to the most up-to-date follower if this node leads (waiting up to
- * ms for it), then stops raft and frees c. NULL: nothing. */
-void cluster_stop(cluster *c, int ms);
+/* Hands the leadership to the most up-to-date follower if this node leads, waiting up to
+ * ms for it. From then on the node answers nothing itself. */
+void cluster_handover(cluster *c, int ms);
+/* Stops raft and frees c; j's changes fail from then on. NULL: nothing. */
+void cluster_stop(cluster *c);
 
 /* Where a request must go. CLUSTER_SERVE: this node leads and has its store loaded.
  * CLUSTER_FORWARD: to the leader, whose id and HTTP URL (no trailing slash) are set.

@@ -12,6 +12,9 @@
 
 /* The KO of a change that could not be made durable. */
 #define COMMIT_NOT_DURABLE "Journal not writable, changes refused !"
+/* The same in a cluster, where the leader lost its leadership with the change in flight. */
+#define COMMIT_UNKNOWN "Outcome unknown: the leader changed before this change was " \
+    "committed; it may or may not have been made !"
 
 /* After a command ran (and did not park r): takes r's change (r->lsn, cleared) into
  * *lsn. Returns 0 if r may be answered now: no change, or durable as the fsync policy
@@ -29,7 +32,8 @@ int commit_ready(struct journal *j, cmd_result *r, uint64_t lsn);
  * writer; if it never will be, with the KO that says so instead. */
 void commit_finish(struct journal *j, park_slot *s, uint64_t lsn);
 
-/* Turns r, whose change could not be made durable, into the KO that says so. */
-void commit_ko_not_durable(cmd_result *r);
+/* Turns r, whose change could not be made durable, into the KO that says so (503 and
+ * "outcome unknown" when j is replicated). */
+void commit_ko_not_durable(struct journal *j, cmd_result *r);
 
 #endif

@@ -164,6 +164,43 @@ void journal_set_compact_threshold(journal *j, uint64_t bytes);
  * reason logged; the journal stays valid and the attempt is ignored by recovery). */
 int journal_compact(journal *j, store *st);
 
+/* ---- Replicas (journal_mirror.c; the cluster room drives these) ------------------------ */
+
+/* What is shipped: a batch of framed records, or a piece of a snapshot file (id, offset;
+ * last: the file is whole). ship blocks until the piece is committed by the cluster and
+ * written here by journal_mirror_*, and returns 0, or -1 if it never will be known to be
+ * (no longer the leader): the changes waiting are then answered "outcome unknown". */
+typedef enum journal_piece { JOURNAL_BATCH = 1, JOURNAL_FILE = 2 } journal_piece;
+typedef int (*journal_ship_fn)(void *ctx, journal_piece kind, uint64_t id, uint64_t off,
+                               int last, const void *data, size_t len);
+
+/* Makes j replicated: batches and INITFILE's files go through fn (set before the first
+ * change, with policy always); the log is never compacted (raft's snapshots bound raft's
+ * log; the state directory is rebuilt from them at each start). */
+void journal_set_ship(journal *j, journal_ship_fn fn, void *ctx);
+/* Whether j is replicated: its failures are "outcome unknown", not "not writable". */
+int journal_replicated(const journal *j);
+
+/* A committed piece written into j's directory. own: this node shipped it as leader
+ * (its records are counted already). Returns 0, or -1 (logged: the directory no longer
+ * follows the cluster; the node must restart). Called by the cluster's thread. */
+int journal_mirror_batch(journal *j, int own, const void *data, size_t len);
+int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const void *data,
+                        size_t len);
+/* Every file of the directory as one image (for raft's snapshot), in memory from
+ * alloc: *out, *len. Returns 0, or -1 (logged) with *out, if not NULL, the caller's to
+ * free. */
+int journal_mirror_dump(journal *j, void *(*alloc)(size_t), void **out, size_t *len);
+/* Replaces every file of the directory by those of an image from journal_mirror_dump.
+ * Only while no store is loaded from j (a follower). Returns 0 or -1 (logged). */
+int journal_mirror_restore(journal *j, const void *img, size_t len);
+/* Leader now: loads the directory's state into st (empty), as a start would. Returns 0,
+ * or -1 with the reason in err. */
+int journal_reload(journal *j, store *st, buf *err);
+/* Opens dir for a replica: its logs and snapshot files are removed first (they are a
+ * copy of raft's state, written again from it). As journal_open otherwise. */
+journal *journal_open_replica(const char *dir, store *st, buf *err);
+
 /* Checks every file of a state directory and prints what it finds (records, lists,
  * damage and where). Returns 0 if recovery would succeed, 1 if not. With repair, cuts a
  * damaged log at its last good record (keeping a .damaged copy). */

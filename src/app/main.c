@@ -19,6 +19,7 @@
 #include "http/http.h"
 #include "http/metrics.h"
 #include "app/notify.h"
+#include "app/replica.h"
 #include "store/lease_timer.h"
 #include "hold/park.h"
 #include "journal/journal.h"
@@ -162,25 +163,32 @@ static void log_urls(const config *conf)
  * directory defaults to <canonical datasetDirectory>/.stsd. Returns 0 (with *out NULL
  * when the journal is off) or -1 with the reason logged. */
 static int open_journal(const config *conf, const config_cli *cli, const dataset *ds,
-                        store *st, journal **out)
+                        store *st, journal **out, buf *dir)
 {
-    buf err = BUF_INIT, dir = BUF_INIT;
+    buf err = BUF_INIT;
     int rc = -1;
     *out = NULL;
-    if (!conf->journal) {
+    if (!conf->journal && !conf->cluster_self) {
         if (cli->fresh)
             log_warn("--fresh has no effect: the journal is off (stsd.journal)");
         return 0;
     }
     if (conf->state_dir && *conf->state_dir)
-        buf_puts(&dir, conf->state_dir);
+        buf_puts(dir, conf->state_dir);
     else
-        buf_printf(&dir, "%s/.stsd", dataset_path(ds));
-    if (dir.oom) {
+        buf_printf(dir, "%s/.stsd", dataset_path(ds));
+    if (dir->oom) {
         log_error("out of memory");
         goto cleanup;
     }
-    *out = journal_open(dir.data, conf->journal_fsync, st, cli->fresh, &err);
+    if (conf->cluster_self) {
+        /* A replica's journal is raft's committed log, whatever stsd.journal says. */
+        if (cli->fresh)
+            log_warn("--fresh has no effect in a cluster: the state is raft's");
+        rc = replica_open_journal(dir->data, st, out);
+        goto cleanup;
+    }
+    *out = journal_open(dir->data, conf->journal_fsync, st, cli->fresh, &err);
     if (!*out) {
         log_error("%s", err.data ? err.data : "out of memory");
         goto cleanup;
@@ -189,7 +197,6 @@ static int open_journal(const config *conf, const config_cli *cli, const dataset
     rc = 0;
 cleanup:
     buf_free(&err);
-    buf_free(&dir);
     return rc;
 }
 
@@ -229,6 +236,8 @@ typedef struct app {
     access_rules acc;
     audit *audit;             /* stsd.auditLog, NULL: off */
     cmd_server srv;
+    buf state_dir;            /* the journal's, when it is on */
+    replica rep;              /* the cluster's side (rep.c NULL: alone) */
 } app;
 
 /* SIGHUP: the TLS pair again, and the audit log at its path (logrotate moved it). */
@@ -308,14 +317,17 @@ static int open_state(app *a)
         log_error("out of memory");
         return -1;
     }
-    if (open_journal(conf, &a->cli, a->ds, a->st, &a->j) != 0)
+    if (open_journal(conf, &a->cli, a->ds, a->st, &a->j, &a->state_dir) != 0)
         return -1;
     raise_open_files(conf);
     if (!(a->lot = park_lot_create(&a->err))) {
         log_error("%s", a->err.data);
         return -1;
     }
-    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth, a->audit};
+    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth, a->audit, NULL};
+    /* A replica loads the files when it first comes to lead (app/replica.c). */
+    if (conf->cluster_self)
+        return 0;
     /* The recovered state wins over the files: they were loaded (and journaled) by an
      * earlier start, and the lists have changed since. */
     if (store_count(a->st) > 0 && conf->init_file_at_startup && *conf->init_file_at_startup)
@@ -340,6 +352,9 @@ static int start_serving(app *a)
     config *conf = &a->conf;
     /* Bind first, so that CONFIG shows the port really bound when 0 asked for any. */
     int fd = http_listen(conf->bind, conf->port, &conf->port, &a->err);
+    a->rep = (replica){NULL, &a->srv, request_stop, &stopping, 0};
+    if (fd >= 0 && conf->cluster_self && replica_start(&a->rep, a->state_dir.data) != 0)
+        return -1;
     if (fd < 0 ||
         !(a->http = http_start(conf, &a->srv, &a->acc.http, fd, request_stop, &a->err))) {
         log_error("%s", a->err.data);
@@ -383,6 +398,8 @@ static void serve_until_stop(app *a)
     wait_for_stop(watch_stdin, on_hup, a);
     /* STOP and ENTER come here without the signal handler: readers learn of it now. */
     atomic_store_explicit(&stopping, 1, memory_order_relaxed);
+    if (!atomic_load(&a->rep.restart))
+        replica_handover(&a->rep);
     if (notify_send("STOPPING=1") < 0)
         log_warn("cannot tell systemd that stsd is stopping: %s", strerror(errno));
     log_info("stopping: answering %zu waiting requests, finishing requests in flight",
@@ -398,6 +415,8 @@ static void shut_down(app *a, int status)
     park_lot_shutdown(a->lot);
     http_stop(a->http, 0);
     lease_timer_stop(a->leases);
+    /* No request is running any more: raft stops before the journal it writes into. */
+    replica_stop(&a->rep);
     park_lot_free(a->lot);
     /* No request is running any more: what the audit log holds goes to its file. */
     audit_close(a->audit);
@@ -417,11 +436,13 @@ static void shut_down(app *a, int status)
     metrics_shutdown();
     config_free(&a->conf);
     buf_free(&a->err);
+    buf_free(&a->state_dir);
 }
 
 int main(int argc, char **argv)
 {
-    app a = {.cli = {CONFIG_RUN, 0, 0, NULL}, .err = BUF_INIT, .acc = ACCESS_RULES_INIT};
+    app a = {.cli = {CONFIG_RUN, 0, 0, NULL}, .err = BUF_INIT, .acc = ACCESS_RULES_INIT,
+             .state_dir = BUF_INIT};
     int status = 1;
     if (config_defaults(&a.conf) != 0) {
         fprintf(stderr, "stsd: out of memory\n");
@@ -439,6 +460,14 @@ int main(int argc, char **argv)
         log_info("stopping during the start: asked for before the server was ready");
         status = 0;
     }
+    int restart = atomic_load(&a.rep.restart);
     shut_down(&a, status);
+    if (restart) {
+        /* Deposed: the same program and arguments again, as a follower (app/replica.c). */
+        log_info("restarting");
+        execv("/proc/self/exe", argv);
+        log_error("cannot restart: %s", strerror(errno));
+        return 1;
+    }
     return status;
 }

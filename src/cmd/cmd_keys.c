@@ -280,7 +280,7 @@ static void key_expire(cmd_kwaiter *w, park_why why, cmd_result *r)
     }
     incr_answer(r, rc, w->name, &o);
     if (r->lsn && srv->j && journal_wait(srv->j, r->lsn) != 0)
-        commit_ko_not_durable(r);
+        commit_ko_not_durable(srv->j, r);
     r->lsn = 0;
 }
 

@@ -107,7 +107,7 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     /* This answer goes out when this returns: a line taken now waits for its record here
      * (one fsync at most with fsync=always, on the lot's timer thread). */
     if (lsn && srv->j && journal_wait(srv->j, lsn) != 0)
-        commit_ko_not_durable(r);
+        commit_ko_not_durable(srv->j, r);
     buf_free(&out);
     waiter_free(w);
 }

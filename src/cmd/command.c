@@ -7,6 +7,7 @@
 
 #include "cmd_answer.h"
 #include "cmd_bulk.h"
+#include "cmd_cluster.h"
 #include "cmd_columns.h"
 #include "cmd_files.h"
 #include "cmd_keys.h"
@@ -121,6 +122,11 @@ static const cmd_def commands[] = {
      {{0}}},
     {"INFO", cmd_info, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Version, uptime, connections, number of lists and the journal's state.",
+     {{0}}},
+    {"CLUSTER", cmd_cluster, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+     "The nodes of the cluster as this node sees them: each one's id, URL and role, the "
+     "leader, this node's term, commit and applied index, each follower's lag (asked of "
+     "the leader). Answered by the node asked, never forwarded.",
      {{0}}},
     {"LOAD", cmd_load, CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
      "Like INITFILE, with the file sent in the request (multipart part FILE, or a "

@@ -4,15 +4,19 @@
  * journal's writer. */
 #include "hold/commit.h"
 
+#include <stdlib.h>
+
 #include "hold/park.h"
 
-void commit_ko_not_durable(cmd_result *r)
+void commit_ko_not_durable(struct journal *j, cmd_result *r)
 {
     buf_clear(&r->text);
     r->lsn = 0;
     r->kind = REPLY_KO;
-    r->status = 400;
-    buf_puts(&r->text, COMMIT_NOT_DURABLE);
+    /* A replica's batch lost with the leadership may still be committed by the next
+     * leader: neither an OK nor a KO that says nothing happened. */
+    r->status = journal_replicated(j) ? 503 : 400;
+    buf_puts(&r->text, journal_replicated(j) ? COMMIT_UNKNOWN : COMMIT_NOT_DURABLE);
 }
 
 int commit_begin(struct journal *j, cmd_result *r, uint64_t *lsn)
@@ -28,31 +32,42 @@ int commit_ready(struct journal *j, cmd_result *r, uint64_t lsn)
 {
     int rc = journal_answerable(j, lsn);
     if (rc < 0)
-        commit_ko_not_durable(r);
+        commit_ko_not_durable(j, r);
     return rc > 0;
 }
 
 /* The journal ends a claimed slot: finished with its answer, or with the KO. */
+typedef struct claimed {
+    park_slot *s;
+    struct journal *j;
+} claimed;
+
 static void on_durable_claimed(void *ctx, int rc)
 {
-    park_slot *s = ctx;
+    claimed *c = ctx;
     if (rc != 0)
-        commit_ko_not_durable(park_result(s));
-    park_finish(s);
-    park_unref(s);
+        commit_ko_not_durable(c->j, park_result(c->s));
+    park_finish(c->s);
+    park_unref(c->s);
+    free(c);
 }
 
 void commit_finish(struct journal *j, park_slot *s, uint64_t lsn)
 {
     int rc = lsn && j ? journal_poll(j, lsn) : 0;
-    if (rc == 1) {
+    claimed *c = rc == 1 ? malloc(sizeof *c) : NULL;
+    if (c) {
+        *c = (claimed){s, j};
         park_ref(s);              /* the journal's, dropped by on_durable_claimed */
-        rc = journal_when_durable(j, lsn, on_durable_claimed, s);
+        rc = journal_when_durable(j, lsn, on_durable_claimed, c);
         if (rc == 1)
             return;
         park_unref(s);
+        free(c);
+    } else if (rc == 1) {
+        rc = journal_wait(j, lsn);          /* no memory to wait without a thread */
     }
     if (rc != 0)
-        commit_ko_not_durable(park_result(s));
+        commit_ko_not_durable(j, park_result(s));
     park_finish(s);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "journal_int.h"
+#include "journal_mirror.h"
 #include "journal_writer.h"
 #include "base/log.h"
 #include "snapshot.h"
@@ -172,6 +173,12 @@ int journal_write_snapshot(journal *j, const list *l, uint64_t *snap)
         snapref_ids_del(&j->pending, id);
         pthread_mutex_unlock(&j->mu);
         buf_free(&err);
+        return -1;
+    }
+    if (j->ship && journal_ship_snapshot_file(j, id) != 0) {
+        pthread_mutex_lock(&j->mu);
+        snapref_ids_del(&j->pending, id);
+        pthread_mutex_unlock(&j->mu);
         return -1;
     }
     *snap = id;

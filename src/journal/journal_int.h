@@ -97,6 +97,10 @@ struct journal {
 
     pthread_mutex_t compact_mu; /* one compaction at a time */
     store *st;
+    /* Replicas (journal_mirror.c): each batch goes to ship before it counts as written;
+     * NULL: alone. own_* is what this node appended as leader (its records in pend). */
+    journal_ship_fn ship;
+    void *ship_ctx;
     pthread_t sync_thread, compact_thread, writer_thread;
     int sync_started, compact_started, writer_started;
 };

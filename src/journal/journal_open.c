@@ -66,7 +66,7 @@ static int pick_state(const char *name, int kind, uint64_t num, void *ctx)
 }
 
 /* --fresh: moves every journal file into a new old-<date>-<time> folder. */
-static int set_aside(journal *j, buf *err)
+static int set_aside(journal *j, int drop, buf *err)
 {
     state_files f = {NULL, 0, 0};
     char sub[64];
@@ -75,7 +75,12 @@ static int set_aside(journal *j, buf *err)
         buf_printf(err, "cannot list %s: %s", j->dir, strerror(errno));
         goto cleanup;
     }
-    if (f.n == 0) {
+    if (f.n == 0 || drop) {
+        for (size_t i = 0; i < f.n; i++)
+            if (unlinkat(j->dirfd, f.v[i], 0) != 0 && errno != ENOENT) {
+                buf_printf(err, "cannot remove %s/%s: %s", j->dir, f.v[i], strerror(errno));
+                goto cleanup;
+            }
         rc = 0;
         goto cleanup;
     }
@@ -229,6 +234,51 @@ static journal *journal_alloc(const char *dir, conf_fsync policy)
     return j;
 }
 
+journal *journal_open_replica(const char *dir, store *st, buf *err)
+{
+    return journal_open(dir, CONF_FSYNC_ALWAYS, st, 2, err);
+}
+
+int journal_reload(journal *j, store *st, buf *err)
+{
+    recover_state rs;
+    buf msg = BUF_INIT;
+    int rc = -1;
+    memset(&rs, 0, sizeof rs);
+    pthread_mutex_lock(&j->mu);
+    while (j->io)
+        pthread_cond_wait(&j->cv, &j->mu);
+    if (recover_run(j->dirfd, &rs, NULL, &msg) != 0) {
+        buf_printf(err, "journal in %s: %s", j->dir, msg.data ? msg.data : "out of memory");
+        goto done;
+    }
+    /* The directory was written by this process alone since its start: its newest log
+     * is the one open, whole. */
+    if (rs.last_gen != j->gen || rs.last_end != j->fsize) {
+        buf_printf(err, "journal in %s: the log open (generation %u, %llu bytes) is not the "
+                   "one recovery ends in (generation %u, %zu bytes)", j->dir, j->gen,
+                   (unsigned long long)j->fsize, rs.last_gen, rs.last_end);
+        goto done;
+    }
+    if (adopt_all(j, &rs, st, err) != 0)
+        goto done;
+    for (size_t i = 0; i < rs.nlists; i++) {
+        uint64_t prev;
+        snapref_set(&j->defs, rs.names[i], rs.def_ids[i], &prev);
+    }
+    j->snap_n = rs.last_snap_n;
+    j->max_gen = rs.max_gen > j->gen ? rs.max_gen : j->gen;
+    j->snapset = rs.snap_bytes;
+    log_info("journal: %zu lists, %zu keys and %zu leases loaded from %s", rs.nlists, rs.nkeys,
+             rs.nleases, j->dir);
+    rc = 0;
+done:
+    pthread_mutex_unlock(&j->mu);
+    recover_free(&rs);
+    buf_free(&msg);
+    return rc;
+}
+
 journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, buf *err)
 {
     recover_state rs;
@@ -251,7 +301,7 @@ journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, 
                    "in use by another stsd" : strerror(errno));
         goto fail;
     }
-    if (fresh && set_aside(j, err) != 0)
+    if (fresh && set_aside(j, fresh == 2, err) != 0)
         goto fail;
     if (recover_run(j->dirfd, &rs, NULL, &msg) != 0) {
         buf_printf(err, "journal in %s: %s. Nothing was changed. See `stsd --check-journal "
@@ -324,7 +374,7 @@ void journal_close(journal *j)
     journal_writer_stop(j);
     /* Still refusing changes: the log may disagree with what was answered. One last
      * rewrite from memory, so that the next start finds what clients were told. */
-    if (j->st && j->fd >= 0 && atomic_load(&j->broken)) {
+    if (j->st && j->fd >= 0 && atomic_load(&j->broken) && !j->ship) {
         pthread_mutex_lock(&j->mu);
         j->stop = 0;               /* the threads are gone; let this compaction finish */
         pthread_mutex_unlock(&j->mu);

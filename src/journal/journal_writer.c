@@ -253,6 +253,40 @@ static void log_failed_locked(journal *j, const char *what, int err)
                  "log has been rewritten from memory");
 }
 
+/* Replicas: the batch in out goes to the cluster, which writes it into the log once
+ * committed (journal_mirror_batch); durable then. Shipping waits for the cluster's thread,
+ * which takes the mutex to write: never while holding it (journal_close's last flush), so
+ * records still pending then are dropped, never answered. A batch that fails was never
+ * answered either, and may still be committed by the next leader: every wait fails now
+ * ("outcome unknown") and the node restarts (cluster/). */
+static int ship_locked(journal *j, uint64_t target, size_t n, int keep_lock)
+{
+    int rc = 0;
+    if (n && keep_lock) {
+        log_warn("journal: %zu bytes of records not committed by the cluster are dropped", n);
+        rc = -1;
+    } else if (n) {
+        j->io = 1;
+        pthread_mutex_unlock(&j->mu);
+        rc = j->ship(j->ship_ctx, JOURNAL_BATCH, 0, 0, 1, j->out.data, n);
+        pthread_mutex_lock(&j->mu);
+        j->io = 0;
+    }
+    buf_clear(&j->out);
+    if (rc == 0) {
+        if (target > j->written)
+            j->written = target;
+        if (target > j->synced)
+            j->synced = target;
+    } else {
+        atomic_store(&j->broken, 1);
+        atomic_store(&j->cancelled, 1);
+        j->dead_gen = j->gen;
+    }
+    pthread_cond_broadcast(&j->cv);
+    return rc;
+}
+
 int journal_flush_locked(journal *j, int sync, int keep_lock)
 {
     buf t = j->out;
@@ -271,6 +305,8 @@ int journal_flush_locked(journal *j, int sync, int keep_lock)
         buf_clear(&j->out);
         return -1;
     }
+    if (j->ship)
+        return ship_locked(j, target, n, keep_lock);
     int need_sync = sync && j->synced < target;
     if (!n && !need_sync)
         return 0;
@@ -442,9 +478,9 @@ int journal_wait(journal *j, uint64_t lsn)
     return rc;
 }
 
-void journal_cancel_waits(journal *j)
+/* Every wait not durable now fails, and so will every later one. */
+static void cancel_waits_locked(journal *j)
 {
-    pthread_mutex_lock(&j->mu);
     j->cancelled = 1;
     pthread_cond_broadcast(&j->cv);
     journal_fire_locked(j);       /* the durable ones first, with 0 */
@@ -454,6 +490,12 @@ void journal_cancel_waits(journal *j)
         free(w);
         pthread_mutex_lock(&j->mu);
     }
+}
+
+void journal_cancel_waits(journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    cancel_waits_locked(j);
     pthread_mutex_unlock(&j->mu);
 }
 
@@ -494,6 +536,8 @@ static void *writer_main(void *arg)
             j->last_batch = j->pend_recs;
             journal_flush_locked(j, 1, 0);
             journal_fire_locked(j);
+            if (j->ship && atomic_load(&j->cancelled))
+                cancel_waits_locked(j);   /* the cluster lost this batch's outcome */
             if (j->defs.nold)
                 journal_reap_locked(j);   /* an INITFILE's superseded file, at once */
             continue;

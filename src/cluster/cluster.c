@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cluster.c - the raft adapter: raft and its libuv loop on a thread of their own, work
+ * handed to it through a queue, its state copied out for the other threads.
+ *
+ * raft has no locks: only the loop's thread calls it. Other threads queue a piece of the
+ * journal (ship) and wake the loop with uv_async_send, then wait on `cv` for the piece's
+ * commit. The loop's tick (a tenth of the election timeout) copies raft's state out under
+ * `mu` and sees roles change, since raft 0.15 has no callback for that: a node that
+ * starts leading appends a barrier, and once every entry of the terms before is applied
+ * the promote hook loads the store; a node that stops leading calls the deposed hook.
+ * Hooks run on the `stsd-cluster` thread, never the loop's, which must go on answering
+ * heartbeats while a store loads. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/time.h>
+
+#include "cluster_fsm.h"
+#include "base/log.h"
+#include "base/thread.h"
+
+
+/* raft snapshots the state directory after this many entries, keeping this many after
+ * it for followers a little behind. An entry is a whole batch of records. */
+#define SNAPSHOT_THRESHOLD 8192
+#define SNAPSHOT_TRAILING 2048
+
+/* A piece of the journal on its way through raft: the thread that shipped it waits. */
+typedef struct piece {
+    struct raft_apply req;
+    struct raft_buffer buf;
+    cluster *c;
+    int done, rc;
+    struct piece *next;
+} piece;
+
+static double wall_now(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+/* ---- the loop's side ---------------------------------------------------------------------- */
+
+static void finish_piece(piece *p, int rc)
+{
+    cluster *c = p->c;
+    pthread_mutex_lock(&c->mu);
+    p->rc = rc;
+    p->done = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void on_applied(struct raft_apply *req, int status, void *result)
+{
+    (void)result;
+    finish_piece(req->data, status == 0 ? 0 : -1);
+}
+
+/* Proposes the queued pieces; any that cannot be (not leading, stopping) fail now. */
+static void propose_queued(cluster *c)
+{
+    pthread_mutex_lock(&c->mu);
+    piece *p = c->queue;
+    c->queue = c->queue_tail = NULL;
+    pthread_mutex_unlock(&c->mu);
+    while (p) {
+        piece *next = p->next;
+        int rv = -1;
+        if (!c->stop && raft_state(&c->raft) == RAFT_LEADER && atomic_load(&c->serving)) {
+            p->req.data = p;
+            rv = raft_apply(&c->raft, &p->req, &p->buf, 1, on_applied);
+        }
+        if (rv != 0) {
+            raft_free(p->buf.base);          /* still ours when raft_apply fails */
+            finish_piece(p, -1);
+        }
+        p = next;
+    }
+}
+
+static void wake_hooks(cluster *c, int promote)
+{
+    pthread_mutex_lock(&c->mu);
+    if (promote)
+        c->want_promote = 1;
+    else
+        c->want_deposed = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void on_barrier(struct raft_barrier *req, int status)
+{
+    cluster *c = req->data;
+    if (status != 0 || raft_state(&c->raft) != RAFT_LEADER) {
+        c->promoting = 0;                     /* the tick sees what became of it */
+        return;
+    }
+    log_info("cluster: node %u leads (term %llu); loading the state", c->self,
+             (unsigned long long)c->raft.current_term);
+    wake_hooks(c, 1);
+}
+
+static const char *role_name(int state)
+{
+    switch (state) {
+    case RAFT_LEADER: return "leader";
+    case RAFT_FOLLOWER: return "follower";
+    case RAFT_CANDIDATE: return "candidate";
+    default: return "unavailable";
+    }
+}
+
+/* Copies raft's state out; called on the loop's thread only. */
+static void refresh_stats(cluster *c, int state)
+{
+    raft_id leader = 0;
+    const char *addr = NULL;
+    raft_leader(&c->raft, &leader, &addr);
+    pthread_mutex_lock(&c->mu);
+    cluster_stats *s = &c->stats;
+    if (s->leader != (unsigned)leader) {
+        if (leader)
+            s->leader_changes++;
+        s->leader_since = wall_now();
+    }
+    s->leader = (unsigned)leader;
+    s->role = role_name(state);
+    s->serving = atomic_load(&c->serving);
+    s->term = c->raft.current_term;
+    s->commit = c->raft.commit_index;
+    s->applied = raft_last_applied(&c->raft);
+    s->last_index = raft_last_index(&c->raft);
+    for (size_t i = 0; i < c->n; i++) {
+        cluster_node_stats *ns = &s->nodes[i];
+        ns->known = 0;
+        ns->role = c->nodes[i].id == c->self ? s->role :
+                   c->nodes[i].id == (unsigned)leader ? "leader" : "?";
+        if (state != RAFT_LEADER)
+            continue;
+        const struct raft_configuration *conf = &c->raft.configuration;
+        for (unsigned k = 0; k < conf->n; k++)
+            if (conf->servers[k].id == c->nodes[i].id) {
+                ns->match = c->nodes[i].id == c->self ? s->last_index :
+                            c->raft.leader_state.progress[k].match_index;
+                ns->known = 1;
+                if (c->nodes[i].id != c->self)
+                    ns->role = "follower";
+            }
+    }
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void on_tick(uv_timer_t *t)
+{
+    cluster *c = t->data;
+    int state = raft_state(&c->raft);
+    if (state == RAFT_LEADER && !c->was_leader && !c->promoting && !atomic_load(&c->deposed)) {
+        c->promoting = 1;
+        c->barrier.data = c;
+        if (raft_barrier(&c->raft, &c->barrier, on_barrier) != 0)
+            c->promoting = 0;
+    }
+    if (state == RAFT_LEADER)
+        c->was_leader = 1;
+    else if (c->was_leader) {
+        c->was_leader = 0;
+        log_warn("cluster: node %u no longer leads (now %s, term %llu)", c->self,
+                 role_name(state), (unsigned long long)c->raft.current_term);
+        if (!atomic_exchange(&c->deposed, 1)) {
+            atomic_store(&c->serving, 0);
+            wake_hooks(c, 0);
+        }
+    }
+    refresh_stats(c, state);
+}
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    (void)h;
+}
+
+static void on_raft_closed(struct raft *r)
+{
+    cluster *c = r->data;
+    raft_uv_close(&c->io);
+    raft_uv_tcp_close(&c->transport);
+    uv_close((uv_handle_t *)&c->wake, on_handle_closed);
+    uv_close((uv_handle_t *)&c->tick, on_handle_closed);
+}
+
+static void on_transferred(struct raft_transfer *req)
+{
+    cluster *c = req->data;
+    pthread_mutex_lock(&c->mu);
+    c->transferred = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+static void on_wake(uv_async_t *a)
+{
+    cluster *c = a->data;
+    propose_queued(c);
+    pthread_mutex_lock(&c->mu);
+    int stop = c->stop, transfer = c->transferring == 1;
+    if (transfer)
+        c->transferring = 2;
+    pthread_mutex_unlock(&c->mu);
+    if (transfer) {
+        c->transfer.data = c;
+        if (raft_state(&c->raft) != RAFT_LEADER ||
+            raft_transfer(&c->raft, &c->transfer, 0, on_transferred) != 0)
+            on_transferred(&c->transfer);
+    }
+    if (stop && !uv_is_closing((uv_handle_t *)&c->tick)) {
+        uv_timer_stop(&c->tick);
+        raft_close(&c->raft, on_raft_closed);
+    }
+}
+
+static void *loop_main(void *arg)
+{
+    cluster *c = arg;
+    uv_run(&c->loop, UV_RUN_DEFAULT);
+    return NULL;
+}
+
+/* ---- the hooks' thread -------------------------------------------------------------------- */
+
+static void *hook_main(void *arg)
+{
+    cluster *c = arg;
+    pthread_mutex_lock(&c->mu);
+    for (;;) {
+        if (c->want_deposed) {
+            c->want_deposed = 0;
+            pthread_mutex_unlock(&c->mu);
+            if (c->hooks.deposed)
+                c->hooks.deposed(c->hooks.ctx);
+            pthread_mutex_lock(&c->mu);
+            continue;
+        }
+        if (c->want_promote) {
+            c->want_promote = 0;
+            pthread_mutex_unlock(&c->mu);
+            if (!atomic_load(&c->deposed) && c->hooks.promote)
+                c->hooks.promote(c->hooks.ctx);
+            pthread_mutex_lock(&c->mu);
+            continue;
+        }
+        if (c->hooks_stop)
+            break;
+        pthread_cond_wait(&c->cv, &c->mu);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+/* ---- the other threads' side -------------------------------------------------------------- */
+
+static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
+                const void *data, size_t len)
+{
+    cluster *c = ctx;
+    piece *p = calloc(1, sizeof *p);
+    size_t size = cluster_entry_size(len);
+    uint8_t *b = p && len <= UINT32_MAX ? raft_malloc(size) : NULL;
+    if (!b) {
+        free(p);
+        log_error("cluster: no memory for an entry of %zu bytes", len);
+        return -1;
+    }
+    cluster_entry_head(b, kind, c->nonce, id, off, last, (uint32_t)len);
+    memcpy(b + CLUSTER_ENTRY_HEAD, data, len);
+    memset(b + CLUSTER_ENTRY_HEAD + len, 0, size - CLUSTER_ENTRY_HEAD - len);
+    p->buf.base = b;
+    p->buf.len = size;
+    p->c = c;
+    pthread_mutex_lock(&c->mu);
+    if (c->stop) {
+        pthread_mutex_unlock(&c->mu);
+        raft_free(b);
+        free(p);
+        return -1;
+    }
+    if (c->queue_tail)
+        c->queue_tail->next = p;
+    else
+        c->queue = p;
+    c->queue_tail = p;
+    pthread_mutex_unlock(&c->mu);
+    uv_async_send(&c->wake);
+    pthread_mutex_lock(&c->mu);
+    while (!p->done)
+        pthread_cond_wait(&c->cv, &c->mu);
+    int rc = p->rc;
+    pthread_mutex_unlock(&c->mu);
+    free(p);
+    return rc;
+}
+
+cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t cap)
+{
+    if (atomic_load(&c->serving) && !atomic_load(&c->deposed)) {
+        *leader = c->self;
+        return CLUSTER_SERVE;
+    }
+    pthread_mutex_lock(&c->mu);
+    unsigned id = c->stats.leader;
+    pthread_mutex_unlock(&c->mu);
+    *leader = id;
+    if (!id || id == c->self)
+        return CLUSTER_NO_LEADER;            /* none, or this node still loading */
+    for (size_t i = 0; i < c->n; i++)
+        if (c->nodes[i].id == id) {
+            snprintf(url, cap, "%s", c->nodes[i].url);
+            return CLUSTER_FORWARD;
+        }
+    return CLUSTER_NO_LEADER;
+}
+
+unsigned cluster_self(const cluster *c)
+{
+    return c->self;
+}
+
+int cluster_redirects(const cluster *c)
+{
+    return c->redirect;
+}
+
+void cluster_set_serving(cluster *c)
+{
+    atomic_store(&c->serving, 1);
+    uv_async_send(&c->wake);
+}
+
+void cluster_get_stats(cluster *c, cluster_stats *s)
+{
+    pthread_mutex_lock(&c->mu);
+    *s = c->stats;
+    pthread_mutex_unlock(&c->mu);
+    s->serving = atomic_load(&c->serving);
+}
+
+/* ---- start and stop ----------------------------------------------------------------------- */
+
+static int parse_nodes(cluster *c, const config *conf, buf *err)
+{
+    for (int id = 1; id <= CONF_CLUSTER_MAX; id++) {
+        if (!conf->cluster_node[id])
+            continue;
+        cluster_node *n = &c->nodes[c->n];
+        if (config_cluster_node(conf, id, n->raft, sizeof n->raft, n->url, sizeof n->url)
+            != 0) {
+            buf_printf(err, "stsd.cluster.node.%d: not RAFT_ADDRESS HTTP_URL", id);
+            return -1;
+        }
+        n->id = (unsigned)id;
+        memcpy(c->stats.nodes[c->n].raft, n->raft, sizeof n->raft);
+        memcpy(c->stats.nodes[c->n].url, n->url, sizeof n->url);
+        c->stats.nodes[c->n].id = n->id;
+        c->stats.nodes[c->n].role = "?";
+        c->n++;
+    }
+    c->stats.n = c->n;
+    return 0;
+}
+
+static const cluster_node *node_of(const cluster *c, unsigned id)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (c->nodes[i].id == id)
+            return &c->nodes[i];
+    return NULL;
+}
+
+/* raft_init, raft_bootstrap (the first start only) and raft_start. Returns 0, or -1 with
+ * the reason in err. */
+static int start_raft(cluster *c, const char *dir, buf *err)
+{
+    const cluster_node *me = node_of(c, c->self);
+    int rv;
+    if ((rv = uv_loop_init(&c->loop)) != 0) {
+        buf_printf(err, "cluster: libuv: %s", uv_strerror(rv));
+        return -1;
+    }
+    c->wake.data = c->tick.data = c;
+    if (uv_async_init(&c->loop, &c->wake, on_wake) != 0 ||
+        uv_timer_init(&c->loop, &c->tick) != 0 ||
+        raft_uv_tcp_init(&c->transport, &c->loop) != 0) {
+        buf_puts(err, "cluster: cannot set up libuv");
+        return -1;
+    }
+    if ((rv = raft_uv_init(&c->io, &c->loop, dir, &c->transport)) != 0) {
+        buf_printf(err, "cluster: raft's directory %s: %s", dir, c->io.errmsg);
+        return -1;
+    }
+    raft_uv_set_snapshot_compression(&c->io, false);
+    cluster_fsm_init(c);
+    c->raft.data = c;
+    if ((rv = raft_init(&c->raft, &c->io, &c->fsm, c->self, me->raft)) != 0) {
+        const char *m = raft_errmsg(&c->raft);
+        buf_printf(err, "cluster: raft cannot start in %s: %s%s", dir, m && *m ? m :
+                   raft_strerror(rv), strstr(m ? m : "", "io_setup") ? " (raft needs "
+                   "Linux asynchronous I/O: raise /proc/sys/fs/aio-max-nr, or allow "
+                   "io_setup in the container's seccomp profile)" : "");
+        return -1;
+    }
+    struct raft_configuration rc;
+    raft_configuration_init(&rc);
+    for (size_t i = 0; i < c->n; i++)
+        if (raft_configuration_add(&rc, c->nodes[i].id, c->nodes[i].raft, RAFT_VOTER) != 0) {
+            raft_configuration_close(&rc);
+            buf_puts(err, "cluster: out of memory");
+            return -1;
+        }
+    rv = raft_bootstrap(&c->raft, &rc);
+    raft_configuration_close(&rc);
+    if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
+        buf_printf(err, "cluster: cannot bootstrap in %s: %s", dir, raft_errmsg(&c->raft));
+        return -1;
+    }
+    if (rv == 0)
+        log_info("cluster: a new cluster of %zu nodes bootstrapped in %s", c->n, dir);
+    raft_set_election_timeout(&c->raft, c->election_ms);
+    raft_set_heartbeat_timeout(&c->raft, c->election_ms / 10 ? c->election_ms / 10 : 1);
+    raft_set_pre_vote(&c->raft, true);
+    raft_set_snapshot_threshold(&c->raft, SNAPSHOT_THRESHOLD);
+    raft_set_snapshot_trailing(&c->raft, SNAPSHOT_TRAILING);
+    if ((rv = raft_start(&c->raft)) != 0) {
+        const char *m = raft_errmsg(&c->raft);
+        buf_printf(err, "cluster: raft cannot start: %s", m && *m ? m :
+                   rv == RAFT_IOERR ? "I/O error (is the raft address of "
+                   "stsd.cluster.node.N for this node in use by another process?)" :
+                   raft_strerror(rv));
+        if (rv == RAFT_IOERR || (m && strstr(m, "address")))
+            buf_printf(err, " [stsd.cluster.node.%u=%s]", c->self, me->raft);
+        return -1;
+    }
+    unsigned every = c->election_ms / 10 ? c->election_ms / 10 : 1;
+    uv_timer_start(&c->tick, on_tick, every, every);
+    return 0;
+}
+
+cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
+                       const cluster_hooks *h, buf *err)
+{
+    cluster *c = calloc(1, sizeof *c);
+    if (!c) {
+        buf_puts(err, "out of memory");
+        return NULL;
+    }
+    c->self = (unsigned)conf->cluster_self;
+    c->redirect = conf->cluster_redirect;
+    c->election_ms = (unsigned)conf->cluster_election_ms;
+    c->j = j;
+    c->hooks = *h;
+    c->stats.self = c->self;
+    c->stats.role = "unavailable";
+    if (getrandom(&c->nonce, sizeof c->nonce, 0) != sizeof c->nonce)
+        c->nonce = (uint64_t)wall_now() ^ (uint64_t)getpid() << 32;
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    if (parse_nodes(c, conf, err) != 0 || !node_of(c, c->self)) {
+        if (!err->len)
+            buf_printf(err, "stsd.cluster.self=%u names no stsd.cluster.node.%u", c->self,
+                       c->self);
+        free(c);
+        return NULL;
+    }
+    journal_set_ship(j, ship, c);
+    if (start_raft(c, dir, err) != 0) {
+        journal_set_ship(j, NULL, NULL);
+        /* Whatever raft and libuv got to stays allocated: the process is about to exit. */
+        return NULL;
+    }
+    if (thread_start(&c->hook_thread, "stsd-cluster", hook_main, c) != 0 ||
+        thread_start(&c->loop_thread, "stsd-raft", loop_main, c) != 0) {
+        buf_puts(err, "cluster: cannot start its threads");
+        return NULL;
+    }
+    c->hook_started = c->loop_started = 1;
+    log_info("cluster: node %u of %zu, raft on %s, data in %s, election timeout %u ms, "
+             "forwarding by %s", c->self, c->n, node_of(c, c->self)->raft, dir,
+             c->election_ms, c->redirect ? "redirect" : "proxy");
+    return c;
+}
+
+void cluster_handover(cluster *c, int ms)
+{
+    if (!atomic_load(&c->serving) || atomic_load(&c->deposed))
+        return;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&c->mu);
+    c->transferring = 1;
+    pthread_mutex_unlock(&c->mu);
+    uv_async_send(&c->wake);
+    pthread_mutex_lock(&c->mu);
+    while (!c->transferred)
+        if (pthread_cond_timedwait(&c->cv, &c->mu, &t) != 0)
+            break;
+    int done = c->transferred;
+    pthread_mutex_unlock(&c->mu);
+    atomic_store(&c->serving, 0);
+    log_info("cluster: leadership handed over%s", done ? "" : " (timed out)");
+}
+
+/* What a journal ships to once its cluster has stopped: nothing gets committed. */
+static int ship_stopped(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
+                        const void *data, size_t len)
+{
+    (void)ctx, (void)kind, (void)id, (void)off, (void)last, (void)data, (void)len;
+    return -1;
+}
+
+void cluster_stop(cluster *c)
+{
+    if (!c)
+        return;
+    atomic_store(&c->serving, 0);
+    pthread_mutex_lock(&c->mu);
+    c->stop = 1;
+    c->hooks_stop = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+    if (c->loop_started) {
+        uv_async_send(&c->wake);
+        pthread_join(c->loop_thread, NULL);
+        uv_loop_close(&c->loop);
+    }
+    if (c->hook_started)
+        pthread_join(c->hook_thread, NULL);
+    journal_set_ship(c->j, ship_stopped, NULL);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    free(c);
+}

@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* cluster_int.h - the cluster's state, shared by cluster.c and cluster_fsm.c. Types only. */
+#ifndef STSD_CLUSTER_INT_H
+#define STSD_CLUSTER_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <raft.h>
+#include <raft/uv.h>
+#include <uv.h>
+
+#include "cluster/cluster.h"
+
+struct piece;
+
+typedef struct cluster_node {
+    unsigned id;
+    char raft[64];               /* HOST:PORT raft listens on */
+    char url[128];               /* its HTTP URL, no trailing slash */
+} cluster_node;
+
+struct cluster {
+    unsigned self;
+    int redirect;
+    unsigned election_ms;
+    size_t n;
+    cluster_node nodes[CONF_CLUSTER_MAX];
+    struct journal *j;
+    cluster_hooks hooks;
+    /* Written into every entry this process proposes: an entry applied with it is one
+     * whose records the journal counted already (see journal_mirror_batch). */
+    uint64_t nonce;
+
+    /* The loop's own: raft, its io, and the handles that wake it. */
+    uv_loop_t loop;
+    uv_async_t wake;
+    uv_timer_t tick;
+    struct raft_uv_transport transport;
+    struct raft_io io;
+    struct raft_fsm fsm;
+    struct raft raft;
+    struct raft_barrier barrier;
+    struct raft_transfer transfer;
+    int was_leader;              /* raft said leader at the last tick */
+    int promoting;               /* barrier asked or store loading: not yet serving */
+    pthread_t loop_thread;
+    int loop_started;
+
+    /* Shared: guarded by mu. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct piece *queue, *queue_tail;   /* pieces for the loop to propose */
+    int stop;                    /* the loop closes raft and ends */
+    int transferring, transferred;
+    cluster_stats stats;         /* the loop's copy, refreshed each tick */
+    atomic_int serving;          /* leader with its store loaded: answers requests */
+    atomic_int deposed;          /* stopped leading (or failed to start): restarting */
+
+    /* The hooks' thread: promote and deposed run there, in that order at most once each. */
+    pthread_t hook_thread;
+    int hook_started;
+    int want_promote, want_deposed, hooks_stop;
+};
+
+#endif

@@ -1,0 +1,319 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* journal_mirror.c - the journal of a replica: batches shipped to the cluster before they
+ * count, committed pieces written into the state directory, its files as one image for
+ * raft's snapshots and back.
+ *
+ * Every node's state directory holds the committed history and nothing else: the leader's
+ * batches are written there by the cluster's thread once committed, like everyone's, and
+ * a start removes the files and lets raft write them again (its snapshot, then its log).
+ * The image is the files one after the other: magic, then per file its name's length
+ * (u16), name, length (u64) and bytes, little-endian. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "journal_mirror.h"
+#include "base/log.h"
+#include "wal.h"
+
+#define IMAGE_MAGIC "STSDIMG1"
+#define NAME_MAX_LEN 64
+/* A file of the image read at a time. */
+#define CHUNK (1u << 20)
+
+void journal_set_ship(journal *j, journal_ship_fn fn, void *ctx)
+{
+    pthread_mutex_lock(&j->mu);
+    j->ship = fn;
+    j->ship_ctx = ctx;
+    j->prealloc = 0;              /* the file grows by committed pieces only */
+    j->threshold = UINT64_MAX;    /* no compaction: see journal.h */
+    pthread_mutex_unlock(&j->mu);
+}
+
+int journal_replicated(const journal *j)
+{
+    return j && j->ship != NULL;
+}
+
+int journal_mirror_batch(journal *j, int own, const void *data, size_t len)
+{
+    int rc = 0;
+    pthread_mutex_lock(&j->mu);
+    if (wal_pwrite_all(j->fd, data, len, j->fsize) != 0) {
+        log_error("journal: cannot write a committed batch into %s/journal.%010u.log: %s",
+                  j->dir, j->gen, strerror(errno));
+        rc = -1;
+    } else {
+        j->fsize += len;
+        if (!own) {
+            /* A follower's records: counted here, as appended and durable at once. */
+            j->size += len;
+            j->pos += len;
+            j->written = j->synced = j->pos;
+        }
+    }
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const void *data,
+                        size_t len)
+{
+    char name[64];
+    if (own)
+        return 0;                 /* the leader wrote it before shipping it */
+    wal_snap_name(name, sizeof name, id);
+    int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0 || wal_pwrite_all(fd, data, len, off) != 0) {
+        log_error("journal: cannot write %s/%s: %s", j->dir, name, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    pthread_mutex_lock(&j->mu);
+    if ((uint32_t)(id >> 32) == j->gen && (uint32_t)id > j->snap_n)
+        j->snap_n = (uint32_t)id;
+    pthread_mutex_unlock(&j->mu);
+    return 0;
+}
+
+/* ---- the image ------------------------------------------------------------------------ */
+
+typedef struct image_file {
+    char name[NAME_MAX_LEN];
+    uint64_t len;
+} image_file;
+
+typedef struct image_list {
+    image_file *v;
+    size_t n, cap;
+    journal *j;
+} image_list;
+
+static int pick_file(const char *name, int kind, uint64_t num, void *ctx)
+{
+    image_list *l = ctx;
+    struct stat st;
+    if (kind != 1 && kind != 2)
+        return 0;
+    if (strlen(name) >= NAME_MAX_LEN || fstatat(l->j->dirfd, name, &st, 0) != 0)
+        return -1;
+    if (array_grow(&l->v, &l->cap, l->n, sizeof *l->v) != 0)
+        return -1;
+    image_file *f = &l->v[l->n++];
+    snprintf(f->name, sizeof f->name, "%s", name);
+    /* The open log: only what the cluster wrote (the file may have reserved space). */
+    f->len = kind == 1 && num == l->j->gen ? l->j->fsize : (uint64_t)st.st_size;
+    return 0;
+}
+
+static uint8_t *put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        *p++ = (uint8_t)(v >> (8 * i));
+    return p;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static int read_at(int dirfd, const char *name, uint8_t *to, uint64_t len)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    uint64_t got = 0;
+    while (got < len) {
+        size_t want = len - got > CHUNK ? CHUNK : (size_t)(len - got);
+        ssize_t r = pread(fd, to + got, want, (off_t)got);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            close(fd);
+            errno = r == 0 ? EIO : errno;
+            return -1;
+        }
+        got += (uint64_t)r;
+    }
+    close(fd);
+    return 0;
+}
+
+int journal_mirror_dump(journal *j, void *(*alloc)(size_t), void **out, size_t *len)
+{
+    image_list l = {NULL, 0, 0, j};
+    int rc = -1;
+    *out = NULL;
+    *len = 0;
+    pthread_mutex_lock(&j->mu);
+    if (wal_list(j->dirfd, pick_file, &l) != 0) {
+        log_error("journal: cannot list %s for a snapshot: %s", j->dir, strerror(errno));
+        goto done;
+    }
+    size_t total = sizeof IMAGE_MAGIC - 1;
+    for (size_t i = 0; i < l.n; i++)
+        total += 2 + strlen(l.v[i].name) + 8 + l.v[i].len;
+    uint8_t *img = alloc(total), *p = img;
+    if (!img) {
+        log_error("journal: no memory for a snapshot of %zu bytes", total);
+        goto done;
+    }
+    memcpy(p, IMAGE_MAGIC, sizeof IMAGE_MAGIC - 1);
+    p += sizeof IMAGE_MAGIC - 1;
+    for (size_t i = 0; i < l.n; i++) {
+        size_t nl = strlen(l.v[i].name);
+        *p++ = (uint8_t)nl;
+        *p++ = (uint8_t)(nl >> 8);
+        memcpy(p, l.v[i].name, nl);
+        p = put_u64(p + nl, l.v[i].len);
+        if (read_at(j->dirfd, l.v[i].name, p, l.v[i].len) != 0) {
+            log_error("journal: cannot read %s/%s for a snapshot: %s", j->dir, l.v[i].name,
+                      strerror(errno));
+            *out = img;           /* the caller frees it with its allocator's free */
+            goto done;
+        }
+        p += l.v[i].len;
+    }
+    *out = img;
+    *len = total;
+    rc = 0;
+done:
+    pthread_mutex_unlock(&j->mu);
+    free(l.v);
+    return rc;
+}
+
+static int drop_file(const char *name, int kind, uint64_t num, void *ctx)
+{
+    journal *j = ctx;
+    if (kind == 0)
+        return 0;
+    return unlinkat(j->dirfd, name, 0) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+int journal_mirror_restore(journal *j, const void *img, size_t len)
+{
+    const uint8_t *p = img, *end = p + len;
+    size_t ml = sizeof IMAGE_MAGIC - 1;
+    int rc = -1;
+    uint32_t newest = 0;
+    uint64_t newest_len = 0;
+    pthread_mutex_lock(&j->mu);
+    while (j->io)
+        pthread_cond_wait(&j->cv, &j->mu);
+    if (len < ml || memcmp(p, IMAGE_MAGIC, ml) != 0) {
+        log_error("journal: a snapshot from the cluster is not an image of a state directory");
+        goto done;
+    }
+    if (wal_list(j->dirfd, drop_file, j) != 0) {
+        log_error("journal: cannot empty %s for a snapshot: %s", j->dir, strerror(errno));
+        goto done;
+    }
+    for (p += ml; p < end;) {
+        char name[NAME_MAX_LEN];
+        uint64_t num;
+        if (end - p < 2)
+            goto bad;
+        size_t nl = (size_t)p[0] | (size_t)p[1] << 8;
+        p += 2;
+        if (nl == 0 || nl >= sizeof name || (size_t)(end - p) < nl + 8)
+            goto bad;
+        memcpy(name, p, nl);
+        name[nl] = '\0';
+        uint64_t fl = get_u64(p + nl);
+        p += nl + 8;
+        int kind = wal_parse_name(name, &num);
+        if ((kind != 1 && kind != 2) || (uint64_t)(end - p) < fl)
+            goto bad;
+        int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || wal_pwrite_all(fd, p, (size_t)fl, 0) != 0) {
+            log_error("journal: cannot write %s/%s from a snapshot: %s", j->dir, name,
+                      strerror(errno));
+            if (fd >= 0)
+                close(fd);
+            goto done;
+        }
+        close(fd);
+        if (kind == 1 && num >= newest) {
+            newest = (uint32_t)num;
+            newest_len = fl;
+        }
+        p += fl;
+    }
+    if (!newest) {
+        log_error("journal: a snapshot from the cluster holds no log");
+        goto done;
+    }
+    char lname[32];
+    wal_log_name(lname, sizeof lname, newest);
+    int fd = openat(j->dirfd, lname, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        log_error("journal: %s/%s: %s", j->dir, lname, strerror(errno));
+        goto done;
+    }
+    if (j->fd >= 0)
+        close(j->fd);
+    j->fd = fd;
+    j->gen = newest;
+    if (newest > j->max_gen)
+        j->max_gen = newest;
+    j->size = j->fsize = j->alloc = newest_len;
+    /* lsns only grow: the restored bytes count as appended and durable. */
+    j->pos += newest_len;
+    j->written = j->synced = j->pos;
+    rc = 0;
+    goto done;
+bad:
+    log_error("journal: a snapshot from the cluster is cut or damaged");
+done:
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+/* ---- INITFILE's files ------------------------------------------------------------------- */
+
+int journal_ship_snapshot_file(journal *j, uint64_t id)
+{
+    char name[64];
+    wal_snap_name(name, sizeof name, id);
+    int fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        log_error("journal: cannot read %s/%s to replicate it: %s", j->dir, name,
+                  strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    uint8_t *chunk = malloc(CHUNK);
+    uint64_t off = 0, len = (uint64_t)st.st_size;
+    int rc = chunk ? 0 : -1;
+    while (rc == 0) {
+        size_t n = len - off > CHUNK ? CHUNK : (size_t)(len - off);
+        ssize_t r = n ? pread(fd, chunk, n, (off_t)off) : 0;
+        if (r < 0 || (size_t)r != n) {
+            log_error("journal: cannot read %s/%s to replicate it", j->dir, name);
+            rc = -1;
+            break;
+        }
+        int last = off + n == len;
+        rc = j->ship(j->ship_ctx, JOURNAL_FILE, id, off, last, chunk, n);
+        off += n;
+        if (last)
+            break;
+    }
+    free(chunk);
+    close(fd);
+    return rc;
+}

@@ -152,6 +152,16 @@ static const char *const fsync_names[] = {"always", "everysec", "no"};
 static const char *const logfmt_names[] = {"text", "json"};
 static const char *const lines_names[] = {"plain", "hash"};
 
+/* The words of the types that take one of a few, in the order of the values they stand
+ * for. */
+static const struct {
+    const char *const *names;
+    size_t n;
+} conf_words[] = {
+    [CT_FSYNC] = {fsync_names, 3}, [CT_LOGFMT] = {logfmt_names, 2},
+    [CT_AUDITLINES] = {lines_names, 2},
+};
+
 const conf_key *conf_key_find(const char *name)
 {
     for (size_t i = 0; i < N_KEYS; i++)
@@ -246,25 +256,15 @@ static int value_parse(const conf_key *k, const char *name, const char *text,
         buf_printf(err, "%s: \"%s\" is not %s or %s", name, text, names[1], names[0]);
         return -1;
     }
-    case CT_FSYNC: {
-        int i = name_index(s, n, fsync_names, 3);
+    case CT_FSYNC: case CT_LOGFMT: case CT_AUDITLINES: {
+        const char *const *names = conf_words[k->type].names;
+        size_t count = conf_words[k->type].n;
+        int i = name_index(s, n, names, count);
         if (i >= 0)
             return *num = (unsigned)i, 0;
-        buf_printf(err, "%s: \"%s\" is not always, everysec or no", name, text);
-        return -1;
-    }
-    case CT_LOGFMT: {
-        int i = name_index(s, n, logfmt_names, 2);
-        if (i >= 0)
-            return *num = (unsigned)i, 0;
-        buf_printf(err, "%s: \"%s\" is not text or json", name, text);
-        return -1;
-    }
-    case CT_AUDITLINES: {
-        int i = name_index(s, n, lines_names, 2);
-        if (i >= 0)
-            return *num = (unsigned)i, 0;
-        buf_printf(err, "%s: \"%s\" is not plain or hash", name, text);
+        buf_printf(err, "%s: \"%s\" is not ", name, text);
+        for (size_t j = 0; j < count; j++)
+            buf_printf(err, "%s%s", j == 0 ? "" : j + 1 < count ? ", " : " or ", names[j]);
         return -1;
     }
     case CT_STRING:
@@ -606,8 +606,9 @@ static void each(const config *c, int full,
         case CT_BOOL: v = *(const int *)f ? "true" : "false"; break;
         case CT_ONOFF: v = *(const int *)f ? "on" : "off"; break;
         case CT_FSYNC: v = fsync_names[(unsigned)*(const conf_fsync *)f % 3]; break;
-        case CT_LOGFMT: v = logfmt_names[*(const int *)f ? 1 : 0]; break;
-        case CT_AUDITLINES: v = lines_names[*(const int *)f ? 1 : 0]; break;
+        case CT_LOGFMT: case CT_AUDITLINES:
+            v = conf_words[k->type].names[*(const int *)f ? 1 : 0];
+            break;
         case CT_STRING: case CT_CHARSET: case CT_ADDR:
             v = *(char *const *)f ? *(char *const *)f : "";
             break;

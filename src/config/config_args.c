@@ -278,7 +278,7 @@ void config_doc_keys(void (*fn)(const config_key_doc *k, void *ctx), void *ctx)
 {
     static const char *const kinds[] = {
         [CT_BOOL] = "true|false", [CT_ONOFF] = "on|off", [CT_FSYNC] = "always|everysec|no",
-        [CT_AUDITLINES] = "plain|hash",
+        [CT_LOGFMT] = "text|json", [CT_AUDITLINES] = "plain|hash",
         [CT_STRING] = "text", [CT_CHARSET] = "a charset name",
         [CT_ADDR] = "an IPv4 or IPv6 address", [CT_IGNORED] = "ignored"};
     for (size_t i = 0; i < conf_nkeys; i++) {

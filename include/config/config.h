@@ -128,6 +128,15 @@ int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err
  * dataset directory exists). Returns 0, or -1 with a message in err. */
 int config_validate(const config *c, buf *err);
 
+/* Node id's raft address ("HOST:PORT") into raft[rcap] and HTTP URL ("http(s)://HOST:PORT",
+ * its trailing slash left out) into url[ucap]; either may be NULL, not wanted. Returns 0,
+ * or -1 with nothing written: id outside 1..CONF_CLUSTER_MAX, no such node, a value not
+ * of that form (config_validate refuses it), or a part longer than its buffer. */
+int config_cluster_node(const config *c, int id, char *raft, size_t rcap, char *url,
+                        size_t ucap);
+/* How many stsd.cluster.node.N keys are set (0: no cluster). */
+size_t config_cluster_count(const config *c);
+
 /* Calls fn(key, value) for each effective setting, in the order CONFIG shows them:
  * the reference's short names first (port, datasetDirectory, ...), then stsd.* keys. */
 void config_each(const config *c, void (*fn)(const char *key, const char *value, void *ctx),

@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "base/num.h"
 #include "config/properties.h"
+#include "config_cluster.h"
 #include "config_near.h"
 
 #include <arpa/inet.h>
@@ -25,6 +26,14 @@
 #define GIB (1024ULL * MIB)
 
 #define F(field) offsetof(config, field)
+
+/* One row per node id: each is a key of its own in files, -D and CONFIG; --help and the
+ * documentation show them as one, stsd.cluster.node.N. */
+#define NODE_ROW(n)                                                                          \
+    {CONF_NODE_PREFIX #n, CONF_NODE_PREFIX #n, CT_NODE, F(cluster_node[n]), 0, 0, "",        \
+     "a node of the cluster, N = 1..9: its raft address and its HTTP URL, e.g. "             \
+     "10.0.0.1:9201 http://10.0.0.1:9191; empty = no such node"}
+_Static_assert(CONF_CLUSTER_MAX == 9, "one NODE_ROW per node id, 1..CONF_CLUSTER_MAX");
 
 /* The rows are in the order CONFIG shows them. */
 const conf_key conf_keys[] = {
@@ -120,6 +129,18 @@ const conf_key conf_keys[] = {
      "lines in the audit log as they are (plain), or as their SHA-256 in hex (hash)"},
     {"stsd.auditLog.maxBytes", "stsd.auditLog.maxBytes", CT_SIZE, F(audit_max_bytes), KIB,
      1024 * GIB, "100M", "size at which the audit log is rotated (PATH.1, PATH.2: 3 files kept)"},
+    {"stsd.cluster.self", "stsd.cluster.self", CT_INT, F(cluster_self), 0, CONF_CLUSTER_MAX,
+     "0", "which stsd.cluster.node.N this node is; 0 = alone, no cluster"},
+    NODE_ROW(1), NODE_ROW(2), NODE_ROW(3), NODE_ROW(4), NODE_ROW(5),
+    NODE_ROW(6), NODE_ROW(7), NODE_ROW(8), NODE_ROW(9),
+    {"stsd.cluster.dir", "stsd.cluster.dir", CT_STRING, F(cluster_dir), 0, 0, "",
+     "where raft keeps its log and snapshots; empty = <stateDirectory>/raft"},
+    {"stsd.cluster.electionTimeout", "stsd.cluster.electionTimeout", CT_INT,
+     F(cluster_election_ms), 100, 60000, "1000",
+     "milliseconds without a word from the leader before a follower stands for election"},
+    {"stsd.cluster.forward", "stsd.cluster.forward", CT_FORWARD, F(cluster_redirect), 0, 1,
+     "proxy", "how a follower passes a request on: proxy (asks the leader, relays its "
+     "answer) or redirect (307 to the leader's URL)"},
 };
 #define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
 const size_t conf_nkeys = N_KEYS;
@@ -151,6 +172,17 @@ static unsigned key_flags(const conf_key *k)
 static const char *const fsync_names[] = {"always", "everysec", "no"};
 static const char *const logfmt_names[] = {"text", "json"};
 static const char *const lines_names[] = {"plain", "hash"};
+static const char *const forward_names[] = {"proxy", "redirect"};
+
+/* The words of the types that take one of a few, in the order of the values they stand
+ * for. */
+static const struct {
+    const char *const *names;
+    size_t n;
+} conf_words[] = {
+    [CT_FSYNC] = {fsync_names, 3}, [CT_LOGFMT] = {logfmt_names, 2},
+    [CT_AUDITLINES] = {lines_names, 2}, [CT_FORWARD] = {forward_names, 2},
+};
 
 const conf_key *conf_key_find(const char *name)
 {
@@ -246,25 +278,28 @@ static int value_parse(const conf_key *k, const char *name, const char *text,
         buf_printf(err, "%s: \"%s\" is not %s or %s", name, text, names[1], names[0]);
         return -1;
     }
-    case CT_FSYNC: {
-        int i = name_index(s, n, fsync_names, 3);
+    case CT_FSYNC: case CT_LOGFMT: case CT_AUDITLINES: case CT_FORWARD: {
+        const char *const *names = conf_words[k->type].names;
+        size_t count = conf_words[k->type].n;
+        int i = name_index(s, n, names, count);
         if (i >= 0)
             return *num = (unsigned)i, 0;
-        buf_printf(err, "%s: \"%s\" is not always, everysec or no", name, text);
+        buf_printf(err, "%s: \"%s\" is not ", name, text);
+        for (size_t j = 0; j < count; j++)
+            buf_printf(err, "%s%s", j == 0 ? "" : j + 1 < count ? ", " : " or ", names[j]);
         return -1;
     }
-    case CT_LOGFMT: {
-        int i = name_index(s, n, logfmt_names, 2);
-        if (i >= 0)
-            return *num = (unsigned)i, 0;
-        buf_printf(err, "%s: \"%s\" is not text or json", name, text);
-        return -1;
-    }
-    case CT_AUDITLINES: {
-        int i = name_index(s, n, lines_names, 2);
-        if (i >= 0)
-            return *num = (unsigned)i, 0;
-        buf_printf(err, "%s: \"%s\" is not plain or hash", name, text);
+    case CT_NODE: {
+        /* Empty: no such node, so that -D may take one out of a shared file's list. */
+        if (n == 0)
+            return *str = NULL, 0;
+        buf why = BUF_INIT;
+        if ((*str = strndup(s, n)) && conf_cluster_node_check(*str, &why) == 0)
+            return 0;
+        buf_printf(err, "%s: %s", name, why.data ? why.data : "out of memory");
+        buf_free(&why);
+        free(*str);
+        *str = NULL;
         return -1;
     }
     case CT_STRING:
@@ -296,11 +331,12 @@ static void value_store(config *c, const conf_key *k, unsigned long long num, ch
     void *f = field(c, k);
     switch (k->type) {
     case CT_INT: case CT_BOOL: case CT_ONOFF: case CT_LOGFMT: case CT_AUDITLINES:
+    case CT_FORWARD:
         *(int *)f = (int)num;
         break;
     case CT_COUNT: case CT_SIZE: *(size_t *)f = (size_t)num; break;
     case CT_FSYNC: *(conf_fsync *)f = (conf_fsync)num; break;
-    case CT_STRING: case CT_CHARSET: case CT_ADDR:
+    case CT_STRING: case CT_CHARSET: case CT_ADDR: case CT_NODE:
         free(*(char **)f);
         *(char **)f = str;
         break;
@@ -343,7 +379,11 @@ int config_set(config *c, const char *key, const char *value, buf *err)
     if (k)
         return conf_set_as(c, k, key, value, err);
     const char *near = config_key_lookalike(key);
-    if (near)
+    /* stsd.cluster.node.0, .10, .x: an id out of range, not a misspelling of node.1. */
+    if (strncmp(key, CONF_NODE_PREFIX, strlen(CONF_NODE_PREFIX)) == 0)
+        buf_printf(err, "unknown key \"%s\" (the nodes are " CONF_NODE_PREFIX "1 to "
+                   CONF_NODE_PREFIX "%d)", key, CONF_CLUSTER_MAX);
+    else if (near)
         buf_printf(err, "unknown key \"%s\" (did you mean %s?)", key, near);
     else
         buf_printf(err, "unknown key \"%s\"", key);
@@ -368,7 +408,7 @@ void config_free(config *c)
 {
     for (size_t i = 0; i < N_KEYS; i++) {
         conf_type t = conf_keys[i].type;
-        if (t == CT_STRING || t == CT_CHARSET || t == CT_ADDR) {
+        if (t == CT_STRING || t == CT_CHARSET || t == CT_ADDR || t == CT_NODE) {
             char **p = field(c, &conf_keys[i]);
             free(*p);
             *p = NULL;
@@ -522,6 +562,7 @@ int config_validate(const config *c, buf *err)
         /* Fields may have been set by code, not by config_set: check the bounds again. */
         switch (k->type) {
         case CT_INT: case CT_BOOL: case CT_ONOFF: case CT_LOGFMT: case CT_AUDITLINES:
+        case CT_FORWARD:
             if (*(const int *)f < 0 || (unsigned long long)*(const int *)f < k->min ||
                 (unsigned long long)*(const int *)f > k->max) {
                 buf_printf(err, "%s: %d is not in %llu..%llu", k->name, *(const int *)f, k->min,
@@ -555,10 +596,12 @@ int config_validate(const config *c, buf *err)
                 return -1;
             }
             break;
-        case CT_STRING: case CT_IGNORED:
+        case CT_STRING: case CT_NODE: case CT_IGNORED:   /* nodes: conf_cluster_validate */
             break;
         }
     }
+    if (conf_cluster_validate(c, err) != 0)
+        return -1;
     const char *sep = c->init_file_separator ? c->init_file_separator : "";
     if (strlen(sep) != 1 || !csv_sep_ok(*sep)) {
         buf_printf(err, "stsd.initFileSeparator: \"%s\" is not one byte other than a quote, "
@@ -596,6 +639,10 @@ static void each(const config *c, int full,
             continue;
         if ((key_flags(k) & CF_AUDIT) && (!c->audit_log || !*c->audit_log))
             continue;
+        /* The cluster's keys while this node is one of a cluster; of the nodes, those set. */
+        if (strncmp(k->name, "stsd.cluster.", 13) == 0 &&
+            (!c->cluster_self || (k->type == CT_NODE && !*(char *const *)f)))
+            continue;
         /* The reference closes its own keys with stopExit; ours follow. */
         if (!full && i > 0 && strncmp(k->name, "stsd.", 5) == 0 &&
             strncmp(conf_keys[i - 1].name, "stsd.", 5) != 0)
@@ -606,9 +653,10 @@ static void each(const config *c, int full,
         case CT_BOOL: v = *(const int *)f ? "true" : "false"; break;
         case CT_ONOFF: v = *(const int *)f ? "on" : "off"; break;
         case CT_FSYNC: v = fsync_names[(unsigned)*(const conf_fsync *)f % 3]; break;
-        case CT_LOGFMT: v = logfmt_names[*(const int *)f ? 1 : 0]; break;
-        case CT_AUDITLINES: v = lines_names[*(const int *)f ? 1 : 0]; break;
-        case CT_STRING: case CT_CHARSET: case CT_ADDR:
+        case CT_LOGFMT: case CT_AUDITLINES: case CT_FORWARD:
+            v = conf_words[k->type].names[*(const int *)f ? 1 : 0];
+            break;
+        case CT_STRING: case CT_CHARSET: case CT_ADDR: case CT_NODE:
             v = *(char *const *)f ? *(char *const *)f : "";
             break;
         case CT_IGNORED: continue;

@@ -244,6 +244,20 @@ int config_from_args(config *c, int argc, char **argv, config_cli *cli, buf *err
 
 /* ---- --help and stsd(8) ---- */
 
+/* The name documentation shows for row i into out, or NULL to leave the row out: a run
+ * of rows of one family (stsd.cluster.node.1 .. .9) is shown as its first, with N for
+ * its last part. */
+static const char *doc_name(size_t i, char *out, size_t cap)
+{
+    const conf_key *k = &conf_keys[i];
+    if (k->type != CT_NODE)
+        return k->name;
+    if (i > 0 && conf_keys[i - 1].type == CT_NODE)
+        return NULL;
+    snprintf(out, cap, "%.*sN", (int)(strrchr(k->name, '.') + 1 - k->name), k->name);
+    return out;
+}
+
 const char *config_usage(void)
 {
     /* Built once from the tables so that the help never disagrees with them. */
@@ -266,8 +280,12 @@ const char *config_usage(void)
     ADD("  %-24s %s\n", "-Dkey=value", "set any key below (as the reference is started)");
     ADD("\n--config files are read first, then the other options from left to right, the last\n"
         "one winning. Keys, for a properties file or -D, with their defaults:\n");
-    for (size_t i = 0; i < conf_nkeys; i++)
-        ADD("  %s=%s\n      %s\n", conf_keys[i].name, conf_keys[i].def, conf_keys[i].help);
+    for (size_t i = 0; i < conf_nkeys; i++) {
+        char family[64];
+        const char *name = doc_name(i, family, sizeof family);
+        if (name)
+            ADD("  %s=%s\n      %s\n", name, conf_keys[i].def, conf_keys[i].help);
+    }
 #undef ADD
     if (n >= sizeof text)
         memcpy(text + sizeof text - 14, "\n(truncated)\n", 14);
@@ -278,12 +296,16 @@ void config_doc_keys(void (*fn)(const config_key_doc *k, void *ctx), void *ctx)
 {
     static const char *const kinds[] = {
         [CT_BOOL] = "true|false", [CT_ONOFF] = "on|off", [CT_FSYNC] = "always|everysec|no",
-        [CT_AUDITLINES] = "plain|hash",
-        [CT_STRING] = "text", [CT_CHARSET] = "a charset name",
-        [CT_ADDR] = "an IPv4 or IPv6 address", [CT_IGNORED] = "ignored"};
+        [CT_LOGFMT] = "text|json", [CT_AUDITLINES] = "plain|hash",
+        [CT_FORWARD] = "proxy|redirect", [CT_STRING] = "text",
+        [CT_CHARSET] = "a charset name", [CT_ADDR] = "an IPv4 or IPv6 address",
+        [CT_NODE] = "RAFT_HOST:PORT http(s)://HOST:PORT", [CT_IGNORED] = "ignored"};
     for (size_t i = 0; i < conf_nkeys; i++) {
         const conf_key *k = &conf_keys[i];
-        config_key_doc d = {k->name, k->def, k->help, ""};
+        char family[64];
+        config_key_doc d = {doc_name(i, family, sizeof family), k->def, k->help, ""};
+        if (!d.name)
+            continue;
         char lo[24], hi[24];
         if (k->type == CT_INT || k->type == CT_COUNT) {
             snprintf(d.values, sizeof d.values, "%llu..%llu", k->min, k->max);

@@ -21,9 +21,11 @@ typedef enum conf_type {
     CT_FSYNC,    /* conf_fsync from always|everysec|no */
     CT_LOGFMT,   /* int 0/1 from text|json */
     CT_AUDITLINES, /* int 0/1 from plain|hash */
+    CT_FORWARD,  /* int 0/1 from proxy|redirect */
     CT_STRING,   /* char *, any text */
     CT_CHARSET,  /* char *, a charset name; iconv is asked in config_validate */
     CT_ADDR,     /* char *, a numeric IPv4 or IPv6 address */
+    CT_NODE,     /* char *, "RAFT_HOST:PORT http(s)://HOST:PORT"; empty text: NULL */
     CT_IGNORED   /* no field: a reference key that means nothing to a standalone server */
 } conf_type;
 

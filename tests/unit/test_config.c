@@ -295,6 +295,11 @@ static void test_booleans_and_enums(void **state)
     assert_int_equal(c.journal_fsync, CONF_FSYNC_EVERYSEC);
     set_fails(&c, "stsd.journal.fsync", "sometimes",
               "stsd.journal.fsync: \"sometimes\" is not always, everysec or no");
+    set_ok(&c, "stsd.auditLog.lines", "Hash");
+    assert_int_equal(c.audit_hash, 1);
+    set_fails(&c, "stsd.log.format", "xml", "stsd.log.format: \"xml\" is not text or json");
+    set_fails(&c, "stsd.auditLog.lines", "md5",
+              "stsd.auditLog.lines: \"md5\" is not plain or hash");
     config_free(&c);
 }
 
@@ -1122,6 +1127,22 @@ static void test_usage(void **state)
     assert_true(u[strlen(u) - 1] == '\n');
 }
 
+static void doc_key_check(const config_key_doc *k, void *ctx)
+{
+    int *n = ctx;
+    (*n)++;
+    if (!*k->values || strstr(k->values, "(null)"))
+        fail_msg("%s: what it accepts reads \"%s\"", k->name, k->values);
+}
+
+/* Every key in stsd(8) and docs/configuration.md says what it accepts. */
+static void test_doc_keys(void **state)
+{
+    int n = 0;
+    config_doc_keys(doc_key_check, &n);
+    assert_true(n > 40);
+}
+
 /* The shipped sample: it loads, sets what `make run` relies on, and documents every key
  * with the table's default. Found from the source tree's root, where `make test` runs. */
 static void test_sample_conf(void **state)
@@ -1196,6 +1217,7 @@ int main(void)
         cmocka_unit_test(test_validate),
         cmocka_unit_test(test_each),
         cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_doc_keys),
         cmocka_unit_test(test_sample_conf),
     };
     return cmocka_run_group_tests(tests, make_tmp, remove_tmp);

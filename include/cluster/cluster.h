@@ -62,8 +62,8 @@ void cluster_set_serving(cluster *c);
 /* What CLUSTER, /metrics and the dashboard show. */
 typedef struct cluster_node_stats {
     unsigned id;
-    char raft[64];
-    char url[128];
+    char raft[264];
+    char url[280];
     const char *role;          /* "leader", "follower", "candidate", "unavailable" or "?" */
     uint64_t match;            /* leader only: highest entry it has; lag = commit - match */
     int known;                 /* match is known (this node leads) */

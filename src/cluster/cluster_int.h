@@ -17,8 +17,8 @@ struct piece;
 
 typedef struct cluster_node {
     unsigned id;
-    char raft[64];               /* HOST:PORT raft listens on */
-    char url[128];               /* its HTTP URL, no trailing slash */
+    char raft[264];              /* HOST:PORT raft listens on */
+    char url[280];               /* its HTTP URL, no trailing slash */
 } cluster_node;
 
 struct cluster {

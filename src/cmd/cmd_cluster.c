@@ -87,7 +87,7 @@ void cmd_cluster(const cmd_server *srv, const params *p, cmd_result *r)
         answer_json(&s, r);
         return;
     }
-    char k[64], v[256];
+    char k[64], v[640];
     r->kind = REPLY_LISTING;
     buf *b = &r->text;
     entry_u(b, "self", s.self);

@@ -66,6 +66,8 @@ enum {
                             * an HTML KO is HTTP 200 unless stsd.koStatus */
     CMD_ADMIN_PREFIX = 1 << 7,  /* with PREFIX= it is an admin command (DEL PREFIX=): a
                                  * change of many at once */
+    CMD_LOCAL   = 1 << 8,  /* in a cluster, answered by the node asked: never forwarded to
+                            * the leader, no read fence (STOP, CLUSTER) */
 };
 
 #define CMD_MAX_PARAMS 8
@@ -122,6 +124,8 @@ int command_count(void);
 const cmd_def *command_at(int i);
 /* The name of command i (NULL past the end): the metrics label. */
 const char *command_name(int i);
+/* Whether command i (from cmd_result.cmd; -1: none) is CMD_LOCAL. */
+int command_is_local(int i);
 
 /* The row of the command name[0..len) (exact: names are upper case), or NULL. */
 const cmd_def *command_lookup(const char *name, size_t len);

@@ -108,7 +108,7 @@ static const cmd_def commands[] = {
     {"CONFIG", cmd_config, CMD_REF | CMD_LOOKS | CMD_ADMIN | CMD_JSON, FIELD_MESSAGE,
      "The configuration in effect.",
      {{0}}},
-    {"STOP", cmd_stop, CMD_REF | CMD_ADMIN, FIELD_MESSAGE,
+    {"STOP", cmd_stop, CMD_REF | CMD_ADMIN | CMD_LOCAL, FIELD_MESSAGE,
      "Answer OK, finish the requests in flight, answer every waiter, and exit.",
      {{0}}},
     {"PEEK", cmd_peek, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
@@ -123,7 +123,7 @@ static const cmd_def commands[] = {
     {"INFO", cmd_info, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Version, uptime, connections, number of lists and the journal's state.",
      {{0}}},
-    {"CLUSTER", cmd_cluster, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+    {"CLUSTER", cmd_cluster, CMD_LOOKS | CMD_JSON | CMD_LOCAL, FIELD_MESSAGE,
      "The nodes of the cluster as this node sees them: each one's id, URL and role, the "
      "leader, this node's term, commit and applied index, each follower's lag (asked of "
      "the leader). Answered by the node asked, never forwarded.",
@@ -250,6 +250,11 @@ const cmd_def *command_at(int i)
 const char *command_name(int i)
 {
     return i >= 0 && i < N_COMMANDS ? commands[i].name : NULL;
+}
+
+int command_is_local(int i)
+{
+    return i >= 0 && i < N_COMMANDS && (commands[i].flags & CMD_LOCAL);
 }
 
 const cmd_def *command_lookup(const char *name, size_t len)

@@ -248,7 +248,7 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
                          "application/json; charset=utf-8");
     if (q->result.park)
         return park_connection(c, q);     /* waits for a line or a deadline: seconds */
-    if (commit_begin(h->srv->j, &q->result, &q->wait_lsn)) {
+    if (commit_begin(h->srv->j, &q->result, &q->wait_lsn, !command_is_local(q->result.cmd))) {
         /* Waits for an fsync, a millisecond: in place, not suspended (http_loop.h). */
         q->in_place = 1;
         http_loop_hold(http_loop_current());

@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <sys/time.h>
 
+#include "cluster_core.h"
 #include "cluster_fsm.h"
 #include "base/log.h"
 #include "base/thread.h"
@@ -264,10 +265,9 @@ static void *hook_main(void *arg)
 
 /* ---- the other threads' side -------------------------------------------------------------- */
 
-static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
-                const void *data, size_t len)
+int cluster_propose(cluster *c, int kind, uint64_t id, uint64_t off, int last,
+                    const void *data, size_t len)
 {
-    cluster *c = ctx;
     piece *p = calloc(1, sizeof *p);
     size_t size = cluster_entry_size(len);
     uint8_t *b = p && len <= UINT32_MAX ? raft_malloc(size) : NULL;
@@ -303,6 +303,13 @@ static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int la
     pthread_mutex_unlock(&c->mu);
     free(p);
     return rc;
+}
+
+/* The journal's ship hook. */
+static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
+                const void *data, size_t len)
+{
+    return cluster_propose(ctx, (int)kind, id, off, last, data, len);
 }
 
 cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t cap)
@@ -450,7 +457,7 @@ static int start_raft(cluster *c, const char *dir, buf *err)
 }
 
 cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
-                       const cluster_hooks *h, buf *err)
+                       const char *dataset_dir, const cluster_hooks *h, buf *err)
 {
     cluster *c = calloc(1, sizeof *c);
     if (!c) {
@@ -461,6 +468,7 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
     c->redirect = conf->cluster_redirect;
     c->election_ms = (unsigned)conf->cluster_election_ms;
     c->j = j;
+    c->dataset_dir = strdup(dataset_dir);
     c->hooks = *h;
     c->stats.self = c->self;
     c->stats.role = "unavailable";
@@ -545,6 +553,7 @@ void cluster_stop(cluster *c)
     if (c->hook_started)
         pthread_join(c->hook_thread, NULL);
     journal_set_ship(c->j, ship_stopped, NULL);
+    free(c->dataset_dir);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c);

@@ -23,10 +23,9 @@
 #include "base/thread.h"
 
 
-/* raft snapshots the state directory after this many entries, keeping this many after
- * it for followers a little behind. An entry is a whole batch of records. */
-#define SNAPSHOT_THRESHOLD 8192
-#define SNAPSHOT_TRAILING 2048
+/* raft snapshots the state directory every stsd.cluster.snapshotEntries entries (each a
+ * whole batch of records), keeping a quarter of that after it for followers a little
+ * behind. */
 
 /* A piece of the journal on its way through raft: the thread that shipped it waits. */
 typedef struct piece {
@@ -439,8 +438,8 @@ static int start_raft(cluster *c, const char *dir, buf *err)
     raft_set_election_timeout(&c->raft, c->election_ms);
     raft_set_heartbeat_timeout(&c->raft, c->election_ms / 10 ? c->election_ms / 10 : 1);
     raft_set_pre_vote(&c->raft, true);
-    raft_set_snapshot_threshold(&c->raft, SNAPSHOT_THRESHOLD);
-    raft_set_snapshot_trailing(&c->raft, SNAPSHOT_TRAILING);
+    raft_set_snapshot_threshold(&c->raft, c->snapshot_entries);
+    raft_set_snapshot_trailing(&c->raft, c->snapshot_entries / 4);
     if ((rv = raft_start(&c->raft)) != 0) {
         const char *m = raft_errmsg(&c->raft);
         buf_printf(err, "cluster: raft cannot start: %s", m && *m ? m :
@@ -467,6 +466,7 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
     c->self = (unsigned)conf->cluster_self;
     c->redirect = conf->cluster_redirect;
     c->election_ms = (unsigned)conf->cluster_election_ms;
+    c->snapshot_entries = (unsigned)conf->cluster_snapshot_entries;
     c->j = j;
     c->dataset_dir = strdup(dataset_dir);
     c->hooks = *h;

@@ -25,6 +25,7 @@ struct cluster {
     unsigned self;
     int redirect;
     unsigned election_ms;
+    unsigned snapshot_entries;
     size_t n;
     cluster_node nodes[CONF_CLUSTER_MAX];
     struct journal *j;

@@ -11,14 +11,18 @@
  * Hooks run on the `stsd-cluster` thread, never the loop's, which must go on answering
  * heartbeats while a store loads. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
 
 #include "cluster_core.h"
 #include "cluster_fsm.h"
+#include "cluster_save.h"
 #include "base/log.h"
 #include "base/thread.h"
 
@@ -309,6 +313,50 @@ static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int la
                 const void *data, size_t len)
 {
     return cluster_propose(ctx, (int)kind, id, off, last, data, len);
+}
+
+/* SAVE's file goes in pieces of this size. */
+#define SAVE_PIECE (1u << 20)
+
+int cluster_replicate_save(cluster *c, const char *dir, const char *name)
+{
+    size_t nl = strlen(name);
+    char path[4096];
+    if (!cluster_save_name_ok(name, nl) || snprintf(path, sizeof path, "%s/%s", dir, name) >=
+        (int)sizeof path)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    uint8_t *chunk = malloc(2 + nl + SAVE_PIECE);
+    if (fd < 0 || fstat(fd, &st) != 0 || !chunk) {
+        log_error("cluster: cannot read %s to replicate it: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(chunk);
+        return -1;
+    }
+    chunk[0] = (uint8_t)nl;
+    chunk[1] = (uint8_t)(nl >> 8);
+    memcpy(chunk + 2, name, nl);
+    uint64_t off = 0, size = (uint64_t)st.st_size;
+    int rc = 0;
+    for (;;) {
+        size_t n = size - off > SAVE_PIECE ? SAVE_PIECE : (size_t)(size - off);
+        if (n && pread(fd, chunk + 2 + nl, n, (off_t)off) != (ssize_t)n) {
+            log_error("cluster: cannot read %s to replicate it", path);
+            rc = -1;
+            break;
+        }
+        int last = off + n == size;
+        if ((rc = cluster_propose(c, CLUSTER_SAVE, 0, off, last, chunk, 2 + nl + n)) != 0)
+            break;
+        off += n;
+        if (last)
+            break;
+    }
+    close(fd);
+    free(chunk);
+    return rc;
 }
 
 cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t cap)

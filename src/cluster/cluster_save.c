@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cluster_save.c - SAVE in a cluster: the leader's file goes to every node in pieces of
- * 1 MiB, each written into the node's own dataset directory under a temporary name and
- * renamed once whole, so that whichever host survives has the test's results. */
+/* cluster_save.c - SAVE's file on the nodes that did not write it: each committed piece
+ * written into the node's own dataset directory under a temporary name, renamed once
+ * whole, so that whichever host survives has the test's results (the leader's side, the
+ * pieces proposed, is cluster_replicate_save in cluster.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -10,16 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cluster_core.h"
-#include "cluster_fsm.h"
 #include "cluster_save.h"
 #include "base/log.h"
 
-#define PIECE (1u << 20)
 #define PART_SUFFIX ".stsd-part"
 
-/* A name SAVE could have made: no directory part, no hidden file, nothing odd. */
-static int name_ok(const char *name, size_t len)
+int cluster_save_name_ok(const char *name, size_t len)
 {
     if (len == 0 || len > 255 || name[0] == '.')
         return 0;
@@ -29,54 +26,13 @@ static int name_ok(const char *name, size_t len)
     return 1;
 }
 
-int cluster_replicate_save(cluster *c, const char *dir, const char *name)
-{
-    size_t nl = strlen(name);
-    char path[4096];
-    if (!name_ok(name, nl) || snprintf(path, sizeof path, "%s/%s", dir, name) >=
-        (int)sizeof path)
-        return -1;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    uint8_t *piece = malloc(2 + nl + PIECE);
-    if (fd < 0 || fstat(fd, &st) != 0 || !piece) {
-        log_error("cluster: cannot read %s to replicate it: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        free(piece);
-        return -1;
-    }
-    piece[0] = (uint8_t)nl;
-    piece[1] = (uint8_t)(nl >> 8);
-    memcpy(piece + 2, name, nl);
-    uint64_t off = 0, size = (uint64_t)st.st_size;
-    int rc = 0;
-    for (;;) {
-        size_t n = size - off > PIECE ? PIECE : (size_t)(size - off);
-        if (n && pread(fd, piece + 2 + nl, n, (off_t)off) != (ssize_t)n) {
-            log_error("cluster: cannot read %s to replicate it", path);
-            rc = -1;
-            break;
-        }
-        int last = off + n == size;
-        if ((rc = cluster_propose(c, CLUSTER_SAVE, 0, off, last, piece, 2 + nl + n)) != 0)
-            break;
-        off += n;
-        if (last)
-            break;
-    }
-    close(fd);
-    free(piece);
-    return rc;
-}
-
 void cluster_save_piece(cluster *c, uint64_t off, int last, const uint8_t *data, size_t len)
 {
     char name[256], part[4096], path[4096];
     if (len < 2)
         return;
     size_t nl = (size_t)data[0] | (size_t)data[1] << 8;
-    if (nl > len - 2 || nl >= sizeof name || !name_ok((const char *)data + 2, nl)) {
+    if (nl > len - 2 || nl >= sizeof name || !cluster_save_name_ok((const char *)data + 2, nl)) {
         log_error("cluster: a SAVE piece names no file SAVE could write; ignored");
         return;
     }

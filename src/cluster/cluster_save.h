@@ -10,6 +10,9 @@
 
 /* A committed piece of a SAVE's file (data: name's length (2 bytes), name, bytes at off)
  * written into this node's dataset directory; last: renamed into place. Logs failures. */
+/* A name SAVE could have made: no directory part, no hidden file, nothing odd. */
+int cluster_save_name_ok(const char *name, size_t len);
+
 void cluster_save_piece(cluster *c, uint64_t off, int last, const uint8_t *data, size_t len);
 
 #endif

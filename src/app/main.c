@@ -315,7 +315,7 @@ static int open_state(app *a)
         log_error("%s", a->err.data);
         return -1;
     }
-    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth, a->audit};
+    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth, a->audit, NULL};
     /* The recovered state wins over the files: they were loaded (and journaled) by an
      * earlier start, and the lists have changed since. */
     if (store_count(a->st) > 0 && conf->init_file_at_startup && *conf->init_file_at_startup)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_forward.c - a cluster node's requests for the leader: one thread drives every
  * transfer with a curl multi handle while the requests stay parked, so that a READ
  * waiting 30 s at the leader holds no HTTP thread here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* http_forward.h - a cluster node's requests that the leader must answer: relayed to it
  * on one thread of libcurl transfers (its answer sent back byte for byte), redirected to
  * it (307), or refused while no leader is known (503). Private to http/.

@@ -430,10 +430,11 @@ void http_stop(http_server *h, int timeout_ms)
     }
     if (h->srv->j)
         journal_set_answer_hook(h->srv->j, NULL, NULL);
-    /* Transfers still going are cut and their requests answered (if park_lot_shutdown has
-     * not already), while the loops still run to send those answers. */
-    forward_stop(h->fwd);
     http_loops_stop(h->loops);
+    /* Once no HTTP thread can hand it a request: transfers still going are cut. Their
+     * requests were answered by park_lot_shutdown, or abandoned with their connections
+     * just now (a late answer then goes nowhere: park.h). */
+    forward_stop(h->fwd);
     iplimit_free(h->per_ip);
     free(h);
 }

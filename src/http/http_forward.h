@@ -32,7 +32,8 @@ http_forward *forward_start(const config *conf, buf *err);
 
 /* Stops the thread: every transfer still going is cut (the leader sees its client
  * gone), and a request not answered yet gets the 503 FORWARD_UNKNOWN (once the parked
- * requests have been answered by park_lot_shutdown, none is left). Frees f; NULL: none. */
+ * requests have been answered by park_lot_shutdown, none is left). Call once no thread
+ * can call forward_send any more (the HTTP loops have stopped). Frees f; NULL: none. */
 void forward_stop(http_forward *f);
 
 /* 1 if the request for path (decoded, len bytes) is answered by the node that gets it,

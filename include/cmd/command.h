@@ -96,6 +96,16 @@ typedef struct cmd_def {
  * results, and out of memory becomes a KO with our own message. */
 void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r);
 
+/* command_run in two steps, for the HTTP edge of a cluster node, which decides between
+ * them whether the request runs here or goes to the leader (its access checks are made
+ * here either way: a bad token never costs the leader a failure counted against this
+ * node's address). command_admit resets r, sets r->cmd and r->json (Accept, FORMAT) and
+ * runs the access checks; it returns 0 when the request may run, 1 when r holds its
+ * answer already (a refusal: r->refused; or a bad FORMAT's KO). command_exec runs a
+ * request command_admit let through, with the same r. */
+int command_admit(const cmd_server *srv, const cmd_request *q, cmd_result *r);
+void command_exec(const cmd_server *srv, const cmd_request *q, cmd_result *r);
+
 /* 1 if the Accept header may ask command c (NULL: the help page or an unknown command,
  * answered as the reference answers them) for JSON under configuration conf. */
 int command_json_by_accept(const config *conf, const cmd_def *c);

@@ -344,7 +344,7 @@ unsigned command_html_ko_status(const config *conf, const cmd_result *r)
     return r->status ? r->status : 400;
 }
 
-void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r)
+int command_admit(const cmd_server *srv, const cmd_request *q, cmd_result *r)
 {
     result_reset(r);
     const cmd_def *c = command_of_path(q->path, q->path_len);
@@ -353,8 +353,18 @@ void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r)
     if (c && !((c->flags & CMD_FORM) && q->method == CMD_OTHER))
         r->cmd = (int)(c - commands);
     r->json = q->accept_json && command_json_by_accept(srv->conf, c);
-    if (refused(srv, q, c, r) || cmd_format_param(q->prm, r) != 0)
-        return;
+    return refused(srv, q, c, r) || cmd_format_param(q->prm, r) != 0;
+}
+
+void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r)
+{
+    if (command_admit(srv, q, r) == 0)
+        command_exec(srv, q, r);
+}
+
+void command_exec(const cmd_server *srv, const cmd_request *q, cmd_result *r)
+{
+    const cmd_def *c = command_at(r->cmd);
     if (is_help_path(q->path, q->path_len)) {
         r->kind = REPLY_HELP;
         return;

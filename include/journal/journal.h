@@ -187,6 +187,10 @@ int journal_replicated(const journal *j);
  * deposed leader answers none). Returns 0, or -1 if changes are refused (not leading). */
 int journal_fence(journal *j, uint64_t *lsn);
 
+/* A planned handover: waits up to ms until every record appended is committed (nothing
+ * pending, nothing in flight). Returns 0, or -1 on timeout. */
+int journal_quiesce(journal *j, int ms);
+
 /* A committed piece written into j's directory. own: this node shipped it as leader
  * (its records are counted already). Returns 0, or -1 (logged: the directory no longer
  * follows the cluster; the node must restart). Called by the cluster's thread. */

@@ -61,8 +61,11 @@ static void finish_piece(piece *p, int rc)
 
 static void on_applied(struct raft_apply *req, int status, void *result)
 {
+    piece *p = req->data;
     (void)result;
-    finish_piece(req->data, status == 0 ? 0 : -1);
+    if (status != 0)
+        log_warn("cluster: an entry was not committed: %s", raft_strerror(status));
+    finish_piece(p, status == 0 ? 0 : -1);
 }
 
 /* Proposes the queued pieces; any that cannot be (not leading, stopping) fail now. */
@@ -80,6 +83,9 @@ static void propose_queued(cluster *c)
             rv = raft_apply(&c->raft, &p->req, &p->buf, 1, on_applied);
         }
         if (rv != 0) {
+            if (rv > 0)
+                log_warn("cluster: an entry could not be proposed: %s",
+                         raft_errmsg(&c->raft));
             raft_free(p->buf.base);          /* still ours when raft_apply fails */
             finish_piece(p, -1);
         }
@@ -361,7 +367,7 @@ int cluster_replicate_save(cluster *c, const char *dir, const char *name)
 
 cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t cap)
 {
-    if (atomic_load(&c->serving) && !atomic_load(&c->deposed)) {
+    if (atomic_load(&c->serving) && !atomic_load(&c->deposed) && !atomic_load(&c->draining)) {
         *leader = c->self;
         return CLUSTER_SERVE;
     }
@@ -553,6 +559,12 @@ void cluster_handover(cluster *c, int ms)
 {
     if (!atomic_load(&c->serving) || atomic_load(&c->deposed))
         return;
+    /* New requests get a retryable 503 (or, once the leader moved, go to the new one);
+     * those already taken get committed before raft hands over, so that none is left
+     * "outcome unknown". */
+    atomic_store(&c->draining, 1);
+    if (journal_quiesce(c->j, ms / 2) != 0)
+        log_warn("cluster: changes still in flight after %d ms; handing over anyway", ms / 2);
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
     t.tv_sec += ms / 1000;

@@ -59,6 +59,7 @@ struct cluster {
     cluster_stats stats;         /* the loop's copy, refreshed each tick */
     atomic_int serving;          /* leader with its store loaded: answers requests */
     atomic_int deposed;          /* stopped leading (or failed to start): restarting */
+    atomic_int draining;         /* a planned handover: new requests are not served */
 
     /* The hooks' thread: promote and deposed run there, in that order at most once each. */
     pthread_t hook_thread;

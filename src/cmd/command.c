@@ -339,6 +339,10 @@ int command_json_by_accept(const config *conf, const cmd_def *c)
 unsigned command_html_ko_status(const config *conf, const cmd_result *r)
 {
     const cmd_def *c = command_at(r->cmd);
+    /* A replica's 503s (no leader, outcome unknown, leader changed) are no answer of
+     * the reference's: a sampler must see them fail, and a client retry them. */
+    if (r->status == 503 && conf && conf->cluster_self)
+        return 503;
     if ((!c || (c->flags & CMD_REF)) && !(conf && conf->ko_status))
         return 200;
     return r->status ? r->status : 400;

@@ -18,6 +18,7 @@
 
 #include "journal_mirror.h"
 #include "journal_writer.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "wal.h"
 
@@ -97,6 +98,20 @@ int journal_fence(journal *j, uint64_t *lsn)
         if (wal_enc_noop(&j->pend) != 0 || journal_append_locked(j, 1, lsn) != 0)
             rc = -1;
     }
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+int journal_quiesce(journal *j, int ms)
+{
+    struct timespec t = clock_deadline_ns((uint64_t)ms * 1000000u);
+    int rc = 0;
+    pthread_mutex_lock(&j->mu);
+    while ((j->pend.len || j->io || j->synced < j->pos) && !j->cancelled)
+        if (pthread_cond_timedwait(&j->cv, &j->mu, &t) != 0) {
+            rc = -1;
+            break;
+        }
     pthread_mutex_unlock(&j->mu);
     return rc;
 }

@@ -5,11 +5,23 @@
 #include "cmd_cluster.h"
 
 #include <stdio.h>
+#include <time.h>
 
 #include "cluster/cluster.h"
 #include "cmd_answer.h"
 
 #define MSG_ALONE "No cluster: this stsd runs alone (stsd.cluster.self is not set) !"
+
+/* Wall-clock seconds as an ISO 8601 UTC date with milliseconds. */
+static const char *iso_time(char *out, size_t cap, double t)
+{
+    time_t sec = (time_t)t;
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    size_t n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, cap - n, ".%03dZ", (int)((t - (double)sec) * 1000));
+    return out;
+}
 
 static void answer_json(const cluster_stats *s, cmd_result *r)
 {
@@ -37,7 +49,12 @@ static void answer_json(const cluster_stats *s, cmd_result *r)
     json_key(&j, "leader_changes");
     json_uint(&j, s->leader_changes);
     json_key(&j, "leader_since");
-    json_double(&j, s->leader_since);
+    if (s->leader_since > 0) {
+        char when[32];
+        json_cstr(&j, iso_time(when, sizeof when, s->leader_since));
+    } else {
+        json_null(&j);
+    }
     json_key(&j, "nodes");
     json_arr_begin(&j);
     for (size_t i = 0; i < s->n; i++) {
@@ -98,6 +115,8 @@ void cmd_cluster(const cmd_server *srv, const params *p, cmd_result *r)
     entry_u(b, "commit_index", s.commit);
     entry_u(b, "applied_index", s.applied);
     entry_u(b, "leader_changes", s.leader_changes);
+    if (s.leader_since > 0)
+        cmd_entry_s(b, "leader_since", "=", iso_time(v, sizeof v, s.leader_since));
     for (size_t i = 0; i < s.n; i++) {
         const cluster_node_stats *n = &s.nodes[i];
         snprintf(k, sizeof k, "node.%u", n->id);

@@ -7,7 +7,7 @@
 #include <strings.h>
 
 const ctl_option ctl_options[] = {
-    {"url", "URL", "STSD_URL", "the server (default http://localhost:9191)", 0},
+    {"url", "URL", "STSD_URL", "the server (default http://localhost:9191), or a cluster's nodes, comma separated", 0},
     {"token", "TOKEN", "STSD_TOKEN", "sent as Authorization: Bearer TOKEN", 0},
     {"cacert", "FILE", NULL, "trust the CA certificates in FILE (PEM) for https", 0},
     {"insecure", NULL, NULL, "https without checking the server's certificate", 0},

@@ -5,10 +5,13 @@
 #include "cmd_cluster.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "cluster/cluster.h"
 #include "cmd_answer.h"
+#include "base/num.h"
+#include "config/config.h"
 
 #define MSG_ALONE "No cluster: this stsd runs alone (stsd.cluster.self is not set) !"
 
@@ -127,4 +130,68 @@ void cmd_cluster(const cmd_server *srv, const params *p, cmd_result *r)
             snprintf(v, sizeof v, "%s %s %s", n->role, n->url, n->raft);
         cmd_entry_s(b, k, "=", v);
     }
+}
+
+/* NODE=: a node id, 1..CONF_CLUSTER_MAX. Returns it, or 0 with the KO in r. */
+static unsigned node_param(const params *p, cmd_result *r)
+{
+    size_t len;
+    const char *v = params_get(p, PARAM_NODE, &len);
+    uint64_t id;
+    if (!v) {
+        cmd_ko(r, 400, "NODE is missing: the node's id !");
+        return 0;
+    }
+    if (num_parse_u64(v, len, 1, CONF_CLUSTER_MAX, &id) != 0) {
+        cmd_ko_format(r, "NODE must be a node id from 1 to %d !", CONF_CLUSTER_MAX);
+        return 0;
+    }
+    return (unsigned)id;
+}
+
+static void answer_change(int rc, buf *msg, cmd_result *r)
+{
+    if (rc == 0) {
+        r->kind = REPLY_OK;
+        buf_puts(&r->text, msg->data ? msg->data : "");
+    } else {
+        cmd_ko(r, (unsigned)rc, msg->data ? msg->data : "out of memory");
+    }
+}
+
+void cmd_cluster_add(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    if (!srv->cluster)
+        return cmd_ko(r, 400, MSG_ALONE);
+    unsigned id = node_param(p, r);
+    if (!id)
+        return;
+    size_t rl, ul;
+    const char *raft = params_get(p, PARAM_RAFT, &rl), *url = params_get(p, PARAM_URL, &ul);
+    if (!raft || !url)
+        return cmd_ko(r, 400, "RAFT and URL are needed: the node's raft address and URL !");
+    buf value = BUF_INIT, why = BUF_INIT, msg = BUF_INIT;
+    char ra[264], ur[280];
+    buf_printf(&value, "%.*s %.*s", (int)rl, raft, (int)ul, url);
+    if (value.oom || memchr(value.data, '\0', value.len) ||
+        config_cluster_parse(value.data, ra, sizeof ra, ur, sizeof ur, &why) != 0) {
+        cmd_ko_format(r, "Not a node: %s !", why.data ? why.data : "out of memory");
+    } else {
+        answer_change(cluster_add_node(srv->cluster, id, ra, ur, &msg), &msg, r);
+    }
+    buf_free(&value);
+    buf_free(&why);
+    buf_free(&msg);
+}
+
+void cmd_cluster_remove(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    if (!srv->cluster)
+        return cmd_ko(r, 400, MSG_ALONE);
+    unsigned id = node_param(p, r);
+    if (!id)
+        return;
+    buf msg = BUF_INIT;
+    answer_change(cluster_remove_node(srv->cluster, id, &msg), &msg, r);
+    buf_free(&msg);
 }

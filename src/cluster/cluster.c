@@ -436,15 +436,16 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
         /* Whatever raft and libuv got to stays allocated: the process is about to exit. */
         return NULL;
     }
+    /* Said before the threads start: the loop may change the table of nodes. */
+    log_info("cluster: node %u of %zu, raft on %s, data in %s, election timeout %u ms, "
+             "forwarding by %s", c->self, c->n, node_of(c, c->self)->raft, dir,
+             c->election_ms, c->redirect ? "redirect" : "proxy");
     if (thread_start(&c->hook_thread, "stsd-cluster", hook_main, c) != 0 ||
         thread_start(&c->loop_thread, "stsd-raft", loop_main, c) != 0) {
         buf_puts(err, "cluster: cannot start its threads");
         return NULL;
     }
     c->hook_started = c->loop_started = 1;
-    log_info("cluster: node %u of %zu, raft on %s, data in %s, election timeout %u ms, "
-             "forwarding by %s", c->self, c->n, node_of(c, c->self)->raft, dir,
-             c->election_ms, c->redirect ? "redirect" : "proxy");
     return c;
 }
 

@@ -37,7 +37,7 @@ static void answer_json(const cluster_stats *s, cmd_result *r)
     json_key(&j, "leader_changes");
     json_uint(&j, s->leader_changes);
     json_key(&j, "leader_since");
-    json_double(&j, s->leader_since);
+    json_fixed(&j, s->leader_since, 3);
     json_key(&j, "nodes");
     json_arr_begin(&j);
     for (size_t i = 0; i < s->n; i++) {

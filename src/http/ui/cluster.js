@@ -47,7 +47,7 @@ export function clusterView() {
     if (r) return r;
     const th = h('th', {scope: 'row', class: 'name'});
     const link = h('a', {});
-    const url = h('td', {'data-label': 'URL'}, link);
+    const url = h('td', {class: 'url', 'data-label': 'URL'}, link);
     const role = h('td', {'data-label': 'Role'});
     const match = h('td', {class: 'num', 'data-label': 'Match index'});
     const lag = h('td', {class: 'num', 'data-label': 'Lag (entries)'});

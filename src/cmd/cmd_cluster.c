@@ -52,12 +52,7 @@ static void answer_json(const cluster_stats *s, cmd_result *r)
     json_key(&j, "leader_changes");
     json_uint(&j, s->leader_changes);
     json_key(&j, "leader_since");
-    if (s->leader_since > 0) {
-        char when[32];
-        json_cstr(&j, iso_time(when, sizeof when, s->leader_since));
-    } else {
-        json_null(&j);
-    }
+    json_fixed(&j, s->leader_since, 3);
     json_key(&j, "nodes");
     json_arr_begin(&j);
     for (size_t i = 0; i < s->n; i++) {

@@ -232,6 +232,12 @@ static void *hook_main(void *arg)
 
 /* ---- the other threads' side -------------------------------------------------------------- */
 
+/* The journal's hook for INITFILE's snapshot files. */
+static int ship_file(void *ctx, uint64_t id, int fd, uint64_t size)
+{
+    return cluster_propose_file(ctx, JOURNAL_FILE, id, fd, size, NULL, 0);
+}
+
 /* The journal's ship hook. */
 static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
                 const void *data, size_t len)
@@ -239,47 +245,28 @@ static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int la
     return cluster_propose(ctx, (int)kind, id, off, last, data, len);
 }
 
-/* SAVE's file goes in pieces of this size. */
-#define SAVE_PIECE (1u << 20)
-
 int cluster_replicate_save(cluster *c, const char *dir, const char *name)
 {
     size_t nl = strlen(name);
     char path[4096];
-    if (!cluster_save_name_ok(name, nl) || snprintf(path, sizeof path, "%s/%s", dir, name) >=
-        (int)sizeof path)
+    uint8_t prefix[2 + 256];
+    if (!cluster_save_name_ok(name, nl) ||
+        snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
         return -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    uint8_t *chunk = malloc(2 + nl + SAVE_PIECE);
-    if (fd < 0 || fstat(fd, &st) != 0 || !chunk) {
+    if (fd < 0 || fstat(fd, &st) != 0) {
         log_error("cluster: cannot read %s to replicate it: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
-        free(chunk);
         return -1;
     }
-    chunk[0] = (uint8_t)nl;
-    chunk[1] = (uint8_t)(nl >> 8);
-    memcpy(chunk + 2, name, nl);
-    uint64_t off = 0, size = (uint64_t)st.st_size;
-    int rc = 0;
-    for (;;) {
-        size_t n = size - off > SAVE_PIECE ? SAVE_PIECE : (size_t)(size - off);
-        if (n && pread(fd, chunk + 2 + nl, n, (off_t)off) != (ssize_t)n) {
-            log_error("cluster: cannot read %s to replicate it", path);
-            rc = -1;
-            break;
-        }
-        int last = off + n == size;
-        if ((rc = cluster_propose(c, CLUSTER_SAVE, 0, off, last, chunk, 2 + nl + n)) != 0)
-            break;
-        off += n;
-        if (last)
-            break;
-    }
+    prefix[0] = (uint8_t)nl;
+    prefix[1] = (uint8_t)(nl >> 8);
+    memcpy(prefix + 2, name, nl);
+    int rc = cluster_propose_file(c, CLUSTER_SAVE, 0, fd, (uint64_t)st.st_size, prefix,
+                                  2 + nl);
     close(fd);
-    free(chunk);
     return rc;
 }
 
@@ -430,9 +417,9 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
         free(c);
         return NULL;
     }
-    journal_set_ship(j, ship, c);
+    journal_set_ship(j, ship, ship_file, c);
     if (start_raft(c, dir, err) != 0) {
-        journal_set_ship(j, NULL, NULL);
+        journal_set_ship(j, NULL, NULL, NULL);
         /* Whatever raft and libuv got to stays allocated: the process is about to exit. */
         return NULL;
     }
@@ -489,6 +476,12 @@ static int ship_stopped(void *ctx, journal_piece kind, uint64_t id, uint64_t off
     return -1;
 }
 
+static int ship_file_stopped(void *ctx, uint64_t id, int fd, uint64_t size)
+{
+    (void)ctx, (void)id, (void)fd, (void)size;
+    return -1;
+}
+
 void cluster_stop(cluster *c)
 {
     if (!c)
@@ -506,7 +499,7 @@ void cluster_stop(cluster *c)
     }
     if (c->hook_started)
         pthread_join(c->hook_thread, NULL);
-    journal_set_ship(c->j, ship_stopped, NULL);
+    journal_set_ship(c->j, ship_stopped, ship_file_stopped, NULL);
     cluster_fsm_close();
     free(c->dataset_dir);
     pthread_mutex_destroy(&c->mu);

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cluster_entry.h"
 #include "cluster_queue.h"
@@ -96,10 +97,32 @@ void cluster_queue_run(cluster *c)
     }
 }
 
-/* Queues p, wakes the loop and waits for p's end. Returns p's rc. */
-static int run(cluster *c, piece *p)
+/* A piece proposing an entry of kind with room for len bytes of data after prefix
+ * (plen bytes), the data left for the caller to fill at entry_data(p) + plen. */
+static piece *entry_piece(cluster *c, int kind, uint64_t id, uint64_t off, int last,
+                          const void *prefix, size_t plen, size_t len)
 {
+    piece *p = calloc(1, sizeof *p);
+    size_t size = cluster_entry_size(plen + len);
+    uint8_t *b = p && plen + len <= UINT32_MAX ? raft_malloc(size) : NULL;
+    if (!b) {
+        free(p);
+        log_error("cluster: no memory for an entry of %zu bytes", plen + len);
+        return NULL;
+    }
+    cluster_entry_head(b, kind, c->nonce, id, off, last, (uint32_t)(plen + len));
+    memcpy(b + CLUSTER_ENTRY_HEAD, prefix, plen);
+    memset(b + CLUSTER_ENTRY_HEAD + plen + len, 0, size - CLUSTER_ENTRY_HEAD - plen - len);
+    p->op = CLUSTER_OP_APPLY;
     p->c = c;
+    p->buf.base = b;
+    p->buf.len = size;
+    return p;
+}
+
+/* Queues p and wakes the loop. Returns 0, or -1 when stopping (p not queued). */
+static int enqueue(cluster *c, piece *p)
+{
     pthread_mutex_lock(&c->mu);
     if (c->stop) {
         pthread_mutex_unlock(&c->mu);
@@ -112,35 +135,83 @@ static int run(cluster *c, piece *p)
     c->queue_tail = p;
     pthread_mutex_unlock(&c->mu);
     uv_async_send(&c->wake);
+    return 0;
+}
+
+/* Waits for p's end; frees it. Returns its rc. */
+static int wait_free(cluster *c, piece *p)
+{
     pthread_mutex_lock(&c->mu);
     while (!p->done)
         pthread_cond_wait(&c->cv, &c->mu);
     int rc = p->rc;
     pthread_mutex_unlock(&c->mu);
+    free(p);
     return rc;
+}
+
+/* An entry piece that was never queued. */
+static void drop(piece *p)
+{
+    raft_free(p->buf.base);
+    free(p);
 }
 
 int cluster_propose(cluster *c, int kind, uint64_t id, uint64_t off, int last,
                     const void *data, size_t len)
 {
-    piece *p = calloc(1, sizeof *p);
-    size_t size = cluster_entry_size(len);
-    uint8_t *b = p && len <= UINT32_MAX ? raft_malloc(size) : NULL;
-    if (!b) {
-        free(p);
-        log_error("cluster: no memory for an entry of %zu bytes", len);
+    piece *p = entry_piece(c, kind, id, off, last, data, len, 0);
+    if (!p)
+        return -1;
+    if (enqueue(c, p) != 0) {
+        drop(p);
         return -1;
     }
-    cluster_entry_head(b, kind, c->nonce, id, off, last, (uint32_t)len);
-    memcpy(b + CLUSTER_ENTRY_HEAD, data, len);
-    memset(b + CLUSTER_ENTRY_HEAD + len, 0, size - CLUSTER_ENTRY_HEAD - len);
-    p->op = CLUSTER_OP_APPLY;
-    p->buf.base = b;
-    p->buf.len = size;
-    int rc = run(c, p);
-    if (rc != 0 && !p->done)
-        raft_free(b);                        /* never queued: stopping */
-    free(p);
+    return wait_free(c, p);
+}
+
+int cluster_propose_file(cluster *c, int kind, uint64_t id, int fd, uint64_t size,
+                         const void *prefix, size_t plen)
+{
+    /* Pieces in flight at once: raft sends and syncs them back to back, each piece's
+     * round trip and fsyncs overlapping the next ones' (one at a time: 22 MB/s here). */
+    enum { IN_FLIGHT = 8, PIECE = 1u << 20 };
+    piece *ring[IN_FLIGHT];
+    size_t head = 0, n = 0;
+    uint64_t off = 0;
+    int rc = 0, last = 0;
+    while (!last || n) {
+        if (rc == 0 && !last && n < IN_FLIGHT) {
+            size_t len = size - off > PIECE ? PIECE : (size_t)(size - off);
+            last = off + len == size;
+            piece *p = entry_piece(c, kind, id, off, last, prefix, plen, len);
+            uint8_t *to = p ? (uint8_t *)p->buf.base + CLUSTER_ENTRY_HEAD + plen : NULL;
+            if (!p || (len && pread(fd, to, len, (off_t)off) != (ssize_t)len)) {
+                if (p)
+                    log_error("cluster: cannot read a file to replicate it");
+                rc = -1;
+                last = 1;
+                if (p)
+                    drop(p);
+                continue;
+            }
+            if (enqueue(c, p) != 0) {
+                drop(p);
+                rc = -1;
+                last = 1;
+                continue;
+            }
+            ring[(head + n++) % IN_FLIGHT] = p;
+            off += len;
+            continue;
+        }
+        if (n == 0)
+            break;
+        if (wait_free(c, ring[head]) != 0)
+            rc = -1;
+        head = (head + 1) % IN_FLIGHT;
+        n--;
+    }
     return rc;
 }
 
@@ -154,8 +225,18 @@ int cluster_change(cluster *c, int op, unsigned id, const char *address, char *w
     }
     p->op = op;
     p->id = id;
+    p->c = c;
     snprintf(p->address, sizeof p->address, "%s", address ? address : "");
-    int rc = run(c, p);
+    if (enqueue(c, p) != 0) {
+        free(p);
+        snprintf(why, cap, "stopping");
+        return -1;
+    }
+    pthread_mutex_lock(&c->mu);
+    while (!p->done)
+        pthread_cond_wait(&c->cv, &c->mu);
+    int rc = p->rc;
+    pthread_mutex_unlock(&c->mu);
     snprintf(why, cap, "%s", rc == 0 ? "" : *p->why ? p->why : "stopping");
     free(p);
     return rc;

@@ -13,6 +13,12 @@
 int cluster_propose(cluster *c, int kind, uint64_t id, uint64_t off, int last,
                     const void *data, size_t len);
 
+/* Proposes size bytes of file fd in entries of kind (1 MiB of data each after prefix,
+ * at their offsets, the last one marked), several in flight, and waits for them all.
+ * Returns 0, or -1 (logged) if any was not committed. */
+int cluster_propose_file(cluster *c, int kind, uint64_t id, int fd, uint64_t size,
+                         const void *prefix, size_t plen);
+
 /* A change of membership, waited for: CLUSTER_OP_ADD (a spare at address),
  * CLUSTER_OP_VOTER (promoted once caught up), CLUSTER_OP_REMOVE. Returns 0, or raft's
  * error code (its message copied into why). */

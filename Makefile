@@ -56,7 +56,7 @@ CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
-        test-stop test-fuzz test-ctl test-deb test-image deb image deps deps-test install uninstall clean \
+        test-stop test-fuzz test-ctl test-deb test-image test-image-cluster deb image deps deps-test install uninstall clean \
         help bench bench-store bench-columns bench-cluster fuzz
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
@@ -79,6 +79,7 @@ help:
 	@echo "make docs       rewrite docs/commands.md and docs/configuration.md from the tables"
 	@echo "make image      the OCI image localhost/stsd:VERSION from the .deb (mmdebstrap, podman; as root)"
 	@echo "make test-image the image under podman: read-only, non-root, stop, restart on its volume"
+	@echo "make test-image-cluster  examples/compose.yml under podman-compose: 3 replicas, kill the leader"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
 	@echo "make bench-columns  FIND COLUMN= and ADD UNIQUE=column by list size, to 10M lines"
@@ -212,6 +213,7 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory test-pkg test-examples test-ctl
 	$(Q)$(MAKE) --no-print-directory test-deb
 	$(Q)$(MAKE) --no-print-directory test-image
+	$(Q)$(MAKE) --no-print-directory test-image-cluster
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-soak
 	$(Q)$(MAKE) --no-print-directory test-tsan
@@ -262,6 +264,13 @@ image:
 # published port, HEALTHCHECK, podman stop (exit 0 within 5 s), a restart on the volume.
 test-image: deps-test
 	@tests/pkg/test-image.sh
+
+# As root: examples/compose.yml under podman-compose, three replicas from the same image
+# finding each other by service name: a leader, ADD and READ through followers, the
+# leader's container killed (a new leader within 5 s, nothing acknowledged lost), started
+# again (a follower again), podman stop, everything removed.
+test-image-cluster: deps-test
+	@tests/pkg/test-image-cluster.sh
 
 # examples/ against a real stsd: the curl scripts, Locust headless for a few seconds (the
 # shared-state example too), Artillery (npm installs it once into $(BUILD)/npm), the

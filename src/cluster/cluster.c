@@ -23,6 +23,7 @@
 #include "cluster_entry.h"
 #include "cluster_fsm.h"
 #include "cluster_members.h"
+#include "cluster_net.h"
 #include "cluster_queue.h"
 #include "cluster_save.h"
 #include "base/log.h"
@@ -157,7 +158,7 @@ static void on_raft_closed(struct raft *r)
 {
     cluster *c = r->data;
     raft_uv_close(&c->io);
-    raft_uv_tcp_close(&c->transport);
+    cluster_net_free(&c->transport);
     uv_close((uv_handle_t *)&c->wake, on_handle_closed);
     uv_close((uv_handle_t *)&c->tick, on_handle_closed);
 }
@@ -332,7 +333,8 @@ static int start_raft(cluster *c, const char *dir, buf *err)
     c->wake.data = c->tick.data = c;
     if (uv_async_init(&c->loop, &c->wake, on_wake) != 0 ||
         uv_timer_init(&c->loop, &c->tick) != 0 ||
-        raft_uv_tcp_init(&c->transport, &c->loop) != 0) {
+        cluster_net_init(&c->transport, &c->loop,
+                         c->election_ms > 1000 ? c->election_ms : 1000) != 0) {
         buf_puts(err, "cluster: cannot set up libuv");
         return -1;
     }
@@ -341,6 +343,9 @@ static int start_raft(cluster *c, const char *dir, buf *err)
         return -1;
     }
     raft_uv_set_snapshot_compression(&c->io, false);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->nodes[i].id != c->self)
+            cluster_net_resolve(&c->transport, c->nodes[i].raft);
     cluster_fsm_init(c);
     c->raft.data = c;
     if ((rv = raft_init(&c->raft, &c->io, &c->fsm, c->self, me->raft)) != 0) {

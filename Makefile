@@ -57,7 +57,7 @@ CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
         test-stop test-fuzz test-ctl test-deb test-image deb image deps deps-test install uninstall clean \
-        help bench bench-store bench-columns fuzz
+        help bench bench-store bench-columns bench-cluster fuzz
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
 
@@ -321,6 +321,10 @@ $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
 # FIND COLUMN= and ADD UNIQUE=column by list size, to 10M lines (docs/benchmarks.md).
+# Three nodes on this machine: failover, switchover, a write's cost, proxied reads.
+bench-cluster: all
+	@scripts/bench-cluster.py $(BUILD)/stsd $(KILLS)
+
 bench-columns: deps
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bench-columns
 	$(BUILD)/bench-columns

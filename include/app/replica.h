@@ -10,6 +10,10 @@
 #include "cmd/command.h"
 #include "journal/journal.h"
 
+/* What the requests waiting on a node that stopped leading are answered (503). */
+#define REPLICA_LEADER_CHANGED "Leader changed: this node no longer leads; the request " \
+    "was not served, retry !"
+
 typedef struct replica {
     cluster *c;                  /* NULL: alone */
     cmd_server *srv;             /* its store and journal; srv->cluster is c */

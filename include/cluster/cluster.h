@@ -35,10 +35,11 @@ typedef struct cluster_hooks {
 
 /* Starts raft for conf (conf->cluster_self != 0) with its data in dir: bootstraps the
  * cluster on the first start, rejoins it later. j is the journal whose directory the
- * committed entries are written to (its ship hook is set here). Returns NULL with the
+ * committed entries are written to (its ship hook is set here); SAVE's files go to
+ * dataset_dir. Returns NULL with the
  * reason in err (a refused io_setup is named as such). */
 cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
-                       const cluster_hooks *h, buf *err);
+                       const char *dataset_dir, const cluster_hooks *h, buf *err);
 
 /* Hands the leadership to the most up-to-date follower if this node leads, waiting up to
  * ms for it. From then on the node answers nothing itself. */
@@ -51,6 +52,12 @@ void cluster_stop(cluster *c);
  * CLUSTER_NO_LEADER: none known, or this node is still loading (503). */
 typedef enum cluster_route_kind { CLUSTER_SERVE, CLUSTER_FORWARD, CLUSTER_NO_LEADER } cluster_route_kind;
 cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t cap);
+
+/* SAVE in a cluster: the file name (written by the leader into dir, its dataset
+ * directory) goes to every node, each writing it into its own dataset directory (given
+ * given to cluster_start) once committed. Returns 0, or -1 (logged) if it may not
+ * have reached the others (no longer leading). */
+int cluster_replicate_save(cluster *c, const char *dir, const char *name);
 
 /* This node's id; whether forwarding answers 307 (stsd.cluster.forward=redirect). */
 unsigned cluster_self(const cluster *c);

@@ -66,6 +66,8 @@ enum {
                             * an HTML KO is HTTP 200 unless stsd.koStatus */
     CMD_ADMIN_PREFIX = 1 << 7,  /* with PREFIX= it is an admin command (DEL PREFIX=): a
                                  * change of many at once */
+    CMD_LOCAL   = 1 << 8,  /* in a cluster, answered by the node asked: never forwarded to
+                            * the leader, no read fence (STOP, CLUSTER) */
 };
 
 #define CMD_MAX_PARAMS 8
@@ -93,6 +95,16 @@ typedef struct cmd_def {
  * method, the journal's state, then the command's handler. Never fails: errors become KO
  * results, and out of memory becomes a KO with our own message. */
 void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r);
+
+/* command_run in two steps, for the HTTP edge of a cluster node, which decides between
+ * them whether the request runs here or goes to the leader (its access checks are made
+ * here either way: a bad token never costs the leader a failure counted against this
+ * node's address). command_admit resets r, sets r->cmd and r->json (Accept, FORMAT) and
+ * runs the access checks; it returns 0 when the request may run, 1 when r holds its
+ * answer already (a refusal: r->refused; or a bad FORMAT's KO). command_exec runs a
+ * request command_admit let through, with the same r. */
+int command_admit(const cmd_server *srv, const cmd_request *q, cmd_result *r);
+void command_exec(const cmd_server *srv, const cmd_request *q, cmd_result *r);
 
 /* 1 if the Accept header may ask command c (NULL: the help page or an unknown command,
  * answered as the reference answers them) for JSON under configuration conf. */
@@ -122,6 +134,8 @@ int command_count(void);
 const cmd_def *command_at(int i);
 /* The name of command i (NULL past the end): the metrics label. */
 const char *command_name(int i);
+/* Whether command i (from cmd_result.cmd; -1: none) is CMD_LOCAL. */
+int command_is_local(int i);
 
 /* The row of the command name[0..len) (exact: names are upper case), or NULL. */
 const cmd_def *command_lookup(const char *name, size_t len);

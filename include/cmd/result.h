@@ -18,6 +18,9 @@ typedef enum reply_kind {
     REPLY_LISTING,  /* text holds entries (same format): STATUS's and CONFIG's page */
     REPLY_HELP,     /* the help page */
     REPLY_JSON,     /* text is a whole JSON document (built with server/json.h) */
+    REPLY_RAW,      /* an answer made whole elsewhere (a cluster node's: relayed from the
+                     * leader, or its 503 or 307): text is the body, sent as it is, status
+                     * its HTTP status, headers every header it has (Content-Type too) */
 } reply_kind;
 
 /* Where a REPLY_OK's text goes in a JSON answer. */
@@ -42,7 +45,8 @@ typedef struct cmd_result {
     struct park_slot *park;  /* set by a handler that parked the request (server/park.h):
                               * the answer comes later, through the slot */
     int json;       /* in: the client asked for JSON (Accept); out: answer in JSON */
-    unsigned status;     /* HTTP status of a KO answered in JSON (400 when 0) */
+    unsigned status;     /* HTTP status of a KO answered in JSON (400 when 0); of any
+                          * REPLY_RAW answer */
     reply_field field;   /* set by the dispatcher from the command table */
     int cmd;        /* the command run (command_name), -1 for none */
     reply_refusal refused;  /* nonzero: refused before any command ran */

@@ -70,6 +70,7 @@ typedef struct config {
     char *cluster_dir;               /* stsd.cluster.dir: raft's data, "" = <state>/raft */
     int cluster_election_ms;         /* stsd.cluster.electionTimeout: ms, 1000 */
     int cluster_redirect;            /* stsd.cluster.forward: proxy (0) | redirect (1) */
+    int cluster_snapshot_entries;    /* stsd.cluster.snapshotEntries: 8192 */
 } config;
 
 /* Fills c with every default. Returns 0, or -1 on ENOMEM. */

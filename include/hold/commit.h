@@ -16,12 +16,17 @@
 #define COMMIT_UNKNOWN "Outcome unknown: the leader changed before this change was " \
     "committed; it may or may not have been made !"
 
+/* A replica that no longer leads, asked to answer a read. */
+#define COMMIT_NO_LEADER "No leader: the cluster is electing one, retry !"
+
 /* After a command ran (and did not park r): takes r's change (r->lsn, cleared) into
- * *lsn. Returns 0 if r may be answered now: no change, or durable as the fsync policy
+ * *lsn. fence: with a replicated journal, an answer that changed nothing waits too, for
+ * a record shipped after it (journal_fence), so that only a node that still leads
+ * answers it (CLUSTER and STOP, answered by whichever node is asked, do not). Returns 0 if r may be answered now: no change, or durable as the fsync policy
  * promises, or never to be (r is then the KO that says so). Returns 1 if the change is
  * not durable yet: the caller waits, without a thread, asking commit_ready at each of
  * its turns; the journal's answer hook (journal_set_answer_hook) says when to ask. */
-int commit_begin(struct journal *j, cmd_result *r, uint64_t *lsn);
+int commit_begin(struct journal *j, cmd_result *r, uint64_t *lsn, int fence);
 
 /* Asks again, without a lock: 1 if the change at lsn is still not durable; 0 if r may
  * be answered now (as it is, or as the KO commit_begin would have made it). */

@@ -70,6 +70,10 @@ park_lot *park_lot_create(buf *err);
  * makes park_new() refuse from then on. Slots without a callback are left to their
  * owners. Call before stopping the HTTP server. */
 void park_lot_shutdown(park_lot *lot);
+/* Makes park_lot_shutdown answer every slot it ends with this KO (status, msg: static
+ * text), after its expire callback ran: a replica that stopped leading tells its waiters
+ * so, whatever they found. */
+void park_lot_shutdown_answer(park_lot *lot, unsigned status, const char *msg);
 
 /* Stops the timer thread and frees the lot. Every slot must have ended and been
  * resumed (the HTTP server is stopped). NULL is fine. */

@@ -181,6 +181,12 @@ void journal_set_ship(journal *j, journal_ship_fn fn, void *ctx);
 /* Whether j is replicated: its failures are "outcome unknown", not "not writable". */
 int journal_replicated(const journal *j);
 
+/* A read on a replica's leader: *lsn is set to a record that will be shipped after now
+ * (the records pending, or a NOOP appended), so that the read is answered once the
+ * cluster has committed it: proof that this node still led after the read came in (a
+ * deposed leader answers none). Returns 0, or -1 if changes are refused (not leading). */
+int journal_fence(journal *j, uint64_t *lsn);
+
 /* A committed piece written into j's directory. own: this node shipped it as leader
  * (its records are counted already). Returns 0, or -1 (logged: the directory no longer
  * follows the cluster; the node must restart). Called by the cluster's thread. */

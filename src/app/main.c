@@ -404,6 +404,10 @@ static void serve_until_stop(app *a)
         log_warn("cannot tell systemd that stsd is stopping: %s", strerror(errno));
     log_info("stopping: answering %zu waiting requests, finishing requests in flight",
              park_lot_count(a->lot));
+    if (atomic_load(&a->rep.restart)) {
+        journal_cancel_waits(a->j);       /* their changes' outcome is the cluster's now */
+        park_lot_shutdown_answer(a->lot, 503, REPLICA_LEADER_CHANGED);
+    }
     park_lot_shutdown(a->lot);
     http_stop(a->http, 5000);
     a->http = NULL;

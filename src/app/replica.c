@@ -14,6 +14,7 @@
 
 #include "app/replica.h"
 #include "base/log.h"
+#include "dataset/dataset.h"
 #include "store/store.h"
 
 /* How long a planned stop waits for a follower to take the leadership. */
@@ -100,7 +101,8 @@ int replica_start(replica *r, const char *state_dir)
     cluster_hooks h = {on_promote, on_deposed, r};
     if (!dir.oom && make_dir(dir.data) != 0)
         log_warn("cluster: cannot create %s", dir.data);
-    r->c = dir.oom ? NULL : cluster_start(conf, dir.data, r->srv->j, &h, &err);
+    r->c = dir.oom ? NULL : cluster_start(conf, dir.data, r->srv->j,
+                                            dataset_path(r->srv->ds), &h, &err);
     if (!r->c)
         log_error("%s", err.data ? err.data : "out of memory");
     r->srv->cluster = r->c;

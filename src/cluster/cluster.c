@@ -11,21 +11,25 @@
  * Hooks run on the `stsd-cluster` thread, never the loop's, which must go on answering
  * heartbeats while a store loads. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <unistd.h>
 
+#include "cluster_core.h"
 #include "cluster_fsm.h"
+#include "cluster_save.h"
 #include "base/log.h"
 #include "base/thread.h"
 
 
-/* raft snapshots the state directory after this many entries, keeping this many after
- * it for followers a little behind. An entry is a whole batch of records. */
-#define SNAPSHOT_THRESHOLD 8192
-#define SNAPSHOT_TRAILING 2048
+/* raft snapshots the state directory every stsd.cluster.snapshotEntries entries (each a
+ * whole batch of records), keeping a quarter of that after it for followers a little
+ * behind. */
 
 /* A piece of the journal on its way through raft: the thread that shipped it waits. */
 typedef struct piece {
@@ -264,10 +268,9 @@ static void *hook_main(void *arg)
 
 /* ---- the other threads' side -------------------------------------------------------------- */
 
-static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
-                const void *data, size_t len)
+int cluster_propose(cluster *c, int kind, uint64_t id, uint64_t off, int last,
+                    const void *data, size_t len)
 {
-    cluster *c = ctx;
     piece *p = calloc(1, sizeof *p);
     size_t size = cluster_entry_size(len);
     uint8_t *b = p && len <= UINT32_MAX ? raft_malloc(size) : NULL;
@@ -302,6 +305,57 @@ static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int la
     int rc = p->rc;
     pthread_mutex_unlock(&c->mu);
     free(p);
+    return rc;
+}
+
+/* The journal's ship hook. */
+static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
+                const void *data, size_t len)
+{
+    return cluster_propose(ctx, (int)kind, id, off, last, data, len);
+}
+
+/* SAVE's file goes in pieces of this size. */
+#define SAVE_PIECE (1u << 20)
+
+int cluster_replicate_save(cluster *c, const char *dir, const char *name)
+{
+    size_t nl = strlen(name);
+    char path[4096];
+    if (!cluster_save_name_ok(name, nl) || snprintf(path, sizeof path, "%s/%s", dir, name) >=
+        (int)sizeof path)
+        return -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    uint8_t *chunk = malloc(2 + nl + SAVE_PIECE);
+    if (fd < 0 || fstat(fd, &st) != 0 || !chunk) {
+        log_error("cluster: cannot read %s to replicate it: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        free(chunk);
+        return -1;
+    }
+    chunk[0] = (uint8_t)nl;
+    chunk[1] = (uint8_t)(nl >> 8);
+    memcpy(chunk + 2, name, nl);
+    uint64_t off = 0, size = (uint64_t)st.st_size;
+    int rc = 0;
+    for (;;) {
+        size_t n = size - off > SAVE_PIECE ? SAVE_PIECE : (size_t)(size - off);
+        if (n && pread(fd, chunk + 2 + nl, n, (off_t)off) != (ssize_t)n) {
+            log_error("cluster: cannot read %s to replicate it", path);
+            rc = -1;
+            break;
+        }
+        int last = off + n == size;
+        if ((rc = cluster_propose(c, CLUSTER_SAVE, 0, off, last, chunk, 2 + nl + n)) != 0)
+            break;
+        off += n;
+        if (last)
+            break;
+    }
+    close(fd);
+    free(chunk);
     return rc;
 }
 
@@ -432,8 +486,8 @@ static int start_raft(cluster *c, const char *dir, buf *err)
     raft_set_election_timeout(&c->raft, c->election_ms);
     raft_set_heartbeat_timeout(&c->raft, c->election_ms / 10 ? c->election_ms / 10 : 1);
     raft_set_pre_vote(&c->raft, true);
-    raft_set_snapshot_threshold(&c->raft, SNAPSHOT_THRESHOLD);
-    raft_set_snapshot_trailing(&c->raft, SNAPSHOT_TRAILING);
+    raft_set_snapshot_threshold(&c->raft, c->snapshot_entries);
+    raft_set_snapshot_trailing(&c->raft, c->snapshot_entries / 4);
     if ((rv = raft_start(&c->raft)) != 0) {
         const char *m = raft_errmsg(&c->raft);
         buf_printf(err, "cluster: raft cannot start: %s", m && *m ? m :
@@ -450,7 +504,7 @@ static int start_raft(cluster *c, const char *dir, buf *err)
 }
 
 cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
-                       const cluster_hooks *h, buf *err)
+                       const char *dataset_dir, const cluster_hooks *h, buf *err)
 {
     cluster *c = calloc(1, sizeof *c);
     if (!c) {
@@ -460,7 +514,9 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
     c->self = (unsigned)conf->cluster_self;
     c->redirect = conf->cluster_redirect;
     c->election_ms = (unsigned)conf->cluster_election_ms;
+    c->snapshot_entries = (unsigned)conf->cluster_snapshot_entries;
     c->j = j;
+    c->dataset_dir = strdup(dataset_dir);
     c->hooks = *h;
     c->stats.self = c->self;
     c->stats.role = "unavailable";
@@ -545,6 +601,7 @@ void cluster_stop(cluster *c)
     if (c->hook_started)
         pthread_join(c->hook_thread, NULL);
     journal_set_ship(c->j, ship_stopped, NULL);
+    free(c->dataset_dir);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
     free(c);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cluster_fsm.h"
+#include "cluster_save.h"
 #include "base/log.h"
 
 static void put64(uint8_t *p, uint64_t v)
@@ -28,7 +29,7 @@ static uint64_t get64(const uint8_t *p)
     return v;
 }
 
-void cluster_entry_head(uint8_t *h, journal_piece kind, uint64_t nonce, uint64_t id,
+void cluster_entry_head(uint8_t *h, int kind, uint64_t nonce, uint64_t id,
                         uint64_t off, int last, uint32_t len)
 {
     memset(h, 0, CLUSTER_ENTRY_HEAD);
@@ -69,6 +70,11 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **r
         break;
     case JOURNAL_FILE:
         rc = journal_mirror_file(c->j, own, get64(p + 16), get64(p + 24), data, len);
+        break;
+    case CLUSTER_SAVE:
+        /* Not the state machine's state: a failure is logged, and the node goes on. */
+        if (!own)
+            cluster_save_piece(c, get64(p + 24), p[1], data, len);
         break;
     default:
         log_error("cluster: an entry of unknown kind %u; ignored", p[0]);

@@ -25,9 +25,11 @@ struct cluster {
     unsigned self;
     int redirect;
     unsigned election_ms;
+    unsigned snapshot_entries;
     size_t n;
     cluster_node nodes[CONF_CLUSTER_MAX];
     struct journal *j;
+    char *dataset_dir;           /* where SAVE's files go (NULL: nowhere) */
     cluster_hooks hooks;
     /* Written into every entry this process proposes: an entry applied with it is one
      * whose records the journal counted already (see journal_mirror_batch). */

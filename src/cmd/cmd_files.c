@@ -3,6 +3,9 @@
  * and the files loaded at start-up. */
 #include "cmd_files.h"
 
+#include "cluster/cluster.h"
+#include "hold/commit.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -136,6 +139,9 @@ void cmd_save(const cmd_server *srv, const params *p, cmd_result *r)
     if (drc != DATASET_OK)
         return cmd_ko_dataset(r, drc);
     log_info("SAVE %s: %zu lines to %s", name, n, target);
+    /* Every node keeps the results: answered once the others have the file too. */
+    if (srv->cluster && cluster_replicate_save(srv->cluster, dataset_path(srv->ds), target))
+        return cmd_ko(r, 503, COMMIT_UNKNOWN);
     r->kind = REPLY_OK;
     buf_printf(&r->text, "%zu", n);
 }

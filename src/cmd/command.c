@@ -108,7 +108,7 @@ static const cmd_def commands[] = {
     {"CONFIG", cmd_config, CMD_REF | CMD_LOOKS | CMD_ADMIN | CMD_JSON, FIELD_MESSAGE,
      "The configuration in effect.",
      {{0}}},
-    {"STOP", cmd_stop, CMD_REF | CMD_ADMIN, FIELD_MESSAGE,
+    {"STOP", cmd_stop, CMD_REF | CMD_ADMIN | CMD_LOCAL, FIELD_MESSAGE,
      "Answer OK, finish the requests in flight, answer every waiter, and exit.",
      {{0}}},
     {"PEEK", cmd_peek, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
@@ -123,7 +123,7 @@ static const cmd_def commands[] = {
     {"INFO", cmd_info, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Version, uptime, connections, number of lists and the journal's state.",
      {{0}}},
-    {"CLUSTER", cmd_cluster, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+    {"CLUSTER", cmd_cluster, CMD_LOOKS | CMD_JSON | CMD_LOCAL, FIELD_MESSAGE,
      "The nodes of the cluster as this node sees them: each one's id, URL and role, the "
      "leader, this node's term, commit and applied index, each follower's lag (asked of "
      "the leader). Answered by the node asked, never forwarded.",
@@ -252,6 +252,11 @@ const char *command_name(int i)
     return i >= 0 && i < N_COMMANDS ? commands[i].name : NULL;
 }
 
+int command_is_local(int i)
+{
+    return i >= 0 && i < N_COMMANDS && (commands[i].flags & CMD_LOCAL);
+}
+
 const cmd_def *command_lookup(const char *name, size_t len)
 {
     for (int i = 0; i < N_COMMANDS; i++)
@@ -339,7 +344,7 @@ unsigned command_html_ko_status(const config *conf, const cmd_result *r)
     return r->status ? r->status : 400;
 }
 
-void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r)
+int command_admit(const cmd_server *srv, const cmd_request *q, cmd_result *r)
 {
     result_reset(r);
     const cmd_def *c = command_of_path(q->path, q->path_len);
@@ -348,8 +353,18 @@ void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r)
     if (c && !((c->flags & CMD_FORM) && q->method == CMD_OTHER))
         r->cmd = (int)(c - commands);
     r->json = q->accept_json && command_json_by_accept(srv->conf, c);
-    if (refused(srv, q, c, r) || cmd_format_param(q->prm, r) != 0)
-        return;
+    return refused(srv, q, c, r) || cmd_format_param(q->prm, r) != 0;
+}
+
+void command_run(const cmd_server *srv, const cmd_request *q, cmd_result *r)
+{
+    if (command_admit(srv, q, r) == 0)
+        command_exec(srv, q, r);
+}
+
+void command_exec(const cmd_server *srv, const cmd_request *q, cmd_result *r)
+{
+    const cmd_def *c = command_at(r->cmd);
     if (is_help_path(q->path, q->path_len)) {
         r->kind = REPLY_HELP;
         return;

@@ -141,6 +141,10 @@ const conf_key conf_keys[] = {
     {"stsd.cluster.forward", "stsd.cluster.forward", CT_FORWARD, F(cluster_redirect), 0, 1,
      "proxy", "how a follower passes a request on: proxy (asks the leader, relays its "
      "answer) or redirect (307 to the leader's URL)"},
+    {"stsd.cluster.snapshotEntries", "stsd.cluster.snapshotEntries", CT_INT,
+     F(cluster_snapshot_entries), 16, 1000000, "8192",
+     "raft entries (each a batch of changes) between two snapshots of the state, which a "
+     "node far behind or new catches up from"},
 };
 #define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
 const size_t conf_nkeys = N_KEYS;

@@ -19,11 +19,20 @@ void commit_ko_not_durable(struct journal *j, cmd_result *r)
     buf_puts(&r->text, journal_replicated(j) ? COMMIT_UNKNOWN : COMMIT_NOT_DURABLE);
 }
 
-int commit_begin(struct journal *j, cmd_result *r, uint64_t *lsn)
+int commit_begin(struct journal *j, cmd_result *r, uint64_t *lsn, int fence)
 {
     *lsn = r->lsn;
     r->lsn = 0;
-    if (!*lsn || !j || r->park)
+    if (!j || r->park)
+        return 0;
+    if (!*lsn && fence && journal_replicated(j) && journal_fence(j, lsn) != 0) {
+        buf_clear(&r->text);
+        r->kind = REPLY_KO;
+        r->status = 503;
+        buf_puts(&r->text, COMMIT_NO_LEADER);
+        return 0;
+    }
+    if (!*lsn)
         return 0;
     return commit_ready(j, r, *lsn);
 }

@@ -42,6 +42,8 @@ struct park_lot {
     heap deadlines;            /* every unfinished slot, by deadline */
     size_t parked;             /* slots created and not finished */
     int shut;                  /* park_lot_shutdown ran: refuse new slots */
+    unsigned shut_status;      /* nonzero: park_lot_shutdown answers this KO instead */
+    const char *shut_msg;
     int stop;                  /* the timer thread must exit */
     pthread_t timer;
 };
@@ -266,6 +268,14 @@ park_lot *park_lot_create(buf *err)
     return lot;
 }
 
+void park_lot_shutdown_answer(park_lot *lot, unsigned status, const char *msg)
+{
+    pthread_mutex_lock(&lot->lock);
+    lot->shut_status = status;
+    lot->shut_msg = msg;
+    pthread_mutex_unlock(&lot->lock);
+}
+
 void park_lot_shutdown(park_lot *lot)
 {
     if (!lot)
@@ -289,8 +299,20 @@ void park_lot_shutdown(park_lot *lot)
         if (k == 0)
             break;
         pthread_mutex_unlock(&lot->lock);
-        for (size_t i = 0; i < k; i++)
-            expire_one(batch[i], PARK_SHUTDOWN);
+        for (size_t i = 0; i < k; i++) {
+            park_slot *s = batch[i];
+            s->expire(s, PARK_SHUTDOWN, &s->result, s->ctx);
+            if (lot->shut_status) {
+                /* Whatever the waiter found, the answer that counts is the reason. */
+                buf_clear(&s->result.text);
+                buf_clear(&s->result.headers);
+                s->result.kind = REPLY_KO;
+                s->result.status = lot->shut_status;
+                s->result.lsn = 0;
+                buf_puts(&s->result.text, lot->shut_msg);
+            }
+            park_finish(s);
+        }
         pthread_mutex_lock(&lot->lock);
     }
     pthread_mutex_unlock(&lot->lock);

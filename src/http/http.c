@@ -22,6 +22,7 @@
 #include "base/stats.h"
 #include "hold/commit.h"
 #include "journal/journal.h"
+#include "http_forward.h"
 #include "http_int.h"
 #include "http_route.h"
 
@@ -393,7 +394,15 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
         free(h);
         return NULL;
     }
+    /* A cluster node's thread for the leader's requests, before any request can come. */
+    if (srv->cluster && !(h->fwd = forward_start(conf, err))) {
+        iplimit_free(h->per_ip);
+        close(fd);
+        free(h);
+        return NULL;
+    }
     if (!(h->loops = http_loops_start(h->threads, start_daemon, h, err))) {
+        forward_stop(h->fwd);
         iplimit_free(h->per_ip);
         close(fd);
         free(h);
@@ -422,6 +431,10 @@ void http_stop(http_server *h, int timeout_ms)
     if (h->srv->j)
         journal_set_answer_hook(h->srv->j, NULL, NULL);
     http_loops_stop(h->loops);
+    /* Once no HTTP thread can hand it a request: transfers still going are cut. Their
+     * requests were answered by park_lot_shutdown, or abandoned with their connections
+     * just now (a late answer then goes nowhere: park.h). */
+    forward_stop(h->fwd);
     iplimit_free(h->per_ip);
     free(h);
 }

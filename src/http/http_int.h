@@ -19,6 +19,7 @@
 typedef struct request {
     struct request *next_free;
     buf uri;          /* the raw request target, query string included */
+    size_t target;    /* where its origin form starts in uri (http_route) */
     buf body;         /* a POST body, up to maxBodySize */
     buf path;         /* decoded path */
     buf page;         /* the answer's bytes; MHD sends them from here */
@@ -32,12 +33,16 @@ typedef struct request {
     int counted;      /* its body is in: counted in in_flight, which a stop waits for */
     int body_too_big;
     uint64_t t0;      /* when the command started, for stsd_request_duration_seconds */
+    int leader;       /* a cluster node's X-STS-Leader on the answers made here: the
+                       * leader's id, 0 when none is known; -1: no such header (stsd
+                       * alone, the dashboard, /metrics) */
 } request;
 
 struct http_server {
     http_loops *loops;
     int listen_fd;
     const cmd_server *srv;
+    struct http_forward *fwd; /* a cluster node's requests for the leader (NULL: alone) */
     const config *conf;
     unsigned threads;         /* stsd.threads, 0 resolved to the cores */
     http_access acc;

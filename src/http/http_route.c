@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "accept.h"
+#include "http_forward.h"
 #include "target.h"
 #include "base/clock.h"
 #include "base/stats.h"
+#include "cluster/cluster.h"
 #include "cmd/command.h"
 #include "hold/commit.h"
 #include "guard/csrf.h"
@@ -18,11 +20,21 @@
 #include "http/reply.h"
 #include "http/ui.h"
 
+/* A cluster node's X-STS-Leader (q->leader), on every answer to a command it makes. */
+static void add_leader(struct MHD_Response *r, int leader)
+{
+    char id[16];
+    if (leader < 0)
+        return;
+    snprintf(id, sizeof id, "%d", leader);
+    MHD_add_response_header(r, "X-STS-Leader", id);
+}
+
 /* Queues page with our headers, and the command's own when extra is not NULL (a
- * result's headers: "Name\0value\0" each). */
+ * result's headers: "Name\0value\0" each), and X-STS-Leader when leader >= 0. */
 static enum MHD_Result send_page_with(struct MHD_Connection *c, unsigned status,
                                       const char *page, size_t len, const char *ctype,
-                                      const buf *extra)
+                                      const buf *extra, int leader)
 {
     struct MHD_Response *r =
         MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
@@ -39,6 +51,7 @@ static enum MHD_Result send_page_with(struct MHD_Connection *c, unsigned status,
         MHD_add_response_header(r, name, value);
         off = (size_t)(value - extra->data) + strlen(value) + 1;
     }
+    add_leader(r, leader);
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
@@ -47,7 +60,7 @@ static enum MHD_Result send_page_with(struct MHD_Connection *c, unsigned status,
 static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
                                  size_t len, const char *ctype)
 {
-    return send_page_with(c, status, page, len, ctype, NULL);
+    return send_page_with(c, status, page, len, ctype, NULL, -1);
 }
 
 enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const char *text)
@@ -80,12 +93,42 @@ static void resume_connection(void *conn, void *loop)
     http_loop_wake(loop);
 }
 
+/* An answer made whole elsewhere (REPLY_RAW: a cluster node's, http_forward.c): its
+ * status, its body and exactly its headers. */
+static enum MHD_Result send_raw(struct MHD_Connection *c, request *q)
+{
+    cmd_result *res = &q->result;
+    stats_request(res->cmd + 1, res->status >= 400, clock_now_ns() - q->t0);
+    if (res->text.oom)
+        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    /* The body goes from q->page, which stays as it is until the answer is sent. */
+    buf body = res->text;
+    res->text = q->page;
+    q->page = body;
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer(q->page.len, q->page.data, MHD_RESPMEM_PERSISTENT);
+    if (!r)
+        return MHD_NO;
+    for (size_t off = 0; off < res->headers.len;) {
+        const char *name = res->headers.data + off;
+        const char *value = name + strlen(name) + 1;
+        MHD_add_response_header(r, name, value);
+        off = (size_t)(value - res->headers.data) + strlen(value) + 1;
+    }
+    enum MHD_Result ret = MHD_queue_response(c, res->status, r);
+    MHD_destroy_response(r);
+    return ret;
+}
+
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
 static const struct sockaddr *peer(struct MHD_Connection *c, socklen_t *len);
 
 enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c, request *q)
 {
     unsigned status = MHD_HTTP_OK;
+    /* A forwarding node's answer (relayed, 503, 307): no command ran here to audit. */
+    if (q->result.kind == REPLY_RAW)
+        return send_raw(c, q);
     /* The answer is final here, whether it waited for a line, an fsync or nothing. */
     if (h->srv->audit) {
         socklen_t alen;
@@ -101,7 +144,7 @@ enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c,
         return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
     return send_page_with(c, status, q->page.data, q->page.len,
                           q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
-                          q->result.kind == REPLY_KO ? NULL : &q->result.headers);
+                          q->result.kind == REPLY_KO ? NULL : &q->result.headers, q->leader);
 }
 
 /* Suspends c until q's slot ends (park.h); the slot may end before or during this. */
@@ -156,6 +199,7 @@ static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_v
                                 "Bearer realm=\"stsd\", error=\"invalid_token\"");
     else if (v == AUTH_TOO_MANY)
         MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "10");
+    add_leader(r, q->leader);
     enum MHD_Result ret = MHD_queue_response(c, auth_status(v), r);
     MHD_destroy_response(r);
     return ret;
@@ -221,6 +265,60 @@ static enum MHD_Result route_metrics(http_server *h, struct MHD_Connection *c, r
     return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, METRICS_CONTENT_TYPE);
 }
 
+/* Sends the answer command_run (or command_admit, or command_exec) left in q->result:
+ * a refusal, or parked, or held for its fsync, or now. */
+static enum MHD_Result answer_command(http_server *h, struct MHD_Connection *c, request *q)
+{
+    if (q->result.refused == REFUSED_AUTH)
+        return send_refusal(c, q, (auth_verdict)q->result.verdict);
+    if (q->result.refused == REFUSED_CSRF)
+        return send_page_with(c, CSRF_STATUS, CSRF_BODY, strlen(CSRF_BODY),
+                              "application/json; charset=utf-8", NULL, q->leader);
+    if (q->result.park)
+        return park_connection(c, q);     /* waits for a line or a deadline: seconds */
+    if (commit_begin(h->srv->j, &q->result, &q->wait_lsn, !command_is_local(q->result.cmd))) {
+        /* Waits for an fsync, a millisecond: in place, not suspended (http_loop.h). */
+        q->in_place = 1;
+        http_loop_hold(http_loop_current());
+        return MHD_YES;
+    }
+    return http_send_result(h, c, q);
+}
+
+/* A cluster node's command: the access checks here, then run here (this node leads, or
+ * the command is this node's own: forward_local), or sent to the leader and parked
+ * until its answer comes back, or redirected to it, or refused while none is known. */
+static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c, request *q,
+                                       const cmd_request *cq, const char *method)
+{
+    cluster *cl = h->srv->cluster;
+    char url[FORWARD_URL_MAX];
+    unsigned leader = 0;
+    cluster_route_kind k = cluster_route(cl, &leader, url, sizeof url);
+    if (k == CLUSTER_SERVE)
+        leader = cluster_self(cl);
+    else if (k == CLUSTER_NO_LEADER)
+        leader = 0;                       /* whatever cluster_route left there */
+    q->leader = (int)leader;
+    if (command_admit(h->srv, cq, &q->result))
+        return answer_command(h, c, q);
+    if (k == CLUSTER_SERVE || forward_local(q->path.data, q->path.len)) {
+        command_exec(h->srv, cq, &q->result);
+        return answer_command(h, c, q);
+    }
+    const char *target = q->uri.data + q->target;
+    size_t target_len = q->uri.len - q->target;
+    if (k == CLUSTER_NO_LEADER)
+        forward_unavailable(&q->result, 0, FORWARD_NO_LEADER, 1);
+    else if (cluster_redirects(cl))
+        forward_redirect(&q->result, leader, url, target, target_len);
+    else if (forward_send(h->fwd, h->srv->lot, c, q, method, url, leader) == 0)
+        return park_connection(c, q);     /* until the leader answers: seconds, maybe */
+    else                                  /* nothing went out: out of memory, stopping */
+        forward_unavailable(&q->result, leader, FORWARD_NO_LEADER, 1);
+    return http_send_result(h, c, q);
+}
+
 /* Everything else: a command under /sts/ (or the help page, or "unknown command"). */
 static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, request *q,
                                      const char *method)
@@ -240,21 +338,10 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
     };
     cq.accept_json = accept_prefers_json(header(c, MHD_HTTP_HEADER_ACCEPT));
     q->t0 = clock_now_ns();
+    if (h->srv->cluster)
+        return route_clustered(h, c, q, &cq, method);
     command_run(h->srv, &cq, &q->result);
-    if (q->result.refused == REFUSED_AUTH)
-        return send_refusal(c, q, (auth_verdict)q->result.verdict);
-    if (q->result.refused == REFUSED_CSRF)
-        return send_page(c, CSRF_STATUS, CSRF_BODY, strlen(CSRF_BODY),
-                         "application/json; charset=utf-8");
-    if (q->result.park)
-        return park_connection(c, q);     /* waits for a line or a deadline: seconds */
-    if (commit_begin(h->srv->j, &q->result, &q->wait_lsn)) {
-        /* Waits for an fsync, a millisecond: in place, not suspended (http_loop.h). */
-        q->in_place = 1;
-        http_loop_hold(http_loop_current());
-        return MHD_YES;
-    }
-    return http_send_result(h, c, q);
+    return answer_command(h, c, q);
 }
 
 static int is_metrics(const char *path, size_t len, const char *method)
@@ -307,6 +394,8 @@ enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
      * nothing, and the access rules see the same path and parameters. */
     const char *raw = q->uri.data + off;
     size_t raw_len = q->uri.len - off;
+    q->target = off;
+    q->leader = -1;
     const char *qm = memchr(raw, '?', raw_len);
     size_t path_len = qm ? (size_t)(qm - raw) : raw_len;
     params_reset(&q->prm);

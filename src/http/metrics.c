@@ -17,6 +17,7 @@
 
 #include "base/hist.h"
 #include "base/version.h"
+#include "cluster/cluster.h"
 #include "journal/journal.h"
 #include "base/stats.h"
 #include "base/utf8.h"
@@ -296,6 +297,44 @@ static long count_fds(void)
     return n - 1;              /* the walk's own descriptor */
 }
 
+/* Replicas: this node's view (cluster/): present only in a cluster. */
+static void cluster_metrics(const cmd_server *srv, buf *b)
+{
+    if (!srv->cluster)
+        return;
+    cluster_stats s;
+    cluster_get_stats(srv->cluster, &s);
+    static const char *const roles[] = {"leader", "follower", "candidate", "unavailable"};
+    family(b, "stsd_cluster_role", "gauge",
+           "1 for this node's raft role (role label), 0 for the others.");
+    for (size_t i = 0; i < sizeof roles / sizeof roles[0]; i++)
+        buf_printf(b, "stsd_cluster_role{role=\"%s\"} %d\n", roles[i],
+                   strcmp(roles[i], s.role) == 0);
+    family(b, "stsd_cluster_serving", "gauge",
+           "1 when this node leads with its state loaded: it answers requests itself.");
+    buf_printf(b, "stsd_cluster_serving %d\n", s.serving);
+    family(b, "stsd_cluster_leader", "gauge", "The leader's node id as this node knows it; 0: none.");
+    buf_printf(b, "stsd_cluster_leader %u\n", s.leader);
+    family(b, "stsd_cluster_term", "gauge", "raft's current term on this node.");
+    buf_printf(b, "stsd_cluster_term %llu\n", (unsigned long long)s.term);
+    family(b, "stsd_cluster_commit_index", "gauge", "The highest raft entry known committed.");
+    buf_printf(b, "stsd_cluster_commit_index %llu\n", (unsigned long long)s.commit);
+    family(b, "stsd_cluster_applied_index", "gauge",
+           "The highest raft entry written into this node's state directory.");
+    buf_printf(b, "stsd_cluster_applied_index %llu\n", (unsigned long long)s.applied);
+    family(b, "stsd_cluster_leader_changes_total", "counter",
+           "Times this node saw the leader change to a known one.");
+    buf_printf(b, "stsd_cluster_leader_changes_total %llu\n",
+               (unsigned long long)s.leader_changes);
+    family(b, "stsd_cluster_follower_lag_entries", "gauge",
+           "On the leader: entries committed that each follower (node label) does not have yet.");
+    for (size_t i = 0; i < s.n; i++)
+        if (s.nodes[i].known && s.nodes[i].id != s.self)
+            buf_printf(b, "stsd_cluster_follower_lag_entries{node=\"%u\"} %llu\n", s.nodes[i].id,
+                       (unsigned long long)(s.commit > s.nodes[i].match ?
+                                            s.commit - s.nodes[i].match : 0));
+}
+
 static void process_metrics(buf *b)
 {
     char text[1024];
@@ -362,6 +401,7 @@ int metrics_render(const cmd_server *srv, buf *out)
     if (barrier_metrics(srv, out) != 0)
         rc = -1;
     journal_metrics(srv, out);
+    cluster_metrics(srv, out);
     process_metrics(out);
     return rc != 0 || out->oom ? -1 : 0;
 }

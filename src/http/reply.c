@@ -191,6 +191,7 @@ int reply_render(const cmd_result *r, buf *out)
         put_help(out);
         break;
     case REPLY_JSON:        /* a handler's JSON document: sent as it is */
+    case REPLY_RAW:         /* made whole already (http_forward.c) */
         buf_append(out, r->text.data ? r->text.data : "", r->text.len);
         break;
     }

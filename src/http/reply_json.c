@@ -18,7 +18,9 @@ int reply_render_json(const cmd_result *r, buf *out, unsigned *status)
 {
     buf_clear(out);
     *status = 200;
-    if (r->kind == REPLY_JSON) {
+    if (r->kind == REPLY_JSON || r->kind == REPLY_RAW) {
+        if (r->kind == REPLY_RAW && r->status)
+            *status = r->status;
         buf_append(out, r->text.data ? r->text.data : "", r->text.len);
         return out->oom ? -1 : 0;
     }
@@ -73,6 +75,7 @@ int reply_render_json(const cmd_result *r, buf *out, unsigned *status)
         json_arr_end(&j);
         break;
     case REPLY_JSON:
+    case REPLY_RAW:
         break;
     }
     json_obj_end(&j);

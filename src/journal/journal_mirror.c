@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "journal_mirror.h"
+#include "journal_writer.h"
 #include "base/log.h"
 #include "wal.h"
 
@@ -81,6 +82,23 @@ int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const vo
         j->snap_n = (uint32_t)id;
     pthread_mutex_unlock(&j->mu);
     return 0;
+}
+
+int journal_fence(journal *j, uint64_t *lsn)
+{
+    int rc = 0;
+    pthread_mutex_lock(&j->mu);
+    if (atomic_load(&j->broken) || j->cancelled) {
+        rc = -1;
+    } else if (j->pend.len) {
+        *lsn = j->pos;            /* records not shipped yet: their commit comes later */
+    } else {
+        journal_rec_start(j);
+        if (wal_enc_noop(&j->pend) != 0 || journal_append_locked(j, 1, lsn) != 0)
+            rc = -1;
+    }
+    pthread_mutex_unlock(&j->mu);
+    return rc;
 }
 
 /* ---- the image ------------------------------------------------------------------------ */

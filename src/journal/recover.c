@@ -183,7 +183,7 @@ static int each_record(replay *x, record_fn fn)
         size_t pos = WAL_HEADER_SIZE, off;
         wal_rec r;
         while (log_next(g, &pos, &off, &r)) {
-            if (r.type == WAL_COMPACT_DONE || WAL_IS_KEY(r.type))
+            if (r.type == WAL_COMPACT_DONE || r.type == WAL_NOOP || WAL_IS_KEY(r.type))
                 continue;
             rent *e = recover_map_get(&x->map, r.name, r.name_len);
             if (!e)
@@ -464,7 +464,7 @@ static void report_logs(const replay *x, size_t first_kept)
     static const char *types[] = {"", "push", "take", "reset", "replace", "snapshot", "done",
                                   "lease", "settle", "key set", "key del", "key lease",
                                   "key settle", "own", "renew", "key run", "", "",
-                                  "push many", "drop", "key expire", "columns"};
+                                  "push many", "drop", "key expire", "columns", "fence"};
     for (size_t i = 0; i < first_kept; i++) {
         char name[32];
         wal_log_name(name, sizeof name, x->gens[i]);

@@ -160,7 +160,9 @@ enum {
     WAL_COLUMNS = 21,     /* name, separator:u8, names (each varint length + bytes) to the
                            * end: the named columns of a list, right after its REPLACE or
                            * SNAPSHOT (wal_columns.c); logs without it recover as before */
-#define WAL_TYPE_MAX WAL_COLUMNS
+    WAL_NOOP = 22,        /* nothing: a replica's read waits for it to be committed, the
+                           * proof that its node still leads (journal_fence) */
+#define WAL_TYPE_MAX WAL_NOOP
 #define WAL_IS_SNAP_ONLY(t) ((t) == WAL_LINES || (t) == WAL_END_LINES)
 #define WAL_IS_LOG(t) ((t) >= WAL_PUSH && (t) <= WAL_TYPE_MAX && !WAL_IS_SNAP_ONLY(t))
 #define WAL_IS_KEY(t) (((t) >= WAL_KEY_SET && (t) <= WAL_KEY_SETTLE) || (t) == WAL_KEY_RUN || \
@@ -203,6 +205,7 @@ int wal_enc_take(buf *out, const char *name, int keep, const size_t *pos, size_t
 int wal_enc_name(buf *out, int type, const char *name);  /* RESET */
 int wal_enc_ref(buf *out, int type, const char *name, uint64_t id);  /* REPLACE, SNAPSHOT */
 int wal_enc_done(buf *out, uint64_t gen, uint64_t lists);
+int wal_enc_noop(buf *out);
 int wal_enc_lease(buf *out, const char *name, uint64_t id, int64_t until, const char *line,
                   size_t len);
 int wal_enc_own(buf *out, const char *name, uint64_t id, int64_t until, const char *owner,

@@ -52,6 +52,12 @@ int wal_enc_done(buf *out, uint64_t gen, uint64_t lists)
            wal_put_varint(out, lists) == 0 ? 0 : -1;
 }
 
+int wal_enc_noop(buf *out)
+{
+    uint8_t t = WAL_NOOP;
+    return buf_append(out, &t, 1);
+}
+
 int wal_enc_lease(buf *out, const char *name, uint64_t id, int64_t until, const char *line,
                   size_t len)
 {
@@ -194,6 +200,8 @@ int wal_decode(const uint8_t *body, size_t len, wal_rec *r, const char **why)
     if (r->type == WAL_COMPACT_DONE)
         return wal_get_varint(&p, end, &r->id) == 0 && wal_get_varint(&p, end, &r->n) == 0 &&
                p == end ? 0 : -1;
+    if (r->type == WAL_NOOP)
+        return p == end ? 0 : -1;
     if (!WAL_IS_LOG(r->type)) {
         *why = "unknown record type";
         return -1;

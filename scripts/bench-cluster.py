@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench-cluster.py - what replicas cost and how fast they fail over, three nodes on
+this machine (docs/benchmarks.md, "Replicas"). Usage: scripts/bench-cluster.py STSD [KILLS]
+
+1. failover: kill -9 of the leader, then the first OK ADD through a surviving node
+   (KILLS times, 10 by default; the killed node restarts with its disk each time);
+2. planned switchover: SIGTERM of the leader while a client ADDs in a loop: the time
+   between its last OK before and its first OK after (only 503s or refusals between);
+3. cost of a write: wrk, ADD over 50 connections for 5 s, against the cluster's leader and
+   against one lone stsd with fsync=always, alternated, 3 rounds each, medians;
+4. READ KEEP=TRUE through a follower (proxied) against the leader directly, the same way."""
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "cluster"))
+from cluster import Cluster, free_port  # noqa: E402
+
+
+def add_until_ok(nodes, line, timeout=15.0):
+    """Sends ADD through the nodes in turn until one answers OK; returns the time of it."""
+    end = time.time() + timeout
+    i = 0
+    while time.time() < end:
+        n = nodes[i % len(nodes)]
+        i += 1
+        if not n.alive():
+            continue
+        st, h, b = n.req("ADD", {"FILENAME": "bench", "LINE": line}, timeout=3)
+        if st == 200 and b.find(b"<title>OK") >= 0:
+            return time.time()
+        time.sleep(0.01)
+    return None
+
+
+def failover(cl, kills):
+    out = []
+    for k in range(kills):
+        leader = cl.leader(20)
+        assert leader, "no leader"
+        rest = [n for n in cl.nodes if n is not leader]
+        assert add_until_ok(rest, "warm-%d" % k)
+        t0 = time.time()
+        leader.kill()
+        t1 = add_until_ok(rest, "after-%d" % k, 20)
+        assert t1, "no OK after the kill"
+        out.append(t1 - t0)
+        leader.start()
+        time.sleep(1.5)         # back as a follower before the next kill
+    return out
+
+
+def switchover(cl):
+    leader = cl.leader(20)
+    rest = [n for n in cl.nodes if n is not leader]
+    client = rest[0]
+    last_ok_before = first_ok_after = None
+    stopped = False
+    t_end = time.time() + 15
+    i = 0
+    while time.time() < t_end:
+        if not stopped and i == 50:
+            leader.proc.send_signal(signal.SIGTERM)
+            stopped = True
+        st, h, b = client.req("ADD", {"FILENAME": "sw", "LINE": "s%d" % i}, timeout=3)
+        i += 1
+        ok = st == 200 and b.find(b"<title>OK") >= 0
+        if ok and not stopped:
+            last_ok_before = time.time()
+        elif ok and stopped and last_ok_before and first_ok_after is None:
+            first_ok_after = time.time()
+            break
+        elif not ok and st not in (503, None):
+            raise SystemExit("switchover: unexpected answer %s %r" % (st, b[:200]))
+    leader.proc.wait(10)
+    leader.start()
+    return first_ok_after - last_ok_before
+
+
+def wrk(url, path, seconds=5, conns=50):
+    r = subprocess.run(["wrk", "-t2", "-c%d" % conns, "-d%ds" % seconds, url + path],
+                       capture_output=True, text=True)
+    m = re.search(r"Requests/sec:\s+([\d.]+)", r.stdout)
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", r.stdout)
+    return float(m.group(1)) if m else 0.0, int(non2xx.group(1)) if non2xx else 0
+
+
+def lone(stsd, work):
+    port = free_port()
+    d = os.path.join(work, "lone")
+    os.makedirs(d, exist_ok=True)
+    p = subprocess.Popen([stsd, "-DjmeterPlugin.sts.daemon=true", "-DjmeterPlugin.sts.port=%d" % port,
+                          "-Dstsd.bind=127.0.0.1", "-DjmeterPlugin.sts.datasetDirectory=%s" % d,
+                          "-Dstsd.journal=on", "-Dstsd.journal.fsync=always",
+                          "-Dstsd.stateDirectory=%s/state" % d],
+                         stdout=open(os.path.join(work, "lone.log"), "ab"), stderr=subprocess.STDOUT)
+    time.sleep(0.5)
+    return p, "http://127.0.0.1:%d" % port
+
+
+def main():
+    stsd = os.path.abspath(sys.argv[1])
+    kills = int(sys.argv[2]) if len(sys.argv) > 2 else 10
+    work = tempfile.mkdtemp(prefix="stsd-bench-cluster.")
+    cl = Cluster(stsd, os.path.join(work, "cl")).start()
+    lp = None
+    try:
+        assert cl.leader(20), "no leader"
+        f = failover(cl, kills)
+        print("failover (kill -9 of the leader -> first OK ADD through a survivor), %d kills: "
+              "median %.2f s, max %.2f s, all: %s" % (kills, statistics.median(f), max(f),
+                                                    " ".join("%.2f" % x for x in f)))
+        s = switchover(cl)
+        print("planned switchover (SIGTERM of the leader): %.0f ms between the last OK "
+              "before and the first OK after" % (s * 1000))
+        time.sleep(2)
+        leader = cl.leader(20)
+        follower = [n for n in cl.nodes if n is not leader][0]
+        lp, lurl = lone(stsd, work)
+        add = "/sts/ADD?FILENAME=w&LINE=abcdefghij"
+        three, one = [], []
+        for _ in range(3):
+            three.append(wrk(leader.url, add))
+            one.append(wrk(lurl, add))
+        r3 = statistics.median(x[0] for x in three)
+        r1 = statistics.median(x[0] for x in one)
+        print("ADD, 50 connections, 5 s x 3 alternated: three nodes %.0f/s, one node "
+              "fsync=always %.0f/s: ratio %.2f (non-2xx: %d, %d)" %
+              (r3, r1, r3 / r1, sum(x[1] for x in three), sum(x[1] for x in one)))
+        read = "/sts/READ?FILENAME=w&KEEP=TRUE"
+        via_f, via_l = [], []
+        for _ in range(3):
+            via_f.append(wrk(follower.url, read))
+            via_l.append(wrk(leader.url, read))
+        rf = statistics.median(x[0] for x in via_f)
+        rl = statistics.median(x[0] for x in via_l)
+        print("READ KEEP=TRUE, 50 connections: through a follower %.0f/s, the leader "
+              "directly %.0f/s: ratio %.2f (non-2xx: %d, %d)" %
+              (rf, rl, rf / rl, sum(x[1] for x in via_f), sum(x[1] for x in via_l)))
+    finally:
+        cl.stop()
+        if lp:
+            lp.terminate()
+            lp.wait(10)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,555 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* http_forward.c - a cluster node's requests for the leader: one thread drives every
+ * transfer with a curl multi handle while the requests stay parked, so that a READ
+ * waiting 30 s at the leader holds no HTTP thread here. */
+#include "http_forward.h"
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/thread.h"
+#include "http/reply.h"
+
+/* How long the leader may take to accept the connection: it is on the cluster's own
+ * network, and a node that does not accept within this is taken for gone. */
+#define FORWARD_CONNECT_MS 1000L
+/* Beyond the longest wait a request may ask (stsd.maxWait) and the connection timeout
+ * (an fsync that never ends closes the leader's connection after it), the time the
+ * work itself may take at the leader (a large INITFILE): only then is the leader
+ * taken for lost. */
+#define FORWARD_SLACK_S 60L
+/* How often the thread looks for clients that left: their transfers are cut, so that
+ * the leader sees its client gone too and hands no line to nobody. */
+#define FORWARD_GONE_MS 1000
+/* At most one warning about an unreachable leader in this long. */
+#define FORWARD_LOG_MS 10000
+
+typedef struct forward_job {
+    struct forward_job *next, *prev;  /* in the queue (next only) or among the active */
+    CURL *easy;
+    park_slot *slot;                  /* the job's reference, dropped in job_free */
+    struct curl_slist *headers;       /* sent */
+    buf url;                          /* the leader's URL, then the target */
+    size_t base_len;                  /* the leader's URL alone: what a log line shows */
+    buf body;                         /* sent: the client's body, moved here */
+    buf rbody;                        /* the leader's answer: body, headers kept */
+    buf rheaders;                     /* "Name\0value\0" each, as cmd_result.headers */
+    int has_leader;                   /* the leader's answer has its own X-STS-Leader */
+    unsigned leader;
+} forward_job;
+
+struct http_forward {
+    pthread_t thread;
+    CURLM *multi;
+    long total_ms;                    /* CURLOPT_TIMEOUT_MS of every transfer */
+    long max_age_s;                   /* CURLOPT_MAXAGE_CONN */
+    pthread_mutex_t mu;
+    forward_job *queue, *tail;        /* under mu: handed over, not yet started */
+    int stop;                         /* under mu */
+    forward_job *active;              /* the thread's own: transfers going on */
+    int64_t logged_ms;                /* the thread's own: the last warning */
+};
+
+/* ---- answers made here -------------------------------------------------------------- */
+
+static void header_add(buf *h, const char *name, const char *value, size_t vlen)
+{
+    buf_append(h, name, strlen(name) + 1);
+    buf_append(h, value, vlen);
+    buf_append(h, "", 1);
+}
+
+static void header_adds(buf *h, const char *name, const char *value)
+{
+    header_add(h, name, value, strlen(value));
+}
+
+static void header_leader(buf *h, unsigned leader)
+{
+    char id[16];
+    snprintf(id, sizeof id, "%u", leader);
+    header_adds(h, "X-STS-Leader", id);
+}
+
+/* The headers every page of ours has (http_route.c's send_page_with). */
+static void header_page(buf *h, const char *ctype)
+{
+    header_adds(h, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    header_adds(h, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-store, must-revalidate");
+    header_adds(h, MHD_HTTP_HEADER_PRAGMA, "no-cache");
+    header_adds(h, MHD_HTTP_HEADER_EXPIRES, "0");
+}
+
+void forward_unavailable(cmd_result *r, unsigned leader, const char *msg, int retry)
+{
+    /* Written as a command's KO is, so that a client tells it from other KOs by its text
+     * alone; 503 whatever the command, since none of them ran. */
+    cmd_result ko = {.kind = REPLY_KO, .status = 503, .cmd = -1};
+    unsigned status;
+    buf_puts(&ko.text, msg);
+    buf_clear(&r->text);
+    if (ko.text.oom || (r->json ? reply_render_json(&ko, &r->text, &status)
+                                : reply_render(&ko, &r->text)) != 0)
+        r->text.oom = 1;
+    buf_free(&ko.text);
+    buf_clear(&r->headers);
+    header_page(&r->headers, r->json ? REPLY_JSON_CONTENT_TYPE : reply_content_type());
+    if (retry)
+        header_adds(&r->headers, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    header_leader(&r->headers, leader);
+    if (r->headers.oom)
+        r->text.oom = 1;
+    r->kind = REPLY_RAW;
+    r->status = 503;
+}
+
+void forward_redirect(cmd_result *r, unsigned leader, const char *url, const char *target,
+                      size_t target_len)
+{
+    buf loc = BUF_INIT;
+    buf_puts(&loc, url);
+    buf_append(&loc, target, target_len);
+    buf_clear(&r->text);
+    buf_clear(&r->headers);
+    header_add(&r->headers, MHD_HTTP_HEADER_LOCATION, loc.data ? loc.data : "", loc.len);
+    header_adds(&r->headers, MHD_HTTP_HEADER_CACHE_CONTROL,
+                "no-cache, no-store, must-revalidate");
+    header_leader(&r->headers, leader);
+    if (loc.oom || r->headers.oom)
+        r->text.oom = 1;
+    buf_free(&loc);
+    r->kind = REPLY_RAW;
+    r->status = 307;
+}
+
+int forward_local(const char *path, size_t len)
+{
+    if (len < 4 || memcmp(path, "/sts", 4) != 0 || (len > 4 && path[4] != '/'))
+        return 1;
+    /* The command table says which: CMD_LOCAL (STOP, CLUSTER). */
+    const cmd_def *d = len > 5 ? command_lookup(path + 5, len - 5) : NULL;
+    return d && (d->flags & CMD_LOCAL);
+}
+
+/* ---- a job: one request on its way to the leader ------------------------------------ */
+
+static void job_free(forward_job *jb)
+{
+    if (jb->easy)
+        curl_easy_cleanup(jb->easy);
+    curl_slist_free_all(jb->headers);
+    if (jb->slot)
+        park_unref(jb->slot);
+    buf_free(&jb->url);
+    buf_free(&jb->body);
+    buf_free(&jb->rbody);
+    buf_free(&jb->rheaders);
+    free(jb);
+}
+
+/* The leader's headers that its answer is made of: what a client of stsd reads (the
+ * X-STS-* ones, Content-Type, Location, Retry-After) and what keeps the answer the same
+ * page (caching, the 401's challenge). Not the connection's own (Content-Length,
+ * Connection, Date), which this node's connection has. */
+static int relayed_header(const char *name, size_t len)
+{
+    static const char *const names[] = {
+        MHD_HTTP_HEADER_CONTENT_TYPE, MHD_HTTP_HEADER_CACHE_CONTROL, MHD_HTTP_HEADER_PRAGMA,
+        MHD_HTTP_HEADER_EXPIRES, MHD_HTTP_HEADER_WWW_AUTHENTICATE, MHD_HTTP_HEADER_RETRY_AFTER,
+        MHD_HTTP_HEADER_LOCATION,
+    };
+    if (len > 6 && strncasecmp(name, "X-STS-", 6) == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strlen(names[i]) == len && strncasecmp(name, names[i], len) == 0)
+            return 1;
+    return 0;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *arg)
+{
+    forward_job *jb = arg;
+    size_t len = size * n;
+    if (len >= 5 && memcmp(p, "HTTP/", 5) == 0) {
+        /* A status line: an interim answer's (100 Continue) headers are not the answer's. */
+        buf_clear(&jb->rheaders);
+        jb->has_leader = 0;
+        return len;
+    }
+    const char *colon = memchr(p, ':', len);
+    if (!colon || !relayed_header(p, (size_t)(colon - p)))
+        return len;
+    const char *v = colon + 1, *end = p + len;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    size_t nlen = (size_t)(colon - p);
+    buf_append(&jb->rheaders, p, nlen);
+    buf_append(&jb->rheaders, "", 1);
+    buf_append(&jb->rheaders, v, (size_t)(end - v));
+    buf_append(&jb->rheaders, "", 1);
+    if (nlen == 12 && strncasecmp(p, "X-STS-Leader", 12) == 0)
+        jb->has_leader = 1;
+    return jb->rheaders.oom ? 0 : len;       /* 0 ends the transfer: CURLE_WRITE_ERROR */
+}
+
+static size_t on_body(char *p, size_t size, size_t n, void *arg)
+{
+    forward_job *jb = arg;
+    return buf_append(&jb->rbody, p, size * n) == 0 ? size * n : 0;
+}
+
+/* The request headers the leader's answer depends on: the body's type, what the client
+ * accepts, its token, the CSRF check's (Origin, Sec-Fetch-Site, X-STS-UI) and every
+ * other X-STS-* header. */
+static int sent_header(const char *name)
+{
+    static const char *const names[] = {
+        MHD_HTTP_HEADER_CONTENT_TYPE, MHD_HTTP_HEADER_ACCEPT, MHD_HTTP_HEADER_AUTHORIZATION,
+        MHD_HTTP_HEADER_ORIGIN, "Sec-Fetch-Site",
+    };
+    if (strncasecmp(name, "X-STS-", 6) == 0)
+        return 1;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcasecmp(name, names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+typedef struct header_walk {
+    forward_job *jb;
+    buf line;
+    int accept, ctype;            /* the client sent one */
+    int failed;
+} header_walk;
+
+static enum MHD_Result on_request_header(void *arg, enum MHD_ValueKind kind, const char *name,
+                                         const char *value)
+{
+    header_walk *w = arg;
+    if (!name || !sent_header(name))
+        return MHD_YES;
+    w->accept |= strcasecmp(name, MHD_HTTP_HEADER_ACCEPT) == 0;
+    w->ctype |= strcasecmp(name, MHD_HTTP_HEADER_CONTENT_TYPE) == 0;
+    buf_clear(&w->line);
+    /* "Name;" is curl's way of sending a header with an empty value. */
+    if (value && *value)
+        buf_printf(&w->line, "%s: %s", name, value);
+    else
+        buf_printf(&w->line, "%s;", name);
+    struct curl_slist *l = w->line.oom ? NULL : curl_slist_append(w->jb->headers, w->line.data);
+    if (!l) {
+        w->failed = 1;
+        return MHD_NO;
+    }
+    w->jb->headers = l;
+    return MHD_YES;
+}
+
+/* jb->headers: the client's headers that count, and none that curl would add itself
+ * and the leader would read (a default Accept or form Content-Type, Expect). */
+static int job_headers(forward_job *jb, struct MHD_Connection *c)
+{
+    header_walk w = {.jb = jb, .line = BUF_INIT};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, on_request_header, &w);
+    buf_free(&w.line);
+    const char *none[] = {"Expect:", w.accept ? NULL : "Accept:",
+                          w.ctype ? NULL : "Content-Type:"};
+    for (size_t i = 0; !w.failed && i < sizeof none / sizeof none[0]; i++) {
+        struct curl_slist *l = none[i] ? curl_slist_append(jb->headers, none[i]) : jb->headers;
+        if (!l)
+            w.failed = 1;
+        else
+            jb->headers = l;
+    }
+    return w.failed ? -1 : 0;
+}
+
+/* The leader's URL of the request: url then the target as the client wrote it. A '#' is
+ * data in a request target but would end curl's URL, so it goes as %23, which the
+ * leader decodes to the same byte. */
+static int job_url(forward_job *jb, const char *url, const char *target, size_t len)
+{
+    buf_puts(&jb->url, url);
+    jb->base_len = jb->url.len;
+    for (size_t i = 0; i < len; i++)
+        if (target[i] == '#')
+            buf_puts(&jb->url, "%23");
+        else
+            buf_append(&jb->url, target + i, 1);
+    return jb->url.oom ? -1 : 0;
+}
+
+static int job_easy(http_forward *f, forward_job *jb, const char *method)
+{
+    CURL *e = jb->easy = curl_easy_init();
+    if (!e)
+        return -1;
+    int post = strcmp(method, "POST") == 0;
+    CURLcode rc = CURLE_OK;
+#define SET(opt, v) (rc = rc != CURLE_OK ? rc : curl_easy_setopt(e, opt, v))
+    SET(CURLOPT_URL, jb->url.data);
+    SET(CURLOPT_PATH_AS_IS, 1L);          /* "/sts/../x" goes as the client wrote it */
+    SET(CURLOPT_PROXY, "");               /* the leader is reached directly, whatever */
+    SET(CURLOPT_NOPROXY, "*");            /* http_proxy the environment sets */
+    SET(CURLOPT_NOSIGNAL, 1L);
+    SET(CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    SET(CURLOPT_CONNECTTIMEOUT_MS, FORWARD_CONNECT_MS);
+    SET(CURLOPT_TIMEOUT_MS, f->total_ms);
+    SET(CURLOPT_MAXAGE_CONN, f->max_age_s);
+    SET(CURLOPT_HTTPHEADER, jb->headers);
+    SET(CURLOPT_HEADERFUNCTION, on_header);
+    SET(CURLOPT_HEADERDATA, jb);
+    SET(CURLOPT_WRITEFUNCTION, on_body);
+    SET(CURLOPT_WRITEDATA, jb);
+    SET(CURLOPT_PRIVATE, jb);
+    if (strcmp(method, "HEAD") == 0) {
+        SET(CURLOPT_NOBODY, 1L);
+    } else if (post || jb->body.len) {
+        SET(CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)jb->body.len);
+        SET(CURLOPT_POSTFIELDS, jb->body.data ? jb->body.data : "");
+        if (!post)
+            SET(CURLOPT_CUSTOMREQUEST, method);
+    } else if (strcmp(method, "GET") != 0) {
+        SET(CURLOPT_CUSTOMREQUEST, method);
+    }
+#undef SET
+    return rc == CURLE_OK ? 0 : -1;
+}
+
+/* Deadline or shutdown: the lot ended the slot. ctx is the leader's id, not the job,
+ * which the thread may free meanwhile. The request may have reached the leader. */
+static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
+{
+    forward_unavailable(r, (unsigned)(uintptr_t)ctx, FORWARD_UNKNOWN, 0);
+}
+
+int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, request *q,
+                 const char *method, const char *url, unsigned leader)
+{
+    if (!f)
+        return -1;
+    forward_job *jb = calloc(1, sizeof *jb);
+    if (!jb)
+        return -1;
+    jb->leader = leader;
+    /* The body moves to the job: a stop may close the connection, and free its request,
+     * while curl still sends it. */
+    buf body = q->body;
+    jb->body = body;
+    q->body = (buf)BUF_INIT;
+    if (job_url(jb, url, q->uri.data + q->target, q->uri.len - q->target) != 0 ||
+        job_headers(jb, c) != 0 || job_easy(f, jb, method) != 0 ||
+        !(jb->slot = park_new(lot, &q->result, 0, on_expire, (void *)(uintptr_t)leader))) {
+        q->body = jb->body;
+        jb->body = (buf)BUF_INIT;
+        job_free(jb);
+        return -1;
+    }
+    q->result.park = jb->slot;
+    pthread_mutex_lock(&f->mu);
+    if (f->tail)
+        f->tail->next = jb;
+    else
+        f->queue = jb;
+    f->tail = jb;
+    pthread_mutex_unlock(&f->mu);
+    curl_multi_wakeup(f->multi);
+    return 0;
+}
+
+/* ---- the thread ---------------------------------------------------------------------- */
+
+static void active_remove(http_forward *f, forward_job *jb)
+{
+    if (jb->prev)
+        jb->prev->next = jb->next;
+    else
+        f->active = jb->next;
+    if (jb->next)
+        jb->next->prev = jb->prev;
+    curl_multi_remove_handle(f->multi, jb->easy);
+}
+
+/* The leader's answer, as it is, into the slot's result. */
+static void relay(cmd_result *r, forward_job *jb)
+{
+    long code = 0;
+    curl_easy_getinfo(jb->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (!jb->has_leader)
+        header_leader(&jb->rheaders, jb->leader);
+    buf t = r->text;
+    r->text = jb->rbody;
+    jb->rbody = t;
+    t = r->headers;
+    r->headers = jb->rheaders;
+    jb->rheaders = t;
+    if (r->headers.oom)
+        r->text.oom = 1;
+    r->kind = REPLY_RAW;
+    r->status = (unsigned)code;
+}
+
+/* Ends jb with curl's rc: the leader's answer, or the 503 that says what is known. */
+static void job_end(http_forward *f, forward_job *jb, CURLcode rc)
+{
+    long sent = 0;
+    curl_easy_getinfo(jb->easy, CURLINFO_REQUEST_SIZE, &sent);
+    /* Aborted is our own doing (the client left, the node stops): nothing to say. The
+     * target stays out of the log: its query may hold a TOKEN. */
+    if (rc != CURLE_OK && rc != CURLE_ABORTED_BY_CALLBACK) {
+        int64_t now = clock_now_ms();
+        if (now - f->logged_ms >= FORWARD_LOG_MS) {
+            f->logged_ms = now;
+            log_warn("forward: leader %u at %.*s: %s%s", jb->leader, (int)jb->base_len,
+                     jb->url.data, curl_easy_strerror(rc),
+                     sent ? " (after the request was sent)" : "");
+        }
+    }
+    if (park_claim(jb->slot)) {
+        cmd_result *r = park_result(jb->slot);
+        if (rc == CURLE_OK)
+            relay(r, jb);
+        else
+            /* Bytes of the request went out (on this connection or one curl retried): the
+             * leader may have acted on it. */
+            forward_unavailable(r, jb->leader, sent ? FORWARD_UNKNOWN : FORWARD_NO_LEADER,
+                                !sent);
+        park_finish(jb->slot);
+    }
+    job_free(jb);
+}
+
+static void reap(http_forward *f)
+{
+    CURLMsg *m;
+    int left;
+    while ((m = curl_multi_info_read(f->multi, &left))) {
+        if (m->msg != CURLMSG_DONE)
+            continue;
+        char *p = NULL;
+        CURLcode rc = m->data.result;
+        curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
+        forward_job *jb = (forward_job *)p;
+        active_remove(f, jb);
+        job_end(f, jb, rc);
+    }
+}
+
+/* Cuts the transfers whose client has left. A slot the lot ended at shutdown may say
+ * gone wrongly (its socket closed and reused): its claim fails whatever happens here. */
+static void drop_gone(http_forward *f)
+{
+    for (forward_job *jb = f->active, *next; jb; jb = next) {
+        next = jb->next;
+        if (!park_client_gone(jb->slot))
+            continue;
+        active_remove(f, jb);
+        job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+    }
+}
+
+static void start(http_forward *f, forward_job *jb)
+{
+    jb->next = f->active;
+    jb->prev = NULL;
+    if (curl_multi_add_handle(f->multi, jb->easy) != CURLM_OK) {
+        job_end(f, jb, CURLE_OUT_OF_MEMORY);
+        return;
+    }
+    if (f->active)
+        f->active->prev = jb;
+    f->active = jb;
+}
+
+static void *forward_main(void *arg)
+{
+    http_forward *f = arg;
+    int64_t next_check = clock_now_ms() + FORWARD_GONE_MS;
+    for (;;) {
+        pthread_mutex_lock(&f->mu);
+        forward_job *in = f->queue;
+        f->queue = f->tail = NULL;
+        int stop = f->stop;
+        pthread_mutex_unlock(&f->mu);
+        for (forward_job *jb = in, *next; jb; jb = next) {
+            next = jb->next;
+            if (stop)       /* never sent; park_lot_shutdown has most likely ended it */
+                job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+            else
+                start(f, jb);
+        }
+        if (stop)
+            break;
+        int running;
+        curl_multi_perform(f->multi, &running);
+        reap(f);
+        int64_t now = clock_now_ms();
+        if (now >= next_check) {
+            drop_gone(f);
+            next_check = now + FORWARD_GONE_MS;
+        }
+        curl_multi_poll(f->multi, NULL, 0, FORWARD_GONE_MS, NULL);
+    }
+    while (f->active) {
+        forward_job *jb = f->active;
+        active_remove(f, jb);
+        job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+    }
+    return NULL;
+}
+
+http_forward *forward_start(const config *conf, buf *err)
+{
+    /* Before any thread of ours uses curl: its global init is not thread-safe in every
+     * build. */
+    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+        buf_puts(err, "forwarding: cannot initialise libcurl");
+        return NULL;
+    }
+    http_forward *f = calloc(1, sizeof *f);
+    if (!f || !(f->multi = curl_multi_init())) {
+        free(f);
+        curl_global_cleanup();
+        buf_puts(err, "out of memory");
+        return NULL;
+    }
+    f->total_ms = ((long)conf->connection_timeout + conf->max_wait + FORWARD_SLACK_S) * 1000;
+    /* A connection to the leader idle for its connection timeout is closed by the leader:
+     * curl drops it well before, rather than find it closed at its next request. */
+    f->max_age_s = conf->connection_timeout > 2 ? conf->connection_timeout / 2 : 1;
+    f->logged_ms = clock_now_ms() - FORWARD_LOG_MS;
+    pthread_mutex_init(&f->mu, NULL);
+    if (thread_start(&f->thread, "stsd-forward", forward_main, f) != 0) {
+        buf_puts(err, "forwarding: cannot start its thread");
+        pthread_mutex_destroy(&f->mu);
+        curl_multi_cleanup(f->multi);
+        free(f);
+        curl_global_cleanup();
+        return NULL;
+    }
+    return f;
+}
+
+void forward_stop(http_forward *f)
+{
+    if (!f)
+        return;
+    pthread_mutex_lock(&f->mu);
+    f->stop = 1;
+    pthread_mutex_unlock(&f->mu);
+    curl_multi_wakeup(f->multi);
+    pthread_join(f->thread, NULL);
+    curl_multi_cleanup(f->multi);
+    pthread_mutex_destroy(&f->mu);
+    free(f);
+    curl_global_cleanup();
+}

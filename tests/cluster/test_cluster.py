@@ -744,7 +744,8 @@ def test_leases_and_once_survive_failover(T):
 def test_save_writes_on_all_three(T):
     cl = T.cluster()
     L = leader_of(cl)
-    ok_answer(L, "ADDMULTI", {"FILENAME": "saved.csv", "LINES": "a\nb\nc"})
+    ok_answer(L, "ADDMULTI", {"FILENAME": "saved.csv", "LINES": "a\nb\nc",
+                              "ADD_MODE": "LAST"})
     a = ok_answer(L, "SAVE", {"FILENAME": "saved.csv", "ADD_TIMESTAMP": "false"})
     check(body_text(a[2]) == b"3", "SAVE answered %s" % show(a))
     end = time.time() + 5

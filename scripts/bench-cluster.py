@@ -19,6 +19,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "cluster"))
 from cluster import Cluster, free_port  # noqa: E402
@@ -89,6 +91,11 @@ def wrk(url, path, seconds=5, conns=50):
                        capture_output=True, text=True)
     m = re.search(r"Requests/sec:\s+([\d.]+)", r.stdout)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", r.stdout)
+    if non2xx:
+        try:
+            urllib.request.urlopen(url + path, timeout=5)
+        except urllib.error.HTTPError as e:
+            print("  %s%s answers %d: %r" % (url, path, e.code, e.read()[:200]))
     return float(m.group(1)) if m else 0.0, int(non2xx.group(1)) if non2xx else 0
 
 
@@ -149,7 +156,10 @@ def main():
         if lp:
             lp.terminate()
             lp.wait(10)
-    shutil.rmtree(work, ignore_errors=True)
+    if os.environ.get("KEEP"):
+        print("work directory kept:", work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

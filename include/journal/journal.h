@@ -174,10 +174,14 @@ typedef enum journal_piece { JOURNAL_BATCH = 1, JOURNAL_FILE = 2 } journal_piece
 typedef int (*journal_ship_fn)(void *ctx, journal_piece kind, uint64_t id, uint64_t off,
                                int last, const void *data, size_t len);
 
-/* Makes j replicated: batches and INITFILE's files go through fn (set before the first
- * change, with policy always); the log is never compacted (raft's snapshots bound raft's
- * log; the state directory is rebuilt from them at each start). */
-void journal_set_ship(journal *j, journal_ship_fn fn, void *ctx);
+/* INITFILE's snapshot file id (fd, size bytes, whole) to the cluster, before its record;
+ * blocks until committed. Returns 0 or -1. */
+typedef int (*journal_ship_file_fn)(void *ctx, uint64_t id, int fd, uint64_t size);
+
+/* Makes j replicated: batches go through fn, INITFILE's files through file (set before
+ * the first change, with policy always); the log is never compacted (raft's snapshots
+ * bound raft's log; the state directory is rebuilt from them at each start). */
+void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file, void *ctx);
 /* Whether j is replicated: its failures are "outcome unknown", not "not writable". */
 int journal_replicated(const journal *j);
 
@@ -186,6 +190,10 @@ int journal_replicated(const journal *j);
  * cluster has committed it: proof that this node still led after the read came in (a
  * deposed leader answers none). Returns 0, or -1 if changes are refused (not leading). */
 int journal_fence(journal *j, uint64_t *lsn);
+
+/* A planned handover: waits up to ms until every record appended is committed (nothing
+ * pending, nothing in flight). Returns 0, or -1 on timeout. */
+int journal_quiesce(journal *j, int ms);
 
 /* A committed piece written into j's directory. own: this node shipped it as leader
  * (its records are counted already). Returns 0, or -1 (logged: the directory no longer

@@ -26,6 +26,7 @@ struct cluster {
     int redirect;
     unsigned election_ms;
     unsigned snapshot_entries;
+    int join;                    /* stsd.cluster.join: no bootstrap */
     size_t n;
     cluster_node nodes[CONF_CLUSTER_MAX];
     struct journal *j;
@@ -59,6 +60,7 @@ struct cluster {
     cluster_stats stats;         /* the loop's copy, refreshed each tick */
     atomic_int serving;          /* leader with its store loaded: answers requests */
     atomic_int deposed;          /* stopped leading (or failed to start): restarting */
+    atomic_int draining;         /* a planned handover: new requests are not served */
 
     /* The hooks' thread: promote and deposed run there, in that order at most once each. */
     pthread_t hook_thread;

@@ -480,6 +480,10 @@ static void *compact_main(void *arg)
 int journal_start(journal *j, store *st)
 {
     j->st = st;
+    /* A replica: its log is raft's committed history, never compacted nor tidied here
+     * (its writer thread ships every batch; journal_mirror.c). */
+    if (j->ship)
+        return 0;
     if (j->policy == CONF_FSYNC_EVERYSEC) {
         if (thread_start(&j->sync_thread, "stsd-fsync", sync_main, j) != 0)
             return -1;

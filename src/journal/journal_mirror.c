@@ -18,6 +18,7 @@
 
 #include "journal_mirror.h"
 #include "journal_writer.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "wal.h"
 
@@ -26,10 +27,12 @@
 /* A file of the image read at a time. */
 #define CHUNK (1u << 20)
 
-void journal_set_ship(journal *j, journal_ship_fn fn, void *ctx)
+void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file,
+                      void *ctx)
 {
     pthread_mutex_lock(&j->mu);
     j->ship = fn;
+    j->ship_file = file;
     j->ship_ctx = ctx;
     j->prealloc = 0;              /* the file grows by committed pieces only */
     j->threshold = UINT64_MAX;    /* no compaction: see journal.h */
@@ -97,6 +100,20 @@ int journal_fence(journal *j, uint64_t *lsn)
         if (wal_enc_noop(&j->pend) != 0 || journal_append_locked(j, 1, lsn) != 0)
             rc = -1;
     }
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+int journal_quiesce(journal *j, int ms)
+{
+    struct timespec t = clock_deadline_ns((uint64_t)ms * 1000000u);
+    int rc = 0;
+    pthread_mutex_lock(&j->mu);
+    while ((j->pend.len || j->io || j->synced < j->pos) && !j->cancelled)
+        if (pthread_cond_timedwait(&j->cv, &j->mu, &t) != 0) {
+            rc = -1;
+            break;
+        }
     pthread_mutex_unlock(&j->mu);
     return rc;
 }
@@ -314,24 +331,7 @@ int journal_ship_snapshot_file(journal *j, uint64_t id)
             close(fd);
         return -1;
     }
-    uint8_t *chunk = malloc(CHUNK);
-    uint64_t off = 0, len = (uint64_t)st.st_size;
-    int rc = chunk ? 0 : -1;
-    while (rc == 0) {
-        size_t n = len - off > CHUNK ? CHUNK : (size_t)(len - off);
-        ssize_t r = n ? pread(fd, chunk, n, (off_t)off) : 0;
-        if (r < 0 || (size_t)r != n) {
-            log_error("journal: cannot read %s/%s to replicate it", j->dir, name);
-            rc = -1;
-            break;
-        }
-        int last = off + n == len;
-        rc = j->ship(j->ship_ctx, JOURNAL_FILE, id, off, last, chunk, n);
-        off += n;
-        if (last)
-            break;
-    }
-    free(chunk);
+    int rc = j->ship_file(j->ship_ctx, id, fd, (uint64_t)st.st_size);
     close(fd);
     return rc;
 }

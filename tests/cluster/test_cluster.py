@@ -26,10 +26,15 @@ import time
 import traceback
 import urllib.parse
 
+sys.dont_write_bytecode = True    # no __pycache__ in the tree (scripts/spdx.sh)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cluster import Cluster, body_text, free_port, is_ok  # noqa: E402
 
 ELECTION_MS = 1000
+# How long after a kill -9 of the leader the first change may be answered OK. Raft's
+# randomized timeouts make it 1 to 2 s, but two followers that stand at once split the
+# vote and wait again (then 3 to 4 s).
+FAILOVER_S = float(os.environ.get("CLUSTER_FAILOVER_S", "3"))
 NO_MORE = b"No more line"
 NOT_LOADED = b"not loaded yet"
 NOT_WRITABLE = b"Journal not writable"
@@ -533,6 +538,7 @@ def test_kill_leader_under_load(T):
     stop = threading.Event()
     name = "load.csv"
     clients = 8
+    term0 = L.info()["term"]
 
     def client(k):
         rnd = random.Random(k)
@@ -594,7 +600,8 @@ def test_kill_leader_under_load(T):
     rnd = random.Random(99)
     drain(lambda: router.pick(rnd), name, tally)
     check_tally(T, tally, "kill -9 under load", clients, tk, min(after))
-    check(took <= 3.0, "the first OK change came %.2f s after the kill (limit 3 s)" % took)
+    check(took <= FAILOVER_S, "the first OK change came %.2f s after the kill (limit %g s; "
+          "elections: term %s to %s)" % (took, FAILOVER_S, term0, leader_of(cl).info()["term"]))
 
 
 # ---- 4 -----------------------------------------------------------------------------------

@@ -419,6 +419,13 @@ def outcome(a):
     return "odd"
 
 
+def answer_kind(a, n):
+    """An answer not OK in a few words: status, Retry-After if any, the KO's start."""
+    ra = a[1].get("retry-after")
+    return "%s%s %s" % (a[0], " (Retry-After %s)" % ra if ra else "",
+                        body_text(a[2])[:n].decode("utf-8", "replace"))
+
+
 class Tally:
     """What the clients of a run saw: ADDs answered OK, lines read, outcomes unknown."""
 
@@ -432,7 +439,7 @@ class Tally:
 
     def count(self, a):
         if a[0] is not None and not is_ok(a[2]):
-            k = "%s %s" % (a[0], body_text(a[2])[:30].decode("utf-8", "replace"))
+            k = answer_kind(a, 30)
         else:
             k = "no answer" if a[0] is None else None
         if k:
@@ -867,8 +874,7 @@ def test_rolling_restart(T):
                     continue
                 a = n.req("ADD", {"FILENAME": name, "LINE": line}, timeout=10)
                 o = outcome(a)
-                kind = "OK" if o == "ok" else "refused" if refused(a) else \
-                    "%s %s" % (a[0], body_text(a[2])[:40].decode("utf-8", "replace"))
+                kind = "OK" if o == "ok" else "refused" if refused(a) else answer_kind(a, 40)
                 with lock:
                     hist.setdefault(line, []).append(o)
                     kinds[kind] = kinds.get(kind, 0) + 1

@@ -4,7 +4,7 @@
  *
  * raft has no locks: only the loop's thread calls it. Other threads queue a piece of the
  * journal (ship) and wake the loop with uv_async_send, then wait on `cv` for the piece's
- * commit. The loop's tick (a tenth of the election timeout) copies raft's state out under
+ * commit. The loop's tick (a twentieth of the election timeout) copies raft's state out under
  * `mu` and sees roles change, since raft 0.15 has no callback for that: a node that
  * starts leading appends a barrier, and once every entry of the terms before is applied
  * the promote hook loads the store; a node that stops leading calls the deposed hook.
@@ -383,7 +383,9 @@ static int start_raft(cluster *c, const char *dir, buf *err)
             buf_printf(err, " [stsd.cluster.node.%u=%s]", c->self, me->raft);
         return -1;
     }
-    unsigned every = c->election_ms / 10 ? c->election_ms / 10 : 1;
+    /* A twentieth of the election timeout: a new leader starts loading, and followers
+     * forward to it, at most this long after raft knows (50 ms by default). */
+    unsigned every = c->election_ms / 20 ? c->election_ms / 20 : 1;
     uv_timer_start(&c->tick, on_tick, every, every);
     return 0;
 }

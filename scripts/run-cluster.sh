@@ -16,7 +16,9 @@ top=${RUN_CLUSTER_DIR:-build/run-cluster}
 [ -x "$stsd" ] || { echo "run-cluster: no $stsd (make first)" >&2; exit 1; }
 if command -v ss >/dev/null 2>&1; then
     for port in 9191 9192 9193 9291 9292 9293; do
-        if ss -Htln "sport = :$port" | grep -q .; then
+        # Listening on 127.0.0.1 or on every address (another host's address is no clash).
+        if ss -Htln "sport = :$port" | awk '{print $4}' |
+           grep -Eq "^(127\.0\.0\.1|0\.0\.0\.0|\*|\[::\]|\[::ffff:127\.0\.0\.1\]):$port\$"; then
             echo "run-cluster: port $port is in use (another make run or run-cluster?)" >&2
             exit 1
         fi

@@ -28,7 +28,7 @@ import urllib.parse
 
 sys.dont_write_bytecode = True    # no __pycache__ in the tree (scripts/spdx.sh)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cluster import Cluster, body_text, free_port, is_ok  # noqa: E402
+from cluster import Cluster, Node, body_text, free_port, is_ok  # noqa: E402
 
 ELECTION_MS = 1000
 # How long after a kill -9 of the leader the first change may be answered OK. Raft's
@@ -982,6 +982,98 @@ def test_bad_cluster_configuration(T):
         T.note("%-30s exit %d in %.2f s: %s" % (what, p.returncode, took, last[-150:]))
 
 
+# ---- 10 ----------------------------------------------------------------------------------
+
+def test_replace_node_under_load(T):
+    """A dead node replaced by a new one (new id, empty disk, stsd.cluster.join) while
+    clients ADD through every live node: CLUSTERADD, CLUSTERREMOVE, then the old leader
+    killed so that the new node must be in the majority; no ADD answered OK is lost."""
+    cl = T.cluster()
+    L = leader_of(cl)
+    name = "replace.csv"
+    lock = threading.Lock()
+    hist, bad, gone = {}, [], set()
+    stop = threading.Event()
+
+    def live():
+        with lock:
+            return [n for n in cl.nodes if n.id not in gone]
+
+    def client(k):
+        rnd = random.Random(100 + k)
+        i = 0
+        while not stop.is_set():
+            i += 1
+            line = "n%d-%d" % (k, i)
+            for attempt in range(100):
+                n = rnd.choice(live())
+                a = n.req("ADD", {"FILENAME": name, "LINE": line}, timeout=10)
+                o = outcome(a)
+                with lock:
+                    hist.setdefault(line, []).append(o)
+                    if o != "ok" and not (a[0] == 503 or refused(a)):
+                        bad.append("ADD %s through node %d: %s" % (line, n.id, show(a)))
+                if o == "ok" or stop.is_set():
+                    break
+                time.sleep(0.1)
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(0.5)
+        V = cl.others(L)[0]
+        with lock:
+            gone.add(V.id)
+        V.kill()
+        shutil.rmtree(V.dir, ignore_errors=True)       # its disk is gone too
+        N = Node(cl, 4)
+        cl.nodes.append(N)
+        N.start(extra=["-Dstsd.cluster.join=true"])
+        t0 = time.time()
+        a = ok_answer(L, "CLUSTERADD", {"NODE": 4, "RAFT": "127.0.0.1:%d" % N.raft_port,
+                                        "URL": N.url}, timeout=60)
+        T.note("CLUSTERADD: %s in %.2f s" % (body_text(a[2]).decode(), time.time() - t0))
+        a = ok_answer(L, "CLUSTERREMOVE", {"NODE": V.id}, timeout=30)
+        T.note("CLUSTERREMOVE: %s" % body_text(a[2]).decode())
+        # Bad input: a taken id, a node that is not there, a malformed address.
+        for params, status in (({"NODE": 4, "RAFT": "127.0.0.1:1", "URL": "http://127.0.0.1:2"}, 409),
+                               ({"NODE": V.id}, 404),
+                               ({"NODE": 5, "RAFT": "nowhere", "URL": N.url}, 400),
+                               ({"NODE": 12, "RAFT": "127.0.0.1:1", "URL": "http://x:1"}, 400)):
+            cmd = "CLUSTERREMOVE" if "RAFT" not in params else "CLUSTERADD"
+            a = L.req(cmd, dict(params, FORMAT="JSON"))
+            check(a[0] == status and b'"ok":false' in a[2],
+                  "%s %r: want %d KO, got %s" % (cmd, params, status, show(a)))
+        time.sleep(0.5)
+        with lock:
+            gone.add(L.id)
+        L.kill()                  # the new node now makes the majority with the third
+        M = leader_of(cl, 15, among=[n for n in cl.nodes if n.id not in (L.id, V.id)])
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    info = json.loads(M.req("CLUSTER", {"FORMAT": "JSON"})[2])
+    ids = sorted(n["id"] for n in info["nodes"])
+    check(V.id not in ids and 4 in ids, "the table of nodes after the change: %r" % ids)
+    lines = peek_all(M, name)
+    count = {}
+    for line in lines:
+        count[line] = count.get(line, 0) + 1
+    added = set(l for l, h in hist.items() if "ok" in h)
+    lost = sorted(added - set(count))
+    extra = sorted(l for l, c in count.items()
+                   if c > sum(1 for o in hist.get(l, []) if o in ("ok", "unknown")))
+    T.note("new leader node %d; %d ADDs OK, %d lines there" % (M.id, len(added), len(lines)))
+    check(not bad, "answers other than OK, 503 or a refused connection: %r" % bad[:10])
+    check(not lost, "%d ADDs answered OK are missing: %r" % (len(lost), lost[:20]))
+    check(not extra, "lines there more often than their ADDs could make them: %r" % extra[:10])
+    check(len(added) > 20, "only %d ADDs were OK" % len(added))
+
+
 TESTS = [
     (test_every_command_through_each_node, 40),
     (test_answers_identical_to_one_stsd, 30),
@@ -992,6 +1084,7 @@ TESTS = [
     (test_save_writes_on_all_three, 30),
     (test_rolling_restart, 90),
     (test_bad_cluster_configuration, 45),
+    (test_replace_node_under_load, 90),
 ]
 
 

@@ -7,7 +7,9 @@
 # killed (SIGKILL) while a client keeps adding: a new leader serves within 5 s and every
 # acknowledged ADD is there, in order; the killed container started again (it comes back
 # at a new address) rejoins as a follower and catches up; every container stops with
-# exit 0. Containers, volumes and the network are removed whatever happens.
+# exit 0. Then deploy/k8s/stsd.yaml: its fields checked, and its StatefulSet's pods run by
+# podman kube play (see section 9 for what that does and does not prove). Containers,
+# pods, volumes and networks are removed whatever happens.
 # Usage: tests/pkg/test-image-cluster.sh (from the top of the tree, as root: CI runs as root).
 set -u
 . "$(dirname "$0")/../tally.sh"
@@ -52,9 +54,18 @@ cleanup() {
         pm volume rm -f "$v" >/dev/null 2>&1
     done
     pm network rm -f "${proj}_stsd" >/dev/null 2>&1
+    # The k8s part's pods (kube down, or by name), claims, ConfigMap volume and network.
+    for f in "$tmp"/k8s/[012].yaml; do
+        [ -f "$f" ] && CONTAINERS_CONF=$tmp/k8s/containers.conf podman kube down "$f" >/dev/null 2>&1
+    done
+    for p in $(pm pod ls -q --filter "name=$proj-" 2>/dev/null); do pm pod rm -f -t 0 "$p" >/dev/null 2>&1; done
+    for v in $(pm volume ls -q --filter "name=$proj" 2>/dev/null); do pm volume rm -f "$v" >/dev/null 2>&1; done
+    pm network rm -f "${proj}_k8s" >/dev/null 2>&1
     left=$(pm ps -aq --filter "label=io.podman.compose.project=$proj" 2>/dev/null)
     left="$left$(pm volume ls -q --filter "label=io.podman.compose.project=$proj" 2>/dev/null)"
+    left="$left$(pm pod ls -q --filter "name=$proj-" 2>/dev/null)$(pm volume ls -q --filter "name=$proj" 2>/dev/null)"
     pm network exists "${proj}_stsd" 2>/dev/null && left="$left network"
+    pm network exists "${proj}_k8s" 2>/dev/null && left="$left network-k8s"
     [ -z "$left" ] || echo "  FAIL  teardown left: $left"
     rm -rf "$tmp"
 }
@@ -291,5 +302,77 @@ left="$(pm ps -aq --filter "label=io.podman.compose.project=$proj")$(pm volume l
 [ -z "$left" ] && ! pm network exists "${proj}_stsd" 2>/dev/null &&
     ok "podman-compose down -v (and the network): nothing left ($(( $(now_ms) - t0 )) ms)" ||
     fail "left after down: $left"
+# 9. deploy/k8s/stsd.yaml without a cluster: its fields checked (python3-yaml), then its
+# StatefulSet's pods as the controller would make them (tests/pkg/k8s-pods.py) run by
+# podman kube play, each on a network where its alias is the headless Service's name
+# (stsd-N.stsd): the ConfigMap as it is, the pod's command (stsd.cluster.self from the
+# ordinal), the securityContext, the claims. Not the controller, the Services, the probe
+# as the kubelet runs it, a real cluster's DNS, scheduling or storage.
+k8s=$tmp/k8s; mkdir -p "$k8s"
+p1=$(free_port); p2=$(free_port); p3=$(free_port)
+while [ "$p2" = "$p1" ]; do p2=$(free_port); done
+while [ "$p3" = "$p1" ] || [ "$p3" = "$p2" ]; do p3=$(free_port); done
+python3 tests/pkg/k8s-pods.py deploy/k8s/stsd.yaml "$proj" "$p1,$p2,$p3" "$k8s" > "$k8s/checks" 2>&1
+rc=$?
+while read -r st msg; do
+    case $st in ok) ok "k8s: $msg" ;; FAIL) fail "k8s: $msg" ;; *) fail "k8s-pods.py: $st $msg" ;; esac
+done < "$k8s/checks"
+[ $rc -eq 0 ] && [ -f "$k8s/2.yaml" ] || { tally "image-cluster"; exit; }
+kcnt() { echo "$proj-stsd-$(($1 - 1))-stsd"; }
+# kube play has no --ulimit: the limits (and the runtime) from a containers.conf of its own.
+printf '[containers]\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n[engine]\nruntime = "runc"\ncgroup_manager = "cgroupfs"\n' \
+    "$nofile" "$nofile" "$nproc" "$nproc" > "$k8s/containers.conf"
+pm network create "${proj}_k8s" >/dev/null
+t0=$(now_ms); played=""
+for i in 0 1 2; do
+    CONTAINERS_CONF=$k8s/containers.conf podman kube play --network "${proj}_k8s:alias=stsd-$i.stsd" \
+        "$k8s/$i.yaml" >"$k8s/play$i.log" 2>&1 && played="$played $i"
+done
+[ "$played" = " 0 1 2" ] && ok "podman kube play: pods $proj-stsd-0, 1 and 2 started ($(( $(now_ms) - t0 )) ms)" ||
+    { fail "podman kube play: started [$played]: $(grep -iv '^[0-9a-f]*$' "$k8s"/play*.log | tail -n 5)"; tally "image-cluster"; exit; }
+t0=$(now_ms); leader=""
+while [ $(($(now_ms) - t0)) -lt 30000 ]; do
+    leader=$(leader_among 1 2 3) && [ -n "$leader" ] && break
+    sleep 0.2
+done
+[ -n "$leader" ] && ok "k8s pods: node $leader leads, the two others follow it, $(( $(now_ms) - t0 )) ms after kube play" ||
+    fail "k8s pods: no leader: $(state 1) | $(state 2) | $(state 3) $(pm logs "$(kcnt 1)" 2>&1 | tail -n 5)"
+selfs=$(for n in 1 2 3; do
+    printf '%s ' "$(curl -s -m 2 "http://127.0.0.1:$(port "$n")/sts/CLUSTER?FORMAT=JSON" | sed -n 's/.*"self":\([0-9]*\).*/\1/p')"
+done)
+cmd=$(pm exec "$(kcnt 2)" sh -c 'tr "\0" " " < /proc/1/cmdline')
+[ "$selfs" = "1 2 3 " ] && echo "$cmd" | grep -q -- '--config /etc/stsd/cluster/cluster.properties .*-Dstsd.cluster.self=2 $' &&
+    ok "k8s pods: stsd.cluster.self from the ordinal (pods 0, 1, 2 are nodes $selfs); PID 1: $cmd" ||
+    fail "k8s pods: self [$selfs], PID 1: $cmd"
+sec=$(for n in 1 2 3; do
+    pm exec "$(kcnt "$n")" sh -c 'sed -n "s/^\(Uid\|CapEff\|NoNewPrivs\|Seccomp\):\t*\([0-9a-f]*\).*/\2/p" /proc/1/status | tr "\n" /
+        touch /usr/x 2>/dev/null && echo rw || echo ro'
+done | tr '\n' ' ')
+[ "$sec" = "10001/0000000000000000/1/2/ro 10001/0000000000000000/1/2/ro 10001/0000000000000000/1/2/ro " ] &&
+    ok "k8s pods: uid 10001, no capability, no_new_privs, seccomp RuntimeDefault, read-only root" ||
+    fail "k8s pods: uid/CapEff/NoNewPrivs/Seccomp/root: $sec"
+fa=""; fb=""; for n in 1 2 3; do [ "$n" = "$leader" ] && continue; [ -z "$fa" ] && fa=$n || fb=$n; done
+n=0; for i in $(seq 1 20); do add "$fa" users.csv "user$i" && n=$((n + 1)); done
+readall "$fb" users.csv > "$tmp/got"
+[ $n -eq 20 ] && cmp -s "$tmp/want" "$tmp/got" &&
+    ok "k8s pods: 20 ADDs through pod $((fa - 1)), read back through pod $((fb - 1))" ||
+    fail "k8s pods: ADD $n of 20; read: $(tr '\n' ' ' < "$tmp/got" | cut -c 1-100)"
+codes=$(for n in 1 2 3; do curl -s -m 3 -o /dev/null -w '%{http_code} ' "http://127.0.0.1:$(port "$n")/sts/INFO"; done)
+[ "$codes" = "200 200 200 " ] && ok "k8s pods: the readiness probe's GET /sts/INFO answers 200 on each" ||
+    fail "k8s pods: GET /sts/INFO: $codes"
+out=$(pm run --rm --ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc" -e POD_NAME=stsd \
+    --entrypoint /bin/sh localhost/stsd:latest -c "$(cat "$k8s/command.sh")" stsd 2>&1 | grep -v 'systemd\|syslog')
+code=$(pm run --rm --ulimit "nofile=$nofile:$nofile" --ulimit "nproc=$nproc:$nproc" -e POD_NAME=stsd \
+    --entrypoint /bin/sh localhost/stsd:latest -c "$(cat "$k8s/command.sh")" stsd >/dev/null 2>&1; echo $?)
+[ "$code" = 2 ] && echo "$out" | grep -q "ends in no ordinal" && ok "k8s: the command refuses a pod name without an ordinal: $out" ||
+    fail "k8s: POD_NAME=stsd: exit $code, $out"
+t0=$(now_ms)
+for i in 0 1 2; do CONTAINERS_CONF=$k8s/containers.conf podman kube down "$k8s/$i.yaml" >/dev/null 2>&1; done
+for v in "$proj-stsd-cluster" "data-$proj-stsd-0" "data-$proj-stsd-1" "data-$proj-stsd-2"; do pm volume rm -f "$v" >/dev/null 2>&1; done
+pm network rm -f "${proj}_k8s" >/dev/null 2>&1
+left="$(pm pod ls -q --filter "name=$proj-")$(pm volume ls -q --filter "name=$proj")"
+[ -z "$left" ] && ! pm network exists "${proj}_k8s" 2>/dev/null &&
+    ok "k8s pods: kube down, volumes and network removed ($(( $(now_ms) - t0 )) ms)" || fail "k8s pods left: $left"
+
 echo "  (test-image-cluster took $(( $(date +%s) - t_start )) s)"
 tally "image-cluster"

@@ -193,6 +193,14 @@ readall "$fb" users.csv > "$tmp/got"
 cmp -s "$tmp/want" "$tmp/got" && ok "READMULTI through node $fb: the 20 lines, in order" ||
     fail "READMULTI through node $fb: $(diff "$tmp/want" "$tmp/got" | grep '^[<>]' | head -5 | tr '\n' ' ')"
 
+# A file sent as a list (LOAD) through the other follower: stsctl in its container, the
+# file on its standard input, as examples/compose.yml's header says to fill a list.
+out=$(seq 1 500 | sed 's/^/item/' | pm exec -i "$(cnt "$fb")" stsctl load items - 2>&1)
+readall "$fa" items > "$tmp/items"
+[ "$(wc -l < "$tmp/items")" = 500 ] && [ "$(tail -n 1 "$tmp/items")" = item500 ] &&
+    ok "stsctl load through node $fb (in its container): 500 lines, read back through node $fa" ||
+    fail "stsctl load through node $fb: $out; $(wc -l < "$tmp/items") lines through node $fa"
+
 # 5. SIGKILL the leader's container while a client keeps adding through a follower.
 # writer: ADD w1, w2... to seq.csv through node $fa until $tmp/stop (or 3,000 ADDs, 60 s);
 # "sent answered line" per acknowledged one in $tmp/acked (ms), every line sent in $tmp/tried.

@@ -1133,6 +1133,18 @@ def run_one(stsd, name, work):
     except Exception:
         print("  ERROR:\n" + traceback.format_exc(), flush=True)
     finally:
+        # A sanitizer build (make test-tsan, test-asan) reports into the nodes' logs.
+        for cl in T.clusters:
+            for n in cl.nodes:
+                text = n.tail(10000000)
+                for mark in ("WARNING: ThreadSanitizer", "ERROR: AddressSanitizer",
+                             "ERROR: LeakSanitizer", "runtime error:"):
+                    if mark in text:
+                        at = text.index(mark)
+                        print("  FAILED: node %d's log has a sanitizer report:\n%s" %
+                              (n.id, text[at:at + 3000]), flush=True)
+                        rc = 1
+                        break
         if rc:
             for cl in T.clusters:
                 for n in cl.nodes:

@@ -80,6 +80,11 @@ int journal_log_push_many(journal *j, const char *name, int at_tail, const store
 /* DROP: list name is gone; its defining snapshot file, if any, is retired. */
 int journal_log_drop(journal *j, const char *name, uint64_t *lsn);
 
+/* A change of several records (a take and its line's lease): from hold(j, 1) to
+ * hold(j, 0) no batch is written, so none can be committed or made durable without the
+ * others. */
+void journal_hold(journal *j, int on);
+
 /* INITFILE: writes l to a new snapshot file durably (call without any lock: it is slow
  * for big lists) and sets *snap to its id. Returns 0 or -1 (nothing recorded). */
 int journal_write_snapshot(journal *j, const list *l, uint64_t *snap);

@@ -376,6 +376,9 @@ typedef struct store_recorder {
     /* Lease id of name is settled: acked (release 0), or its line back at the head. */
     int (*settle)(void *ctx, const char *name, uint64_t id, int release, const char *line,
                   size_t len, uint64_t *lsn);
+    /* The records from hold(ctx, 1) to hold(ctx, 0) are one change (a take and the
+     * lease of its line): no batch, so no commit, ends between them. */
+    void (*hold)(void *ctx, int on);
     /* A change of a key, under the keys' lock. */
     int (*key)(void *ctx, const store_key_rec *r, uint64_t *lsn);
     /* Lease id of name now lasts until the wall-clock ms until (READ OWNER= LEASE=). */

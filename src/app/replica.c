@@ -57,9 +57,10 @@ static void on_promote(void *ctx)
     replica *r = ctx;
     cmd_server *srv = r->srv;
     buf err = BUF_INIT;
-    journal_attach(NULL, srv->st);
+    /* The recorder stays attached: the lease timer may end an adopted lease past its
+     * deadline at once, and that change must be in the log like any other (the store's
+     * adoption records nothing). */
     int rc = journal_reload(srv->j, srv->st, &err);
-    journal_attach(srv->j, srv->st);
     if (rc != 0) {
         log_error("cluster: cannot load the state to lead: %s; restarting",
                   err.data ? err.data : "out of memory");

@@ -436,6 +436,10 @@ static int start_raft(cluster *c, const char *dir, buf *err)
     raft_set_election_timeout(&c->raft, c->election_ms);
     raft_set_heartbeat_timeout(&c->raft, c->election_ms / 10 ? c->election_ms / 10 : 1);
     raft_set_pre_vote(&c->raft, true);
+    /* raft waits this long for a follower's answer to a snapshot before sending it
+     * again (30 s by default: a node restored from one then waited 30 s for the log). */
+    raft_set_install_snapshot_timeout(&c->raft, c->election_ms * 10 > 10000 ?
+                                      c->election_ms * 10 : 10000);
     raft_set_snapshot_threshold(&c->raft, c->snapshot_entries);
     raft_set_snapshot_trailing(&c->raft, c->snapshot_entries / 4);
     if ((rv = raft_start(&c->raft)) != 0) {

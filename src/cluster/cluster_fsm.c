@@ -28,7 +28,9 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **r
         log_error("cluster: an entry of %zu bytes is malformed; ignored", b->len);
         return 0;
     }
-    int own = e.nonce == c->nonce && atomic_load(&c->serving);
+    /* Proposed by this process: only ever as leader, so its records are counted by its
+     * journal already (a deposed node restarts, with a new nonce). */
+    int own = e.nonce == c->nonce;
     int rc = 0;
     switch (e.kind) {
     case JOURNAL_BATCH:

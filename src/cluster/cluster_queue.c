@@ -82,7 +82,10 @@ void cluster_queue_run(cluster *c)
     while (p) {
         piece *next = p->next;
         int rv = RAFT_NOTLEADER;
-        if (!c->stop && raft_state(&c->raft) == RAFT_LEADER && atomic_load(&c->serving))
+        /* Leading, and loading the store (promoting) or serving: the lease timer may
+         * end an adopted lease while the store loads. */
+        if (!c->stop && raft_state(&c->raft) == RAFT_LEADER && !atomic_load(&c->deposed) &&
+            (atomic_load(&c->serving) || c->promoting))
             rv = start(c, p);
         if (rv != 0) {
             if (rv != RAFT_NOTLEADER)

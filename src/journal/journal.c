@@ -288,6 +288,11 @@ static int rec_replace(void *j, const char *name, uint64_t snap, uint64_t *lsn)
     return journal_log_replace(j, name, snap, lsn);
 }
 
+static void rec_hold(void *j, int on)
+{
+    journal_hold(j, on);
+}
+
 static int rec_wait(void *j, uint64_t lsn)
 {
     return journal_wait(j, lsn);
@@ -338,7 +343,7 @@ static int rec_columns(void *j, const char *name, const list *l, uint64_t *lsn)
 
 static const store_recorder journal_recorder = {
     rec_push, rec_take, rec_reset, rec_write_snapshot, rec_replace, rec_wait,
-    rec_mark_broken, rec_lease, rec_settle, rec_key, rec_renew, rec_push_many, rec_drop,
+    rec_mark_broken, rec_lease, rec_settle, rec_hold, rec_key, rec_renew, rec_push_many, rec_drop,
     rec_columns,
 };
 

@@ -287,8 +287,21 @@ static int ship_locked(journal *j, uint64_t target, size_t n, int keep_lock)
     return rc;
 }
 
+void journal_hold(journal *j, int on)
+{
+    pthread_mutex_lock(&j->mu);
+    j->holds += on ? 1 : -1;
+    if (!j->holds)
+        pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+}
+
 int journal_flush_locked(journal *j, int sync, int keep_lock)
 {
+    /* A change of several records being logged: the batch ends after it (microseconds:
+     * its thread appends them one after the other under its list's lock). */
+    while (j->holds)
+        pthread_cond_wait(&j->cv, &j->mu);
     buf t = j->out;
     j->out = j->pend;
     j->pend = t;

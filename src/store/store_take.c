@@ -78,6 +78,13 @@ static size_t pick(store_end end, size_t unread)
 
 /* Lends line s of e (just taken) until the deadline, to who[0..wlen) if who: linked,
  * recorded, id appended to ids. */
+/* The journal's hold (store_recorder): the records until the next hold(st, 0) are one. */
+static void hold(store *st, int on)
+{
+    if (st->rec && st->rec->hold)
+        st->rec->hold(st->rec_ctx, on);
+}
+
 static store_rc lend(store *st, entry *e, const char *s, size_t len, int64_t until,
                      const char *who, size_t wlen, buf *ids, uint64_t *lsn)
 {
@@ -111,8 +118,15 @@ store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int
     list *l = e->l;
     int64_t until = lease_ms > 0 && !keep ? clock_wall_ms() + lease_ms : 0;
     *count = 0;
-    if (st->rec && st->rec->take(st->rec_ctx, e->name, keep, pos, n, lsn) != 0)
+    /* With a lease, the take and the leases are one change for the journal. */
+    int held = until != 0;
+    if (held)
+        hold(st, 1);
+    if (st->rec && st->rec->take(st->rec_ctx, e->name, keep, pos, n, lsn) != 0) {
+        if (held)
+            hold(st, 0);
         return STORE_JOURNAL;
+    }
     for (size_t i = 0; i < n; i++) {
         size_t llen;
         const char *s = list_get(l, pos[i], &llen);
@@ -136,6 +150,8 @@ store_rc store_take_locked(store *st, entry *e, const size_t *pos, size_t n, int
         }
         ++*count;
     }
+    if (held)
+        hold(st, 0);
     if (!keep && *count)
         store_count_traffic(e, 0, *count);
     return rc;
@@ -178,12 +194,16 @@ static store_rc take_owned(store *st, entry *e, store_end end, int64_t until, co
     if (len == 0)
         return STORE_EMPTY;
     pos = pick(end, len);
-    if (st->rec && st->rec->take(st->rec_ctx, e->name, 0, &pos, 1, lsn) != 0)
+    hold(st, 1);                                /* the take and its lease: one change */
+    if (st->rec && st->rec->take(st->rec_ctx, e->name, 0, &pos, 1, lsn) != 0) {
+        hold(st, 0);
         return STORE_JOURNAL;
+    }
     const char *s = list_get(l, pos, &llen);
     size_t had = ids->len;
     store_rc rc = store_out_line(out, s, llen) != 0 ? STORE_NOMEM
                 : lend(st, e, s, llen, until, who, wlen, ids, lsn);
+    hold(st, 0);
     if (rc == STORE_OK) {
         list_remove(l, pos);
         store_bytes_release(st, llen);

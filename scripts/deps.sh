@@ -24,7 +24,9 @@ case "${1:-build}" in
            # tests/ctl (stsctl top in a tmux pane) and tests/pkg/test-deb.sh (make deb).
            need="$need tmux debhelper lintian"
            # tests/pkg/test-image.sh (make image: a root file system, then podman).
-           need="$need podman runc mmdebstrap uidmap" ;;
+           need="$need podman runc mmdebstrap uidmap"
+           # tests/faults (make test-faults): namespaces, partitions, netem, clock skew.
+           need="$need iproute2 iptables faketime" ;;
     # make deb: debhelper (with dpkg-dev) builds the package, lintian checks it.
     deb)   need="$need debhelper lintian" ;;
     # make image: the .deb, mmdebstrap's root file system, podman (runc: crun refuses on

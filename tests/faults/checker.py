@@ -47,8 +47,9 @@ RULES = {
 
 
 class Violation:
-    def __init__(self, rule, text, ops=(), t=None):
+    def __init__(self, rule, text, ops=(), t=None, focus=None):
         self.rule, self.text, self.ops, self.t = rule, text, list(ops), t
+        self.focus = focus        # where the events worth showing begin (default: lo)
 
     def window(self):
         ts = [o["inv"] for o in self.ops] + [o["end"] for o in self.ops]
@@ -147,6 +148,7 @@ def check_lines(ops, by_id, skew, leaders, v):
     takes = collections.defaultdict(list)
     settle = collections.defaultdict(list)      # lease op id -> ack/release ops
     unknown_reads = collections.defaultdict(list)
+    unknown_takes = collections.defaultdict(list)     # any take of unknown outcome, by list
     for o in ops:
         f = o["f"]
         if f == "add":
@@ -154,8 +156,10 @@ def check_lines(ops, by_id, skew, leaders, v):
         elif f in ("read", "lease", "drain"):
             if o["type"] == "ok" and o.get("line") is not None:
                 takes[o["line"]].append(o)
-            elif o["type"] == "unknown" and f in ("read", "drain"):
-                unknown_reads[o["p"]["FILENAME"]].append(o)
+            elif o["type"] == "unknown":
+                unknown_takes[o["p"]["FILENAME"]].append(o)
+                if f in ("read", "drain"):
+                    unknown_reads[o["p"]["FILENAME"]].append(o)
         elif f in ("ack", "release"):
             settle[o["of"]].append(o)
 
@@ -228,9 +232,15 @@ def check_lines(ops, by_id, skew, leaders, v):
             used[lst] += 1
             continue
         last = ts[-1:] if ts else []
+        # Show where it may have gone: the first takes of unknown outcome on its list
+        # after it was last seen (a lease's return included).
+        since = max([a[0]["inv"]] + [t["end"] for t in last])
+        near = [u for u in unknown_takes.get(lst, []) if u["end"] > since][:3]
         v.append(Violation("lost", "line %r was added OK and never consumed (%d hand-outs; "
                            "the %d consuming READs of unknown outcome on %s are all matched "
-                           "to other lines)" % (line, len(ts), len(ends), lst), a + last))
+                           "to other lines; a lease of unknown outcome gives its line back)"
+                           % (line, len(ts), len(ends), lst), a + last + near,
+                           focus=since))
 
 
 # --- INCR ---------------------------------------------------------------------------
@@ -523,6 +533,7 @@ def report(v, events, t0, out):
     out.write("  history from %.3f to %.3f s (invoke, end, op, thread, what, node asked, "
               "X-STS-Leader, parameters -> outcome):\n" % (lo - t0, hi - t0))
     rows = [(o["inv"], describe(o, t0)) for o in v.ops]
+    lo = v.focus if v.focus is not None else lo
     for e in events:
         if e.get("ev") in ("view", "violation", "state"):
             continue

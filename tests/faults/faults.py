@@ -25,6 +25,7 @@ import hashlib
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -362,6 +363,8 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep a passed run's work directory")
     ap.add_argument("--netem", choices=["auto", "yes", "no"], default="auto")
     args = ap.parse_args()
+    # A SIGTERM (a CI time limit) unwinds like an exception: the teardown still runs.
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(143))
     args.netem = {"auto": None, "yes": True, "no": False}[args.netem]
     args.rate = min(args.rate, 2000)
     label = "faults"

@@ -75,6 +75,8 @@ def cleanup_leftovers(log=print):
     ours = [n for n in names if n.startswith(PREFIX)]
     for ns in ours:
         for pid in pids_in_ns(ns):
+            if pid == os.getpid():
+                continue
             try:
                 os.kill(pid, signal.SIGCONT)
                 os.kill(pid, signal.SIGKILL)

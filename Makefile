@@ -55,7 +55,7 @@ CTL_GEN  := $(BUILD)/gen/ctl_commands.h
 CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
-.PHONY: all run test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
+.PHONY: all run run-cluster test-cluster test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
         test-stop test-fuzz test-ctl test-deb test-image deb image deps deps-test install uninstall clean \
         help bench bench-store bench-columns bench-cluster fuzz test-faults soak-faults
 
@@ -64,12 +64,17 @@ all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUIL
 help:
 	@echo "make            build $(BUILD)/stsd and $(BUILD)/stsd.8 (V=1 prints the commands)"
 	@echo "make run        build and serve the example datasets on port 9191 (conf/run.properties)"
+	@echo "make run-cluster  the same on three nodes of a cluster: 9191, 9192, 9193 (raft 9291..9293),"
+	@echo "                state and logs in build/run-cluster/ (scripts/run-cluster.sh)"
 	@echo "make test       build, run every test: unit, protocol, install, examples, ASan+UBSan,"
-	@echo "                the soaks, the stop matrix, fuzz"
+	@echo "                the soaks, the stop matrix, the cluster, fuzz"
 	@echo "make test-soak  ASan+UBSan stsd (leaks checked) under a mixed, messy load for 60 s,"
 	@echo "                stopped and restarted (tests/soak/; SOAK_SECONDS=60)"
 	@echo "make test-tsan  test_hangup and the same soak under ThreadSanitizer (build/tsan; tests/soak/tsan.supp)"
 	@echo "make test-stop  SIGTERM in every state: exit 0 within 5 s, nothing answered lost (also under ASan)"
+	@echo "make test-cluster  three nodes on loopback under kill -9, SIGSTOP, restarts and load: nothing"
+	@echo "                answered OK lost, nothing answered twice (tests/cluster/; TESTS=name to pick,"
+	@echo "                CLUSTER_FAILOVER_S=3: the longest failover allowed)"
 	@echo "make test-faults  three nodes in network namespaces under partitions, kill -9, SIGSTOP,"
 	@echo "                delay, clock skew, a wiped node; the history checked (as root; 5 seeds"
 	@echo "                of 60 s, SEED=n replays one; docs/faults.md)"
@@ -206,12 +211,17 @@ $(BUILD)/obj $(BUILD)/obj/tests $(BUILD)/tests:
 run: all
 	@$(BUILD)/stsd --config conf/run.properties $(RUN_ARGS)
 
+# Three nodes of a cluster on this machine over the example datasets, until ENTER or Ctrl-C.
+run-cluster: all
+	@scripts/run-cluster.sh $(BUILD)/stsd
+
 test: deps-test
 	@scripts/spdx.sh
 	@scripts/check-layers.sh
 	$(Q)$(MAKE) --no-print-directory check-docs
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
 	$(Q)$(MAKE) --no-print-directory test-stop
+	$(Q)$(MAKE) --no-print-directory test-cluster
 	$(Q)$(MAKE) --no-print-directory test-faults
 	$(Q)$(MAKE) --no-print-directory test-ui
 	$(Q)$(MAKE) --no-print-directory test-pkg test-examples test-ctl
@@ -234,6 +244,13 @@ test-proto: $(BUILD)/stsd $(PROTO) $(BUILD)/tests/libfailsync.so $(BUILD)/tests/
 test-stop: $(BUILD)/stsd $(BUILD)/tests/test_stop $(BUILD)/tests/libfailsync.so
 	@STSD=$(BUILD)/stsd tests/run-tests.sh stop $(BUILD)/tests/test_stop
 	@STSD=$(BUILD)/stsd tests/stop/test-terminal.sh
+
+# Replicas (tests/cluster/test_cluster.py): three real nodes on loopback; kill -9 of the
+# leader under load, SIGSTOP, a node back from a raft snapshot, leases and ONCE over a
+# failover, SAVE on every node, a rolling restart, bad cluster keys. Each test in a process
+# group of its own, bounded in time; the failed ones' directories kept under /tmp.
+test-cluster: $(BUILD)/stsd
+	@python3 tests/cluster/test_cluster.py $(BUILD)/stsd $(TESTS)
 
 # The fault checker (tests/faults/, docs/faults.md): three nodes, each in a network
 # namespace of its own, 16 clients and a nemesis for FAULT_SECONDS (60) per seed, then the

@@ -38,6 +38,10 @@ void json_int(json *j, long long v);
 void json_uint(json *j, unsigned long long v);
 /* A finite double (NaN and infinities are written as null). */
 void json_double(json *j, double v);
+/* A finite double with decimals digits after the point, whatever its size (null when
+ * not finite): seconds since the epoch to the millisecond, which %.6g would round to
+ * hours. */
+void json_fixed(json *j, double v, int decimals);
 void json_bool(json *j, int v);
 void json_null(json *j);
 

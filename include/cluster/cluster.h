@@ -59,6 +59,13 @@ cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t
  * have reached the others (no longer leading). */
 int cluster_replicate_save(cluster *c, const char *dir, const char *name);
 
+/* Membership, on the leader (CLUSTER ADD, CLUSTER REMOVE): node id with its raft
+ * address and URL joins (its URL replicated, then a spare, then a voter once caught up:
+ * this waits for it), or leaves. Return 0 with msg set, or an HTTP status for the KO in
+ * msg (404 no such node, 409 a conflict, 503 not done or not known to be). */
+int cluster_add_node(cluster *c, unsigned id, const char *raft, const char *url, buf *msg);
+int cluster_remove_node(cluster *c, unsigned id, buf *msg);
+
 /* This node's id; whether forwarding answers 307 (stsd.cluster.forward=redirect). */
 unsigned cluster_self(const cluster *c);
 int cluster_redirects(const cluster *c);

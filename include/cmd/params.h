@@ -23,6 +23,7 @@ typedef enum param_id {
     PARAM_LINES,      /* ADDMULTI: lines one per line (a text/plain body, or LINES=) */
     PARAM_TTL,        /* SET, INCR, EXPIRE, ONCE, DONE: a key's time to live */
     PARAM_HEADER, PARAM_SEPARATOR, PARAM_COLUMN, PARAM_FIELDS,  /* named columns */
+    PARAM_NODE, PARAM_RAFT, PARAM_URL,                        /* CLUSTERADD, CLUSTERREMOVE */
     PARAM_COUNT
 } param_id;
 

@@ -71,6 +71,7 @@ typedef struct config {
     int cluster_election_ms;         /* stsd.cluster.electionTimeout: ms, 1000 */
     int cluster_redirect;            /* stsd.cluster.forward: proxy (0) | redirect (1) */
     int cluster_snapshot_entries;    /* stsd.cluster.snapshotEntries: 8192 */
+    int cluster_join;                /* stsd.cluster.join: false (true: no bootstrap) */
 } config;
 
 /* Fills c with every default. Returns 0, or -1 on ENOMEM. */
@@ -135,6 +136,11 @@ int config_validate(const config *c, buf *err);
  * of that form (config_validate refuses it), or a part longer than its buffer. */
 int config_cluster_node(const config *c, int id, char *raft, size_t rcap, char *url,
                         size_t ucap);
+/* A node given outside the keys (CLUSTER ADD): raft_url as a stsd.cluster.node.N value,
+ * checked the same way; its raft address and URL (no trailing slash) into raft and url.
+ * Returns 0, or -1 with why not in err. */
+int config_cluster_parse(const char *raft_url, char *raft, size_t rcap, char *url,
+                         size_t ucap, buf *err);
 /* How many stsd.cluster.node.N keys are set (0: no cluster). */
 size_t config_cluster_count(const config *c);
 

@@ -174,10 +174,14 @@ typedef enum journal_piece { JOURNAL_BATCH = 1, JOURNAL_FILE = 2 } journal_piece
 typedef int (*journal_ship_fn)(void *ctx, journal_piece kind, uint64_t id, uint64_t off,
                                int last, const void *data, size_t len);
 
-/* Makes j replicated: batches and INITFILE's files go through fn (set before the first
- * change, with policy always); the log is never compacted (raft's snapshots bound raft's
- * log; the state directory is rebuilt from them at each start). */
-void journal_set_ship(journal *j, journal_ship_fn fn, void *ctx);
+/* INITFILE's snapshot file id (fd, size bytes, whole) to the cluster, before its record;
+ * blocks until committed. Returns 0 or -1. */
+typedef int (*journal_ship_file_fn)(void *ctx, uint64_t id, int fd, uint64_t size);
+
+/* Makes j replicated: batches go through fn, INITFILE's files through file (set before
+ * the first change, with policy always); the log is never compacted (raft's snapshots
+ * bound raft's log; the state directory is rebuilt from them at each start). */
+void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file, void *ctx);
 /* Whether j is replicated: its failures are "outcome unknown", not "not writable". */
 int journal_replicated(const journal *j);
 

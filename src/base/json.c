@@ -149,6 +149,16 @@ void json_double(json *j, double v)
     buf_puts(j->out, num);
 }
 
+void json_fixed(json *j, double v, int decimals)
+{
+    if (!isfinite(v))
+        return json_null(j);
+    sep(j);
+    char num[384];
+    snprintf(num, sizeof num, "%.*f", decimals, v);
+    buf_puts(j->out, num);
+}
+
 void json_bool(json *j, int v)
 {
     sep(j);

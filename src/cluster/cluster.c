@@ -4,7 +4,7 @@
  *
  * raft has no locks: only the loop's thread calls it. Other threads queue a piece of the
  * journal (ship) and wake the loop with uv_async_send, then wait on `cv` for the piece's
- * commit. The loop's tick (a tenth of the election timeout) copies raft's state out under
+ * commit. The loop's tick (a twentieth of the election timeout) copies raft's state out under
  * `mu` and sees roles change, since raft 0.15 has no callback for that: a node that
  * starts leading appends a barrier, and once every entry of the terms before is applied
  * the promote hook loads the store; a node that stops leading calls the deposed hook.
@@ -16,29 +16,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <netdb.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "cluster_core.h"
+#include "cluster_entry.h"
 #include "cluster_fsm.h"
+#include "cluster_members.h"
+#include "cluster_queue.h"
 #include "cluster_save.h"
 #include "base/log.h"
 #include "base/thread.h"
+#include "journal/journal.h"
 
 
 /* raft snapshots the state directory every stsd.cluster.snapshotEntries entries (each a
  * whole batch of records), keeping a quarter of that after it for followers a little
  * behind. */
-
-/* A piece of the journal on its way through raft: the thread that shipped it waits. */
-typedef struct piece {
-    struct raft_apply req;
-    struct raft_buffer buf;
-    cluster *c;
-    int done, rc;
-    struct piece *next;
-} piece;
 
 static double wall_now(void)
 {
@@ -48,50 +44,6 @@ static double wall_now(void)
 }
 
 /* ---- the loop's side ---------------------------------------------------------------------- */
-
-static void finish_piece(piece *p, int rc)
-{
-    cluster *c = p->c;
-    pthread_mutex_lock(&c->mu);
-    p->rc = rc;
-    p->done = 1;
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-}
-
-static void on_applied(struct raft_apply *req, int status, void *result)
-{
-    piece *p = req->data;
-    (void)result;
-    if (status != 0)
-        log_warn("cluster: an entry was not committed: %s", raft_strerror(status));
-    finish_piece(p, status == 0 ? 0 : -1);
-}
-
-/* Proposes the queued pieces; any that cannot be (not leading, stopping) fail now. */
-static void propose_queued(cluster *c)
-{
-    pthread_mutex_lock(&c->mu);
-    piece *p = c->queue;
-    c->queue = c->queue_tail = NULL;
-    pthread_mutex_unlock(&c->mu);
-    while (p) {
-        piece *next = p->next;
-        int rv = -1;
-        if (!c->stop && raft_state(&c->raft) == RAFT_LEADER && atomic_load(&c->serving)) {
-            p->req.data = p;
-            rv = raft_apply(&c->raft, &p->req, &p->buf, 1, on_applied);
-        }
-        if (rv != 0) {
-            if (rv > 0)
-                log_warn("cluster: an entry could not be proposed: %s",
-                         raft_errmsg(&c->raft));
-            raft_free(p->buf.base);          /* still ours when raft_apply fails */
-            finish_piece(p, -1);
-        }
-        p = next;
-    }
-}
 
 static void wake_hooks(cluster *c, int promote)
 {
@@ -146,22 +98,30 @@ static void refresh_stats(cluster *c, int state)
     s->commit = c->raft.commit_index;
     s->applied = raft_last_applied(&c->raft);
     s->last_index = raft_last_index(&c->raft);
+    s->n = c->n;
     for (size_t i = 0; i < c->n; i++) {
         cluster_node_stats *ns = &s->nodes[i];
+        ns->id = c->nodes[i].id;
+        memcpy(ns->raft, c->nodes[i].raft, sizeof ns->raft);
+        memcpy(ns->url, c->nodes[i].url, sizeof ns->url);
         ns->known = 0;
+        ns->match = 0;
         ns->role = c->nodes[i].id == c->self ? s->role :
                    c->nodes[i].id == (unsigned)leader ? "leader" : "?";
-        if (state != RAFT_LEADER)
-            continue;
         const struct raft_configuration *conf = &c->raft.configuration;
-        for (unsigned k = 0; k < conf->n; k++)
-            if (conf->servers[k].id == c->nodes[i].id) {
-                ns->match = c->nodes[i].id == c->self ? s->last_index :
-                            c->raft.leader_state.progress[k].match_index;
-                ns->known = 1;
-                if (c->nodes[i].id != c->self)
-                    ns->role = "follower";
-            }
+        for (unsigned k = 0; k < conf->n; k++) {
+            if (conf->servers[k].id != c->nodes[i].id)
+                continue;
+            if (conf->servers[k].role != RAFT_VOTER && c->nodes[i].id != c->self)
+                ns->role = conf->servers[k].role == RAFT_SPARE ? "spare" : "standby";
+            if (state != RAFT_LEADER)
+                continue;
+            ns->match = c->nodes[i].id == c->self ? s->last_index :
+                        c->raft.leader_state.progress[k].match_index;
+            ns->known = 1;
+            if (c->nodes[i].id != c->self && conf->servers[k].role == RAFT_VOTER)
+                ns->role = "follower";
+        }
     }
     pthread_mutex_unlock(&c->mu);
 }
@@ -216,7 +176,7 @@ static void on_transferred(struct raft_transfer *req)
 static void on_wake(uv_async_t *a)
 {
     cluster *c = a->data;
-    propose_queued(c);
+    cluster_queue_run(c);
     pthread_mutex_lock(&c->mu);
     int stop = c->stop, transfer = c->transferring == 1;
     if (transfer)
@@ -274,44 +234,10 @@ static void *hook_main(void *arg)
 
 /* ---- the other threads' side -------------------------------------------------------------- */
 
-int cluster_propose(cluster *c, int kind, uint64_t id, uint64_t off, int last,
-                    const void *data, size_t len)
+/* The journal's hook for INITFILE's snapshot files. */
+static int ship_file(void *ctx, uint64_t id, int fd, uint64_t size)
 {
-    piece *p = calloc(1, sizeof *p);
-    size_t size = cluster_entry_size(len);
-    uint8_t *b = p && len <= UINT32_MAX ? raft_malloc(size) : NULL;
-    if (!b) {
-        free(p);
-        log_error("cluster: no memory for an entry of %zu bytes", len);
-        return -1;
-    }
-    cluster_entry_head(b, kind, c->nonce, id, off, last, (uint32_t)len);
-    memcpy(b + CLUSTER_ENTRY_HEAD, data, len);
-    memset(b + CLUSTER_ENTRY_HEAD + len, 0, size - CLUSTER_ENTRY_HEAD - len);
-    p->buf.base = b;
-    p->buf.len = size;
-    p->c = c;
-    pthread_mutex_lock(&c->mu);
-    if (c->stop) {
-        pthread_mutex_unlock(&c->mu);
-        raft_free(b);
-        free(p);
-        return -1;
-    }
-    if (c->queue_tail)
-        c->queue_tail->next = p;
-    else
-        c->queue = p;
-    c->queue_tail = p;
-    pthread_mutex_unlock(&c->mu);
-    uv_async_send(&c->wake);
-    pthread_mutex_lock(&c->mu);
-    while (!p->done)
-        pthread_cond_wait(&c->cv, &c->mu);
-    int rc = p->rc;
-    pthread_mutex_unlock(&c->mu);
-    free(p);
-    return rc;
+    return cluster_propose_file(ctx, JOURNAL_FILE, id, fd, size, NULL, 0);
 }
 
 /* The journal's ship hook. */
@@ -321,47 +247,28 @@ static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int la
     return cluster_propose(ctx, (int)kind, id, off, last, data, len);
 }
 
-/* SAVE's file goes in pieces of this size. */
-#define SAVE_PIECE (1u << 20)
-
 int cluster_replicate_save(cluster *c, const char *dir, const char *name)
 {
     size_t nl = strlen(name);
     char path[4096];
-    if (!cluster_save_name_ok(name, nl) || snprintf(path, sizeof path, "%s/%s", dir, name) >=
-        (int)sizeof path)
+    uint8_t prefix[2 + 256];
+    if (!cluster_save_name_ok(name, nl) ||
+        snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
         return -1;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    uint8_t *chunk = malloc(2 + nl + SAVE_PIECE);
-    if (fd < 0 || fstat(fd, &st) != 0 || !chunk) {
+    if (fd < 0 || fstat(fd, &st) != 0) {
         log_error("cluster: cannot read %s to replicate it: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
-        free(chunk);
         return -1;
     }
-    chunk[0] = (uint8_t)nl;
-    chunk[1] = (uint8_t)(nl >> 8);
-    memcpy(chunk + 2, name, nl);
-    uint64_t off = 0, size = (uint64_t)st.st_size;
-    int rc = 0;
-    for (;;) {
-        size_t n = size - off > SAVE_PIECE ? SAVE_PIECE : (size_t)(size - off);
-        if (n && pread(fd, chunk + 2 + nl, n, (off_t)off) != (ssize_t)n) {
-            log_error("cluster: cannot read %s to replicate it", path);
-            rc = -1;
-            break;
-        }
-        int last = off + n == size;
-        if ((rc = cluster_propose(c, CLUSTER_SAVE, 0, off, last, chunk, 2 + nl + n)) != 0)
-            break;
-        off += n;
-        if (last)
-            break;
-    }
+    prefix[0] = (uint8_t)nl;
+    prefix[1] = (uint8_t)(nl >> 8);
+    memcpy(prefix + 2, name, nl);
+    int rc = cluster_propose_file(c, CLUSTER_SAVE, 0, fd, (uint64_t)st.st_size, prefix,
+                                  2 + nl);
     close(fd);
-    free(chunk);
     return rc;
 }
 
@@ -375,14 +282,9 @@ cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t
     unsigned id = c->stats.leader;
     pthread_mutex_unlock(&c->mu);
     *leader = id;
-    if (!id || id == c->self)
-        return CLUSTER_NO_LEADER;            /* none, or this node still loading */
-    for (size_t i = 0; i < c->n; i++)
-        if (c->nodes[i].id == id) {
-            snprintf(url, cap, "%s", c->nodes[i].url);
-            return CLUSTER_FORWARD;
-        }
-    return CLUSTER_NO_LEADER;
+    if (!id || id == c->self || cluster_member_url(c, id, url, cap) != 0)
+        return CLUSTER_NO_LEADER;            /* none, this node still loading, or no URL */
+    return CLUSTER_FORWARD;
 }
 
 unsigned cluster_self(const cluster *c)
@@ -411,34 +313,53 @@ void cluster_get_stats(cluster *c, cluster_stats *s)
 
 /* ---- start and stop ----------------------------------------------------------------------- */
 
-static int parse_nodes(cluster *c, const config *conf, buf *err)
-{
-    for (int id = 1; id <= CONF_CLUSTER_MAX; id++) {
-        if (!conf->cluster_node[id])
-            continue;
-        cluster_node *n = &c->nodes[c->n];
-        if (config_cluster_node(conf, id, n->raft, sizeof n->raft, n->url, sizeof n->url)
-            != 0) {
-            buf_printf(err, "stsd.cluster.node.%d: not RAFT_ADDRESS HTTP_URL", id);
-            return -1;
-        }
-        n->id = (unsigned)id;
-        memcpy(c->stats.nodes[c->n].raft, n->raft, sizeof n->raft);
-        memcpy(c->stats.nodes[c->n].url, n->url, sizeof n->url);
-        c->stats.nodes[c->n].id = n->id;
-        c->stats.nodes[c->n].role = "?";
-        c->n++;
-    }
-    c->stats.n = c->n;
-    return 0;
-}
-
 static const cluster_node *node_of(const cluster *c, unsigned id)
 {
     for (size_t i = 0; i < c->n; i++)
         if (c->nodes[i].id == id)
             return &c->nodes[i];
     return NULL;
+}
+
+/* raft's io->random, which it uses for its randomized election timeouts in [min, max):
+ * node k of n (by its place in the table at start) draws in the k-th n-th of the range.
+ * One raft per process: the slice is the process's (set once, before raft starts). */
+static int (*spread_draw)(struct raft_io *io, int min, int max);
+static long spread_k, spread_n = 1;
+
+static int spread_random(struct raft_io *io, int min, int max)
+{
+    int r = spread_draw(io, min, max);
+    long range = (long)max - min;
+    if (range <= spread_n)
+        return r;
+    return min + (int)(range * spread_k / spread_n) + (int)((long)(r - min) / spread_n);
+}
+
+/* Whether the raft address is free, before the first start bootstraps anything: raft
+ * would bootstrap, then fail to listen, and keep that configuration for good. */
+static int raft_port_free(const char *address, buf *err)
+{
+    char host[264];
+    const char *colon = strrchr(address, ':');
+    if (!colon || (size_t)(colon - address) >= sizeof host)
+        return 0;
+    memcpy(host, address, (size_t)(colon - address));
+    host[colon - address] = '\0';
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_STREAM}, *ai;
+    if (getaddrinfo(host, colon + 1, &hints, &ai) != 0)
+        return 0;                 /* raft says what is wrong with it */
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, rc = 0;
+    if (fd >= 0) {
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
+            buf_printf(err, "cluster: cannot listen on %s: %s", address, strerror(errno));
+            rc = -1;
+        }
+        close(fd);
+    }
+    freeaddrinfo(ai);
+    return rc;
 }
 
 /* raft_init, raft_bootstrap (the first start only) and raft_start. Returns 0, or -1 with
@@ -463,6 +384,15 @@ static int start_raft(cluster *c, const char *dir, buf *err)
         return -1;
     }
     raft_uv_set_snapshot_compression(&c->io, false);
+    /* Each node draws its election timeouts from a slice of raft's range of its own, so
+     * that two followers of a dead leader seldom stand at once and split the vote (seen
+     * 3 times in 33 kills with the shared range: a second election, 3.1-3.5 s). */
+    spread_draw = c->io.random;
+    spread_n = c->n ? (long)c->n : 1;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->nodes[i].id == c->self)
+            spread_k = (long)i;
+    c->io.random = spread_random;
     cluster_fsm_init(c);
     c->raft.data = c;
     if ((rv = raft_init(&c->raft, &c->io, &c->fsm, c->self, me->raft)) != 0) {
@@ -481,7 +411,13 @@ static int start_raft(cluster *c, const char *dir, buf *err)
             buf_puts(err, "cluster: out of memory");
             return -1;
         }
-    rv = raft_bootstrap(&c->raft, &rc);
+    if (raft_port_free(me->raft, err) != 0) {
+        buf_printf(err, " [stsd.cluster.node.%u]", c->self);
+        raft_configuration_close(&rc);
+        return -1;
+    }
+    /* A joining node starts with no configuration: the leader's log brings it. */
+    rv = c->join ? RAFT_CANTBOOTSTRAP : raft_bootstrap(&c->raft, &rc);
     raft_configuration_close(&rc);
     if (rv != 0 && rv != RAFT_CANTBOOTSTRAP) {
         buf_printf(err, "cluster: cannot bootstrap in %s: %s", dir, raft_errmsg(&c->raft));
@@ -504,7 +440,9 @@ static int start_raft(cluster *c, const char *dir, buf *err)
             buf_printf(err, " [stsd.cluster.node.%u=%s]", c->self, me->raft);
         return -1;
     }
-    unsigned every = c->election_ms / 10 ? c->election_ms / 10 : 1;
+    /* A twentieth of the election timeout: a new leader starts loading, and followers
+     * forward to it, at most this long after raft knows (50 ms by default). */
+    unsigned every = c->election_ms / 20 ? c->election_ms / 20 : 1;
     uv_timer_start(&c->tick, on_tick, every, every);
     return 0;
 }
@@ -521,6 +459,7 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
     c->redirect = conf->cluster_redirect;
     c->election_ms = (unsigned)conf->cluster_election_ms;
     c->snapshot_entries = (unsigned)conf->cluster_snapshot_entries;
+    c->join = conf->cluster_join;
     c->j = j;
     c->dataset_dir = strdup(dataset_dir);
     c->hooks = *h;
@@ -530,28 +469,29 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
         c->nonce = (uint64_t)wall_now() ^ (uint64_t)getpid() << 32;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
-    if (parse_nodes(c, conf, err) != 0 || !node_of(c, c->self)) {
+    if (cluster_members_from_config(c, conf, err) != 0 || !node_of(c, c->self)) {
         if (!err->len)
             buf_printf(err, "stsd.cluster.self=%u names no stsd.cluster.node.%u", c->self,
                        c->self);
         free(c);
         return NULL;
     }
-    journal_set_ship(j, ship, c);
+    journal_set_ship(j, ship, ship_file, c);
     if (start_raft(c, dir, err) != 0) {
-        journal_set_ship(j, NULL, NULL);
+        journal_set_ship(j, NULL, NULL, NULL);
         /* Whatever raft and libuv got to stays allocated: the process is about to exit. */
         return NULL;
     }
+    /* Said before the threads start: the loop may change the table of nodes. */
+    log_info("cluster: node %u of %zu, raft on %s, data in %s, election timeout %u ms, "
+             "forwarding by %s", c->self, c->n, node_of(c, c->self)->raft, dir,
+             c->election_ms, c->redirect ? "redirect" : "proxy");
     if (thread_start(&c->hook_thread, "stsd-cluster", hook_main, c) != 0 ||
         thread_start(&c->loop_thread, "stsd-raft", loop_main, c) != 0) {
         buf_puts(err, "cluster: cannot start its threads");
         return NULL;
     }
     c->hook_started = c->loop_started = 1;
-    log_info("cluster: node %u of %zu, raft on %s, data in %s, election timeout %u ms, "
-             "forwarding by %s", c->self, c->n, node_of(c, c->self)->raft, dir,
-             c->election_ms, c->redirect ? "redirect" : "proxy");
     return c;
 }
 
@@ -595,6 +535,12 @@ static int ship_stopped(void *ctx, journal_piece kind, uint64_t id, uint64_t off
     return -1;
 }
 
+static int ship_file_stopped(void *ctx, uint64_t id, int fd, uint64_t size)
+{
+    (void)ctx, (void)id, (void)fd, (void)size;
+    return -1;
+}
+
 void cluster_stop(cluster *c)
 {
     if (!c)
@@ -612,7 +558,8 @@ void cluster_stop(cluster *c)
     }
     if (c->hook_started)
         pthread_join(c->hook_thread, NULL);
-    journal_set_ship(c->j, ship_stopped, NULL);
+    journal_set_ship(c->j, ship_stopped, ship_file_stopped, NULL);
+    cluster_fsm_close();
     free(c->dataset_dir);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);

@@ -26,6 +26,7 @@ struct cluster {
     int redirect;
     unsigned election_ms;
     unsigned snapshot_entries;
+    int join;                    /* stsd.cluster.join: no bootstrap */
     size_t n;
     cluster_node nodes[CONF_CLUSTER_MAX];
     struct journal *j;

@@ -5,11 +5,26 @@
 #include "cmd_cluster.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "cluster/cluster.h"
 #include "cmd_answer.h"
+#include "base/num.h"
+#include "config/config.h"
 
 #define MSG_ALONE "No cluster: this stsd runs alone (stsd.cluster.self is not set) !"
+
+/* Wall-clock seconds as an ISO 8601 UTC date with milliseconds. */
+static const char *iso_time(char *out, size_t cap, double t)
+{
+    time_t sec = (time_t)t;
+    struct tm tm;
+    gmtime_r(&sec, &tm);
+    size_t n = strftime(out, cap, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out + n, cap - n, ".%03dZ", (int)((t - (double)sec) * 1000));
+    return out;
+}
 
 static void answer_json(const cluster_stats *s, cmd_result *r)
 {
@@ -37,7 +52,7 @@ static void answer_json(const cluster_stats *s, cmd_result *r)
     json_key(&j, "leader_changes");
     json_uint(&j, s->leader_changes);
     json_key(&j, "leader_since");
-    json_double(&j, s->leader_since);
+    json_fixed(&j, s->leader_since, 3);
     json_key(&j, "nodes");
     json_arr_begin(&j);
     for (size_t i = 0; i < s->n; i++) {
@@ -98,6 +113,8 @@ void cmd_cluster(const cmd_server *srv, const params *p, cmd_result *r)
     entry_u(b, "commit_index", s.commit);
     entry_u(b, "applied_index", s.applied);
     entry_u(b, "leader_changes", s.leader_changes);
+    if (s.leader_since > 0)
+        cmd_entry_s(b, "leader_since", "=", iso_time(v, sizeof v, s.leader_since));
     for (size_t i = 0; i < s.n; i++) {
         const cluster_node_stats *n = &s.nodes[i];
         snprintf(k, sizeof k, "node.%u", n->id);
@@ -108,4 +125,68 @@ void cmd_cluster(const cmd_server *srv, const params *p, cmd_result *r)
             snprintf(v, sizeof v, "%s %s %s", n->role, n->url, n->raft);
         cmd_entry_s(b, k, "=", v);
     }
+}
+
+/* NODE=: a node id, 1..CONF_CLUSTER_MAX. Returns it, or 0 with the KO in r. */
+static unsigned node_param(const params *p, cmd_result *r)
+{
+    size_t len;
+    const char *v = params_get(p, PARAM_NODE, &len);
+    uint64_t id;
+    if (!v) {
+        cmd_ko(r, 400, "NODE is missing: the node's id !");
+        return 0;
+    }
+    if (num_parse_u64(v, len, 1, CONF_CLUSTER_MAX, &id) != 0) {
+        cmd_ko_format(r, "NODE must be a node id from 1 to %d !", CONF_CLUSTER_MAX);
+        return 0;
+    }
+    return (unsigned)id;
+}
+
+static void answer_change(int rc, buf *msg, cmd_result *r)
+{
+    if (rc == 0) {
+        r->kind = REPLY_OK;
+        buf_puts(&r->text, msg->data ? msg->data : "");
+    } else {
+        cmd_ko(r, (unsigned)rc, msg->data ? msg->data : "out of memory");
+    }
+}
+
+void cmd_cluster_add(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    if (!srv->cluster)
+        return cmd_ko(r, 400, MSG_ALONE);
+    unsigned id = node_param(p, r);
+    if (!id)
+        return;
+    size_t rl, ul;
+    const char *raft = params_get(p, PARAM_RAFT, &rl), *url = params_get(p, PARAM_URL, &ul);
+    if (!raft || !url)
+        return cmd_ko(r, 400, "RAFT and URL are needed: the node's raft address and URL !");
+    buf value = BUF_INIT, why = BUF_INIT, msg = BUF_INIT;
+    char ra[264], ur[280];
+    buf_printf(&value, "%.*s %.*s", (int)rl, raft, (int)ul, url);
+    if (value.oom || memchr(value.data, '\0', value.len) ||
+        config_cluster_parse(value.data, ra, sizeof ra, ur, sizeof ur, &why) != 0) {
+        cmd_ko_format(r, "Not a node: %s !", why.data ? why.data : "out of memory");
+    } else {
+        answer_change(cluster_add_node(srv->cluster, id, ra, ur, &msg), &msg, r);
+    }
+    buf_free(&value);
+    buf_free(&why);
+    buf_free(&msg);
+}
+
+void cmd_cluster_remove(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    if (!srv->cluster)
+        return cmd_ko(r, 400, MSG_ALONE);
+    unsigned id = node_param(p, r);
+    if (!id)
+        return;
+    buf msg = BUF_INIT;
+    answer_change(cluster_remove_node(srv->cluster, id, &msg), &msg, r);
+    buf_free(&msg);
 }

@@ -6,5 +6,7 @@
 #include "cmd/command.h"
 
 void cmd_cluster(const cmd_server *srv, const params *p, cmd_result *r);
+void cmd_cluster_add(const cmd_server *srv, const params *p, cmd_result *r);
+void cmd_cluster_remove(const cmd_server *srv, const params *p, cmd_result *r);
 
 #endif

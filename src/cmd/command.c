@@ -128,6 +128,17 @@ static const cmd_def commands[] = {
      "leader, this node's term, commit and applied index, each follower's lag (asked of "
      "the leader). Answered by the node asked, never forwarded.",
      {{0}}},
+    {"CLUSTERADD", cmd_cluster_add, CMD_ADMIN, FIELD_MESSAGE,
+     "Add a node to the cluster (on the leader): its URL goes to every node, then raft "
+     "adds it as a spare and makes it a voter once it has caught up; answered then. Start "
+     "the node first, with stsd.cluster.join=true. stsctl: cluster add NODE RAFT URL.",
+     {{"NODE", "4", 0, "the new node's id, 1 to 9, one no node has"},
+      {"RAFT", "host:port", 0, "its raft address, as in stsd.cluster.node.N"},
+      {"URL", "http://host:port", 0, "its HTTP URL, as in stsd.cluster.node.N"}}},
+    {"CLUSTERREMOVE", cmd_cluster_remove, CMD_ADMIN, FIELD_MESSAGE,
+     "Remove a node from the cluster (on the leader), a dead one or one to retire; stop "
+     "it then. stsctl: cluster remove NODE.",
+     {{"NODE", "3", 0, "the node's id"}}},
     {"LOAD", cmd_load, CMD_CHANGES | CMD_ADMIN, FIELD_COUNT,
      "Like INITFILE, with the file sent in the request (multipart part FILE, or a "
      "text/csv body) instead of read from the dataset directory.",

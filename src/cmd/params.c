@@ -25,6 +25,8 @@ static const char *const param_names[PARAM_COUNT] = {
     [PARAM_LINES] = "LINES",         [PARAM_TTL] = "TTL",
     [PARAM_HEADER] = "HEADER",       [PARAM_SEPARATOR] = "SEPARATOR",
     [PARAM_COLUMN] = "COLUMN",       [PARAM_FIELDS] = "FIELDS",
+    [PARAM_NODE] = "NODE",           [PARAM_RAFT] = "RAFT",
+    [PARAM_URL] = "URL",
 };
 
 void params_reset(params *p)

@@ -141,6 +141,9 @@ const conf_key conf_keys[] = {
     {"stsd.cluster.forward", "stsd.cluster.forward", CT_FORWARD, F(cluster_redirect), 0, 1,
      "proxy", "how a follower passes a request on: proxy (asks the leader, relays its "
      "answer) or redirect (307 to the leader's URL)"},
+    {"stsd.cluster.join", "stsd.cluster.join", CT_BOOL, F(cluster_join), 0, 1, "false",
+     "true: this node joins a running cluster (CLUSTERADD on its leader) instead of "
+     "founding one with the listed nodes at its first start"},
     {"stsd.cluster.snapshotEntries", "stsd.cluster.snapshotEntries", CT_INT,
      F(cluster_snapshot_entries), 16, 1000000, "8192",
      "raft entries (each a batch of changes) between two snapshots of the state, which a "

@@ -283,6 +283,23 @@ int config_cluster_node(const config *c, int id, char *raft, size_t rcap, char *
     return 0;
 }
 
+int config_cluster_parse(const char *raft_url, char *raft, size_t rcap, char *url,
+                         size_t ucap, buf *err)
+{
+    node_parts p;
+    if (conf_cluster_node_check(raft_url, err) != 0 || node_parse(raft_url, &p, NULL) != 0)
+        return -1;
+    if (p.raft_len >= rcap || p.url_len >= ucap) {
+        buf_puts(err, "too long");
+        return -1;
+    }
+    memcpy(raft, p.raft, p.raft_len);
+    raft[p.raft_len] = '\0';
+    memcpy(url, p.url, p.url_len);
+    url[p.url_len] = '\0';
+    return 0;
+}
+
 size_t config_cluster_count(const config *c)
 {
     size_t n = 0;

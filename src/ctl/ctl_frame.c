@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* ctl_frame.c - the tables of `stsctl top`: lists, keys, barriers and ONCE's runs, cut to
- * the screen's rows and columns, each name and value a cell made safe for a terminal
- * (ctl_cell). */
+/* ctl_frame.c - the tables of `stsctl top`: a cluster node's view of the cluster, lists,
+ * keys, barriers and ONCE's runs, cut to the screen's rows and columns, each name and
+ * value a cell made safe for a terminal (ctl_cell). */
 #include "ctl_frame.h"
 
 #include <stdarg.h>
@@ -140,12 +140,20 @@ static void run_row(FILE *out, const cj *r, int cols)
     fprintf(out, "%s %9s %8s", name, ends, num(r, "waiters"));
 }
 
+/* text[0..len) as one line cut to the width (bold, or plain), made safe. */
+static void put_cut(FILE *out, const char *text, size_t len, int cols, int bold)
+{
+    char cell[4 * 512 + 1];
+    ctl_cell(cell, sizeof cell, text, len, cols < 512 ? cols : 512, 0);
+    fprintf(out, bold ? BOLD "%s" PLAIN "\n" : "%s\n", cell);
+}
+
 /* One row of s (the header when item is NULL) cut to the width: the row is drawn in a
  * buffer first, since a line wider than the screen would otherwise be the terminal's to
  * cut (it does not wrap) and its last column overwritten. */
 static void put_row(FILE *out, const section *s, const cj *item, int cols)
 {
-    char *text = NULL, cell[4 * 512 + 1];
+    char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
     if (!m)
@@ -154,13 +162,53 @@ static void put_row(FILE *out, const section *s, const cj *item, int cols)
         s->row(m, item, cols);
     else
         s->head(m, cols);
-    if (fclose(m) == 0) {
-        ctl_cell(cell, sizeof cell, text, len, cols < 512 ? cols : 512, 0);
-        fprintf(out, item ? "%s\n" : BOLD "%s" PLAIN "\n", cell);
-    } else {
+    if (fclose(m) == 0)
+        put_cut(out, text, len, cols, !item);
+    else
         fputc('\n', out);
-    }
     free(text);
+}
+
+/* One line of CLUSTER's section, drawn by ctl_out into a buffer, then cut to the width:
+ * the line under the rows when line is set (dim), else node's row, or the header (bold)
+ * when node is NULL. */
+static void cluster_put(FILE *out, const cj *c, const cj *node, int line, int cols)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return (void)fputc('\n', out);
+    if (line)
+        ctl_cluster_line(m, c);
+    else if (node)
+        ctl_cluster_row(m, c, node);
+    else
+        ctl_cluster_head(m);
+    if (fclose(m) != 0)
+        fputc('\n', out);
+    else if (line)
+        dim(out, cols, "%.*s", (int)(len < 500 ? len : 500), text);
+    else
+        put_cut(out, text, len, cols, !node);
+    free(text);
+}
+
+/* CLUSTER's section in room lines: the header, a row per node and the line under them;
+ * when they do not all fit, that line alone. Returns the lines written. */
+static int cluster_draw(FILE *out, const cj *c, int room, int cols)
+{
+    const cj *nodes = cj_get(c, "nodes");
+    size_t n = nodes && nodes->type == CJ_ARRAY ? nodes->n : 0;
+    if (n + 2 > (size_t)room) {
+        cluster_put(out, c, NULL, 1, cols);
+        return 1;
+    }
+    cluster_put(out, c, NULL, 0, cols);
+    for (size_t i = 0; i < n; i++)
+        cluster_put(out, c, nodes->items[i], 0, cols);
+    cluster_put(out, c, NULL, 1, cols);
+    return (int)n + 2;
 }
 
 /* Draws s in at most room lines (room >= 1): all of it when it fits, else the header,
@@ -192,6 +240,17 @@ static int section_draw(FILE *out, const section *s, int room, int cols)
     return (int)shown + 1 + (shown < n);
 }
 
+int ctl_frame_cluster(FILE *out, const cj *cluster, int rows, int cols)
+{
+    if (rows < 1)
+        return 0;
+    int used = cluster_draw(out, cluster, rows, cols);
+    if (rows - used < 2)            /* a blank line and nothing under it */
+        return used;
+    fputc('\n', out);
+    return used + 1;
+}
+
 int ctl_frame_draw(FILE *out, const ctl_frame *f, int rows, int cols)
 {
     const section all[] = {
@@ -200,7 +259,9 @@ int ctl_frame_draw(FILE *out, const ctl_frame *f, int rows, int cols)
         {"barriers", f->barriers, f->barriers_error, barrier_head, barrier_row},
         {"runs", f->runs, f->runs_error, run_head, run_row},
     };
-    int used = 0;
+    int used = f->cluster ? ctl_frame_cluster(out, f->cluster, rows, cols) : 0;
+    if (f->cluster && used >= rows)
+        return used;
     for (size_t i = 0; i < sizeof all / sizeof all[0] && used < rows; i++) {
         if (i > 0) {
             if (rows - used < 2)    /* a blank line and nothing under it */

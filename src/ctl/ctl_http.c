@@ -5,6 +5,7 @@
 #include <curl/curl.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <sys/time.h>
 #include <time.h>
@@ -146,8 +147,11 @@ static void set_options(CURL *h, const ctl_conn *c, const char *url, struct curl
     }
 }
 
-int ctl_request(const ctl_conn *c, const char *command, const char *query, int post,
-                const char *upload, int progress_bar, ctl_answer *a)
+/* One request to the node at base (one URL). Returns as ctl_request; *refused is set
+ * when the connection was refused or could not be made (another node may answer). */
+static int request_one(const ctl_conn *c, const char *base, const char *command,
+                       const char *query, int post, const char *upload, int progress_bar,
+                       ctl_answer *a, int *refused)
 {
     int rc = -1;
     CURL *h = curl_easy_init();
@@ -172,7 +176,7 @@ int ctl_request(const ctl_conn *c, const char *command, const char *query, int p
         fclose(f);
     }
     /* LOAD takes FILENAME from the query string beside its multipart body. */
-    if (command_url(&url, c->url, command, query, post && !upload) != 0)
+    if (command_url(&url, base, command, query, post && !upload) != 0)
         goto oom;
     /* JSON is asked for with FORMAT=JSON in every query: Accept alone would not turn the
      * reference's commands to JSON (stsd.jsonByAccept). */
@@ -214,8 +218,9 @@ int ctl_request(const ctl_conn *c, const char *command, const char *query, int p
     if (pr.drawn == 1)
         fputc('\n', stderr);
     if (cc != CURLE_OK) {
-        snprintf(a->error, sizeof a->error, "%.200s: %.256s", c->url,
+        snprintf(a->error, sizeof a->error, "%.200s: %.256s", base,
                  *cerr ? cerr : curl_easy_strerror(cc));
+        *refused = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST;
         goto cleanup;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
@@ -233,6 +238,58 @@ cleanup:
     buf_free(&url);
     buf_free(&auth);
     return rc;
+}
+
+/* A 503 another node may answer: no leader, or the leader changed; never "Outcome
+ * unknown", whose change may have been made (doing it again could do it twice). */
+static int retryable_503(const ctl_answer *a)
+{
+    return a->status == 503 && !(a->body.data && strstr(a->body.data, "Outcome unknown"));
+}
+
+int ctl_request(const ctl_conn *c, const char *command, const char *query, int post,
+                const char *upload, int progress_bar, ctl_answer *a)
+{
+    /* --url A,B,C: the nodes of a cluster, tried in turn from the one that answered
+     * last, for ROUNDS rounds a second apart. Standard input cannot be sent twice. */
+    enum { ROUNDS = 5 };
+    static size_t last;
+    char urls[CTL_MAX_URLS][512];
+    size_t n = 0;
+    const char *p = c->url;
+    while (n < CTL_MAX_URLS && *p) {
+        size_t len = strcspn(p, ",");
+        if (len && len < sizeof urls[0]) {
+            memcpy(urls[n], p, len);
+            urls[n++][len] = '\0';
+        }
+        p += len + (p[len] == ',');
+    }
+    if (n == 0) {
+        memset(a, 0, sizeof *a);
+        snprintf(a->error, sizeof a->error, "--url: no URL in \"%.200s\"", c->url);
+        return -1;
+    }
+    /* One URL: one request, as always (a lone stsd's 503s are not a cluster's). */
+    int once = n == 1 || (upload && strcmp(upload, "-") == 0);
+    int rc = -1;
+    for (int round = 0; round < ROUNDS; round++) {
+        if (round)
+            sleep(1);
+        for (size_t k = 0; k < n; k++) {
+            size_t i = (last + k) % n;
+            if (round || k)
+                ctl_answer_free(a);       /* the previous node's answer */
+            int refused = 0;
+            rc = request_one(c, urls[i], command, query, post, upload, progress_bar, a,
+                             &refused);
+            if (once || !(rc == 0 ? retryable_503(a) : refused)) {
+                last = i;
+                return rc;
+            }
+        }
+    }
+    return rc;                            /* the last node's answer, as it is */
 }
 
 void ctl_answer_free(ctl_answer *a)

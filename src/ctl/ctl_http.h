@@ -6,8 +6,12 @@
 
 #include "base/buf.h"
 
+/* The most nodes --url may list. */
+#define CTL_MAX_URLS 9
+
 typedef struct ctl_conn {
-    const char *url;          /* "http://localhost:9191" (a trailing /sts is allowed) */
+    const char *url;          /* "http://localhost:9191" (a trailing /sts is allowed), or
+                               * a comma separated list: a cluster's nodes */
     const char *token;        /* NULL: none */
     const char *cacert;       /* NULL: the system's */
     int insecure;
@@ -29,7 +33,10 @@ int ctl_http_init(void);
  * the multipart part FILE (LOAD), "-" standard input; progress then draws a bar on stderr
  * (for a file: standard input has no size). Fills a (freed by
  * the caller with ctl_answer_free). Returns 0 when an HTTP answer came, or -1 with
- * a->error set (unreachable, TLS, timeout, unreadable upload). */
+ * a->error set (unreachable, TLS, timeout, unreadable upload). With several URLs, a
+ * refused connection or a 503 that no change lies behind (no leader, leader changed) is
+ * tried again on the next node, for up to 5 rounds a second apart; a 503 "Outcome
+ * unknown" is never sent again. */
 int ctl_request(const ctl_conn *c, const char *command, const char *query, int post,
                 const char *upload, int progress, ctl_answer *a);
 

@@ -639,6 +639,10 @@ int main(int argc, char **argv)
         }
         return ctl_top_run(&o.conn);
     }
+    /* `cluster add` and `cluster remove`: the rows CLUSTERADD and CLUSTERREMOVE. */
+    if (strcmp(verb, "cluster") == 0 && i < argc &&
+        (strcmp(argv[i], "add") == 0 || strcmp(argv[i], "remove") == 0))
+        verb = strcmp(argv[i++], "add") == 0 ? "clusteradd" : "clusterremove";
     const ctl_command *c = row_of(verb);
     if (!c)          /* one line and where the list is: a typo needs no 48 lines */
         return usage_error("unknown verb: %s", verb);

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/utf8.h"
@@ -163,6 +164,71 @@ void ctl_status_row(FILE *out, const char *name, const cj *l)
             outr && outr->s ? strtod(outr->s, NULL) : 0.0, empty);
 }
 
+/* A number member as an unsigned id (0 when it is null, missing or not a number). */
+static unsigned long id_of(const cj *v, const char *key)
+{
+    const cj *n = cj_get(v, key);
+    return n && n->type == CJ_NUMBER ? strtoul(n->s, NULL, 10) : 0;
+}
+
+void ctl_cluster_head(FILE *out)
+{
+    fprintf(out, "  %-4s %-12s %6s  %s", "NODE", "ROLE", "LAG", "URL");
+}
+
+void ctl_cluster_row(FILE *out, const cj *c, const cj *node)
+{
+    char role[4 * 12 + 1], url[4 * 256 + 1];
+    const cj *r = cj_get(node, "role"), *u = cj_get(node, "url");
+    if (r && r->type == CJ_STRING)
+        ctl_cell(role, sizeof role, r->s, r->len, 12, 1);
+    else
+        ctl_cell(role, sizeof role, "-", 1, 12, 1);
+    if (u && u->type == CJ_STRING)
+        ctl_cell(url, sizeof url, u->s, u->len, 256, 0);
+    else
+        ctl_cell(url, sizeof url, "-", 1, 256, 0);
+    unsigned long id = id_of(node, "id"), leader = id_of(c, "leader");
+    fprintf(out, "%c %-4lu %s %6.20s  %s", id && id == leader ? '*' : ' ', id, role,
+            num_text(cj_get(node, "lag")), url);
+}
+
+void ctl_cluster_line(FILE *out, const cj *c)
+{
+    char since[48] = "", role[4 * 12 + 1];
+    const cj *t = cj_get(c, "leader_since"), *r = cj_get(c, "role");
+    double at = t && t->type == CJ_NUMBER ? strtod(t->s, NULL) : 0;
+    struct tm tm;
+    time_t secs = (time_t)at;
+    if (at > 0 && localtime_r(&secs, &tm))
+        strftime(since, sizeof since, " since %H:%M:%S", &tm);
+    if (r && r->type == CJ_STRING)
+        ctl_cell(role, sizeof role, r->s, r->len, 12, 0);
+    else
+        ctl_cell(role, sizeof role, "-", 1, 12, 0);
+    unsigned long leader = id_of(c, "leader");
+    fprintf(out, "this is node %lu (%s); ", id_of(c, "self"), role);
+    if (leader)
+        fprintf(out, "* node %lu leads%s", leader, since);
+    else
+        fprintf(out, "no leader%s", since);
+    fprintf(out, "; term %.24s, commit index %.24s", num_text(cj_get(c, "term")),
+            num_text(cj_get(c, "commit_index")));
+}
+
+/* CLUSTER's answer as a table on a terminal. */
+static void put_cluster(FILE *out, const cj *c, const cj *nodes)
+{
+    ctl_cluster_head(out);
+    fputc('\n', out);
+    for (size_t i = 0; i < nodes->n; i++) {
+        ctl_cluster_row(out, c, nodes->items[i]);
+        fputc('\n', out);
+    }
+    ctl_cluster_line(out, c);
+    fputc('\n', out);
+}
+
 static void put_status(FILE *out, const cj *lists, int tty)
 {
     if (tty) {
@@ -203,6 +269,8 @@ int ctl_print(FILE *out, const cj *v, int tty)
         fputc('\n', out);
     } else if ((m = cj_get(v, "lists")) && m->type == CJ_ARRAY) {
         put_status(out, m, tty);
+    } else if (tty && (m = cj_get(v, "nodes")) && m->type == CJ_ARRAY && cj_get(v, "term")) {
+        put_cluster(out, v, m);
     } else {
         /* Any other document, for commands to come as well: arrays one item a line
          * (objects' values by TAB), the rest as "key<TAB>value"; a bare message as is. */

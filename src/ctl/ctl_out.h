@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_out.h - a server's JSON answer as stsctl prints it for scripts: raw lines, counts
- * as numbers, STATUS as a table on a terminal or "name<TAB>lines" when piped. */
+ * as numbers, STATUS as a table on a terminal or "name<TAB>lines" when piped, CLUSTER as
+ * a table on a terminal or "key<TAB>value" lines and a line per node when piped. */
 #ifndef STSCTL_OUT_H
 #define STSCTL_OUT_H
 
@@ -12,8 +13,8 @@
 /* stsctl's exit statuses. */
 enum { CTL_EXIT_OK = 0, CTL_EXIT_KO = 1, CTL_EXIT_USAGE = 2, CTL_EXIT_SERVER = 3 };
 
-/* Prints answer v (an OK) on out. tty: out is a terminal (STATUS as a table). Returns 0,
- * or -1 on a write error. */
+/* Prints answer v (an OK) on out. tty: out is a terminal (STATUS and CLUSTER as tables).
+ * Returns 0, or -1 on a write error. */
 int ctl_print(FILE *out, const cj *v, int tty);
 
 /* Decodes base64 text s[0..n) and writes the bytes on out. Returns 0 or -1 (bad text). */
@@ -57,5 +58,14 @@ void ctl_cell(char *out, size_t cap, const char *s, size_t len, int width, int p
  * shows it made safe and cut to its column). Neither writes a newline. */
 void ctl_status_head(FILE *out);
 void ctl_status_row(FILE *out, const char *name, const cj *l);
+
+/* CLUSTER's table on a terminal, as `stsctl cluster` and `stsctl top` draw it: the header,
+ * the row of node (an item of c's "nodes": '*' before the leader's, its role as this node
+ * sees it, its lag as the leader knows it, its URL made safe) and the line under them
+ * (this node and its role, who leads since when, the term and the commit index). None
+ * writes a newline. */
+void ctl_cluster_head(FILE *out);
+void ctl_cluster_row(FILE *out, const cj *c, const cj *node);
+void ctl_cluster_line(FILE *out, const cj *c);
 
 #endif

@@ -7,7 +7,7 @@
 #include <strings.h>
 
 const ctl_option ctl_options[] = {
-    {"url", "URL", "STSD_URL", "the server (default http://localhost:9191)", 0},
+    {"url", "URL", "STSD_URL", "the server (default http://localhost:9191), or a cluster's nodes, comma separated", 0},
     {"token", "TOKEN", "STSD_TOKEN", "sent as Authorization: Bearer TOKEN", 0},
     {"cacert", "FILE", NULL, "trust the CA certificates in FILE (PEM) for https", 0},
     {"insecure", NULL, NULL, "https without checking the server's certificate", 0},
@@ -69,8 +69,9 @@ const ctl_extra ctl_extras[] = {
      "Every list, key, barrier and run, live, refreshed each second: a list's lines, on "
      "loan, waiters, in/s, out/s and time to empty; a key's value (cut to the screen), "
      "version, watchers and waiters; a barrier's arrivals of its parties and generation; "
-     "a ONCE run's lease left and the callers waiting for it. A server without KEYS, "
-     "BARRIERS or RUNS still shows its lists. q quits.",
+     "a ONCE run's lease left and the callers waiting for it; on a node of a cluster, "
+     "above them, the nodes (CLUSTER) with their roles and lag, the leader marked *. A "
+     "server without KEYS, BARRIERS or RUNS still shows its lists. q quits.",
      {{NULL, NULL}}},
     {"once", "NAME [--timeout S] [--lease S] -- COMMAND...",
      "Run COMMAND on exactly one of the callers of ONCE NAME; the others wait. The runner "

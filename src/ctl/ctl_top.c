@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* ctl_top.c - `stsctl top`: the lists (STATUS), keys (KEYS), barriers (BARRIERS) and
- * ONCE's runs (RUNS) redrawn each second in plain ANSI escape codes on the alternate
- * screen, the terminal in non-canonical mode so that a single q quits. STATUS must answer;
- * the others may fail (a server from before them) and their sections say so. The tables:
- * ctl_frame. */
+ * ONCE's runs (RUNS), and on a cluster node the nodes (CLUSTER), redrawn each second in
+ * plain ANSI escape codes on the alternate screen, the terminal in non-canonical mode so
+ * that a single q quits. STATUS must answer at the start; the others may fail (a server
+ * from before them) and their sections say so, but for CLUSTER, whose KO (a lone stsd)
+ * draws nothing. The tables: ctl_frame. */
 #include "ctl_top.h"
 
 #include <errno.h>
@@ -23,8 +24,8 @@
 
 /* One round of answers: the parsed documents (NULL when not had) and why not. */
 typedef struct top_docs {
-    cj *status, *keys, *barriers, *runs;
-    char error[512], keys_error[512], barriers_error[512], runs_error[512];
+    cj *status, *keys, *barriers, *runs, *cluster;
+    char error[512], keys_error[512], barriers_error[512], runs_error[512], cluster_error[512];
 } top_docs;
 
 static volatile sig_atomic_t stop;
@@ -101,14 +102,17 @@ static void docs_free(top_docs *d)
     cj_free(d->keys);
     cj_free(d->barriers);
     cj_free(d->runs);
-    d->status = d->keys = d->barriers = d->runs = NULL;
+    cj_free(d->cluster);
+    d->status = d->keys = d->barriers = d->runs = d->cluster = NULL;
 }
 
-/* One round: STATUS, then KEYS, BARRIERS and RUNS unless STATUS failed. Returns STATUS's
- * 0 or -1 (d->error says why); the others' failures are only their errors. */
+/* One round: CLUSTER (answered by the node asked, also while a cluster has no leader and
+ * STATUS fails), STATUS, then KEYS, BARRIERS and RUNS unless STATUS failed. Returns
+ * STATUS's 0 or -1 (d->error says why); the others' failures are only their errors. */
 static int fetch_all(const ctl_conn *c, top_docs *d)
 {
     docs_free(d);
+    fetch(c, "CLUSTER", &d->cluster, d->cluster_error, sizeof d->cluster_error);
     if (fetch(c, "STATUS", &d->status, d->error, sizeof d->error) != 0)
         return -1;
     fetch(c, "KEYS", &d->keys, d->keys_error, sizeof d->keys_error);
@@ -117,7 +121,8 @@ static int fetch_all(const ctl_conn *c, top_docs *d)
     return 0;
 }
 
-/* One frame: the title, then STATUS's error or the tables cut to the screen. */
+/* One frame: the title, the cluster (on a cluster node), then STATUS's error or the tables,
+ * cut to the screen. */
 static void draw(const ctl_conn *c, const top_docs *d)
 {
     char when[32];
@@ -129,12 +134,14 @@ static void draw(const ctl_conn *c, const top_docs *d)
     printf("stsctl top - %s - %s - q quits\n\n", c->url, when);
     if (!d->status) {
         char cell[4 * sizeof d->error + 1];
+        if (d->cluster)
+            ctl_frame_cluster(stdout, d->cluster, rows - 4, cols);
         ctl_cell(cell, sizeof cell, d->error, strlen(d->error), cols, 0);
         printf("%s\n", cell);
     } else {
         ctl_frame f = {cj_get(d->status, "lists"), cj_get(d->keys, "keys"),
                        cj_get(d->barriers, "barriers"), cj_get(d->runs, "runs"), d->error,
-                       d->keys_error, d->barriers_error, d->runs_error};
+                       d->keys_error, d->barriers_error, d->runs_error, d->cluster};
         /* The title's two lines, and the last row left empty: a newline there scrolls. */
         ctl_frame_draw(stdout, &f, rows - 3, cols);
     }

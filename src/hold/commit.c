@@ -27,9 +27,12 @@ int commit_begin(struct journal *j, cmd_result *r, uint64_t *lsn, int fence)
         return 0;
     if (!*lsn && fence && journal_replicated(j) && journal_fence(j, lsn) != 0) {
         buf_clear(&r->text);
+        buf_clear(&r->headers);
         r->kind = REPLY_KO;
         r->status = 503;
         buf_puts(&r->text, COMMIT_NO_LEADER);
+        /* Name and value, each ending in NUL (cmd_header's form): retry in a second. */
+        buf_append(&r->headers, "Retry-After\0" "1", sizeof "Retry-After\0" "1");
         return 0;
     }
     if (!*lsn)

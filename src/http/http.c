@@ -413,6 +413,9 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
     return h;
 }
 
+/* How long a stop keeps reading requests already sent on accepted connections. */
+#define STOP_GRACE_MS 100
+
 void http_stop(http_server *h, int timeout_ms)
 {
     if (!h)
@@ -421,7 +424,12 @@ void http_stop(http_server *h, int timeout_ms)
     http_loops_quiesce(h->loops);
     close(h->listen_fd);
     struct timespec pause = {0, 5 * 1000 * 1000};
-    for (int waited = 0; atomic_load(&h->in_flight) > 0 && waited < timeout_ms; waited += 5) {
+    /* A request already on an accepted connection is read and answered ("503 stopping",
+     * or served) in the grace, rather than cut: a client may retry a 503, not a cut
+     * (a cluster's rolling restart saw one in ten). */
+    int grace = timeout_ms > 0 ? STOP_GRACE_MS : 0;
+    for (int waited = 0; (atomic_load(&h->in_flight) > 0 || waited < grace) &&
+                         waited < timeout_ms; waited += 5) {
         /* Answers held by a log that cannot be written wait for its rewrite, which
          * journal_close tries once more: waiting here would only spend the stop's time. */
         if (h->srv->j && journal_broken(h->srv->j))

@@ -100,6 +100,7 @@ struct journal {
     /* Replicas (journal_mirror.c): each batch goes to ship before it counts as written;
      * NULL: alone. own_* is what this node appended as leader (its records in pend). */
     journal_ship_fn ship;
+    journal_ship_file_fn ship_file;
     void *ship_ctx;
     pthread_t sync_thread, compact_thread, writer_thread;
     int sync_started, compact_started, writer_started;

@@ -27,10 +27,12 @@
 /* A file of the image read at a time. */
 #define CHUNK (1u << 20)
 
-void journal_set_ship(journal *j, journal_ship_fn fn, void *ctx)
+void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file,
+                      void *ctx)
 {
     pthread_mutex_lock(&j->mu);
     j->ship = fn;
+    j->ship_file = file;
     j->ship_ctx = ctx;
     j->prealloc = 0;              /* the file grows by committed pieces only */
     j->threshold = UINT64_MAX;    /* no compaction: see journal.h */
@@ -329,24 +331,7 @@ int journal_ship_snapshot_file(journal *j, uint64_t id)
             close(fd);
         return -1;
     }
-    uint8_t *chunk = malloc(CHUNK);
-    uint64_t off = 0, len = (uint64_t)st.st_size;
-    int rc = chunk ? 0 : -1;
-    while (rc == 0) {
-        size_t n = len - off > CHUNK ? CHUNK : (size_t)(len - off);
-        ssize_t r = n ? pread(fd, chunk, n, (off_t)off) : 0;
-        if (r < 0 || (size_t)r != n) {
-            log_error("journal: cannot read %s/%s to replicate it", j->dir, name);
-            rc = -1;
-            break;
-        }
-        int last = off + n == len;
-        rc = j->ship(j->ship_ctx, JOURNAL_FILE, id, off, last, chunk, n);
-        off += n;
-        if (last)
-            break;
-    }
-    free(chunk);
+    int rc = j->ship_file(j->ship_ctx, id, fd, (uint64_t)st.st_size);
     close(fd);
     return rc;
 }

@@ -245,23 +245,30 @@ int journal_reload(journal *j, store *st, buf *err)
     buf msg = BUF_INIT;
     int rc = -1;
     memset(&rs, 0, sizeof rs);
+    /* Nothing writes into the directory now: the cluster applied every entry before
+     * promoting, and no change is taken before this returns. The lock is not held while
+     * the store adopts the lists (the order is list, then journal). */
     pthread_mutex_lock(&j->mu);
     while (j->io)
         pthread_cond_wait(&j->cv, &j->mu);
+    uint32_t gen = j->gen;
+    uint64_t fsize = j->fsize;
+    pthread_mutex_unlock(&j->mu);
     if (recover_run(j->dirfd, &rs, NULL, &msg) != 0) {
         buf_printf(err, "journal in %s: %s", j->dir, msg.data ? msg.data : "out of memory");
         goto done;
     }
     /* The directory was written by this process alone since its start: its newest log
      * is the one open, whole. */
-    if (rs.last_gen != j->gen || rs.last_end != j->fsize) {
+    if (rs.last_gen != gen || rs.last_end != fsize) {
         buf_printf(err, "journal in %s: the log open (generation %u, %llu bytes) is not the "
-                   "one recovery ends in (generation %u, %zu bytes)", j->dir, j->gen,
-                   (unsigned long long)j->fsize, rs.last_gen, rs.last_end);
+                   "one recovery ends in (generation %u, %zu bytes)", j->dir, gen,
+                   (unsigned long long)fsize, rs.last_gen, rs.last_end);
         goto done;
     }
     if (adopt_all(j, &rs, st, err) != 0)
         goto done;
+    pthread_mutex_lock(&j->mu);
     for (size_t i = 0; i < rs.nlists; i++) {
         uint64_t prev;
         snapref_set(&j->defs, rs.names[i], rs.def_ids[i], &prev);
@@ -269,11 +276,11 @@ int journal_reload(journal *j, store *st, buf *err)
     j->snap_n = rs.last_snap_n;
     j->max_gen = rs.max_gen > j->gen ? rs.max_gen : j->gen;
     j->snapset = rs.snap_bytes;
+    pthread_mutex_unlock(&j->mu);
     log_info("journal: %zu lists, %zu keys and %zu leases loaded from %s", rs.nlists, rs.nkeys,
              rs.nleases, j->dir);
     rc = 0;
 done:
-    pthread_mutex_unlock(&j->mu);
     recover_free(&rs);
     buf_free(&msg);
     return rc;

@@ -5,7 +5,10 @@
 # terminal only (script(1) gives it one), and `stsctl top` in a tmux pane: a list and its
 # count, a key and its value (control bytes as '?'), a barrier with 1 of 2 arrived and a
 # ONCE run with its waiter on screen, an ADD and a SET made with curl shown within 2 s, q
-# quits. The help, the
+# quits; on a node of a real three-node cluster, top's CLUSTER section above the lists
+# with the leader marked, and the new leader marked once the old one is killed (none of
+# it for a lone stsd); `stsctl cluster` as a table on a terminal, fields when piped. The
+# help, the
 # completion and stsctl(1) must name every command of src/cmd/command.c. For scripts: the
 # bare results of get, incr, set, barrier and done (--long the fields), --opt value for
 # every option, --name instead of FILENAME, -h, a one-line unknown verb, - as standard
@@ -21,9 +24,10 @@ tmp=$(mktemp -d /tmp/stsctl-test-XXXXXX)
 pid=
 bpid=
 rpid=
+cpids=
 tmux_sock="$tmp/tmux"
 trap '[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null; [ -n "$bpid" ] && kill "$bpid" 2>/dev/null;
-      [ -n "$rpid" ] && kill "$rpid" 2>/dev/null;
+      [ -n "$rpid" ] && kill "$rpid" 2>/dev/null; for p in $cpids; do kill -9 "$p" 2>/dev/null; done;
       tmux -S "$tmux_sock" kill-server 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 
 # Starts stsd on a free port over a fresh dataset directory; extra -D options in "$@".
@@ -469,6 +473,9 @@ if command -v tmux >/dev/null 2>&1; then
     }
     on_screen '^big.csv  *300000 ' && screen | grep -q 'LINES *ON LOAN *WAITERS *IN/S *OUT/S *EMPTY IN' &&
         ok "top: the lists and their counts on screen" || fail "top's screen: $(screen)"
+    screen | sed -n 3p | grep -q '^LIST  *LINES ' && ! screen | grep -q 'NODE\|this is node' &&
+        ok "top: a lone stsd, no cluster section (CLUSTER's KO draws nothing)" ||
+        fail "top, alone: more than the lists on top: $(screen)"
     on_screen '^topkey  *first  *1  *0  *0$' && screen | grep -q '^KEY  *VALUE  *VERSION *WATCHERS *WAITERS$' &&
         ok "top: a key, its value and version on screen" || fail "top: no key topkey: $(screen)"
     on_screen '^topesc  *a?\[2Jb ' && screen | grep -q '^big.csv ' &&
@@ -586,6 +593,73 @@ if command -v openssl >/dev/null 2>&1; then
     halt
 else
     skip "https: openssl is not installed (scripts/deps.sh test installs it)"
+fi
+
+# 8. A real cluster of three nodes on loopback: top on a follower shows the nodes above
+# the lists, the leader marked '*'; the leader killed (SIGKILL), the new one is marked
+# within a few seconds. `stsctl cluster`: a table on a terminal, fields when piped.
+if command -v tmux >/dev/null 2>&1; then
+    t_cluster=$(date +%s%N)
+    set -- $(python3 -c 'import socket
+ss = [socket.socket() for _ in range(6)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in ss))')
+    for id in 1 2 3; do eval "hp$id=\$1 rp$id=\$2"; shift 2; done
+    for id in 1 2 3; do
+        mkdir -p "$tmp/c$id/data"
+        eval "port=\$hp$id"
+        # The node list's values hold a space: the arguments are built one by one.
+        set -- -DjmeterPlugin.sts.daemon=true -DjmeterPlugin.sts.port=$port -Dstsd.bind=127.0.0.1 \
+            -DjmeterPlugin.sts.datasetDirectory="$tmp/c$id/data" -Dstsd.stateDirectory="$tmp/c$id/state" \
+            -Dstsd.cluster.self=$id
+        for n in 1 2 3; do eval "set -- \"\$@\" \"-Dstsd.cluster.node.$n=127.0.0.1:\$rp$n http://127.0.0.1:\$hp$n\""; done
+        "$STSD" "$@" </dev/null >>"$tmp/c$id.log" 2>&1 &
+        eval "cpid$id=\$!"; cpids="$cpids $!"
+    done
+    # leader: the node whose CLUSTER says it serves (piped: "serving<TAB>true").
+    leader=; i=0
+    while [ -z "$leader" ] && [ $i -lt 150 ]; do
+        for id in 1 2 3; do
+            eval "port=\$hp$id"
+            "$STSCTL" --url "http://127.0.0.1:$port" cluster 2>/dev/null | grep -qx "serving${tab}true" &&
+                leader=$id && break
+        done
+        [ -n "$leader" ] || { sleep 0.1; i=$((i + 1)); }
+    done
+    if [ -z "$leader" ]; then
+        fail "cluster: no leader within 15 s ($(tail -n 5 "$tmp/c1.log"))"
+    else
+        f=$((leader % 3 + 1)); eval "furl=http://127.0.0.1:\$hp$f lport=\$hp$leader"
+        run --url "$furl" cluster
+        echo "$out" | grep -qx "self${tab}$f" && echo "$out" | grep -qx "leader${tab}$leader" &&
+            echo "$out" | grep -q "^$leader${tab}http://127.0.0.1:$lport${tab}127.0.0.1:[0-9]*${tab}leader${tab}" &&
+            ok "cluster piped: key<TAB>value, a line per node (id, URL, raft, role, match, lag)" ||
+            fail "cluster piped: [$out]"
+        script -qec "$STSCTL --url $furl cluster --long" /dev/null > "$tmp/tty.out" 2>&1
+        grep -q '^  NODE ROLE  *LAG  URL' "$tmp/tty.out" &&
+            grep -q "^\* $leader  *leader  *- *http://127.0.0.1:$lport" "$tmp/tty.out" &&
+            grep -q "^this is node $f (follower); \* node $leader leads since [0-9:]*; term [0-9]*, commit index [0-9]*" "$tmp/tty.out" &&
+            ok "cluster --long on a terminal: a table, the leader marked, this node named" ||
+            fail "cluster on a tty: $(cat -v "$tmp/tty.out")"
+        tmux -S "$tmux_sock" new-session -d -x 120 -y 30 -e "STSD_URL=$furl" "$STSCTL top"
+        on_screen "^\* $leader  *leader " 50 && screen | sed -n 3p | grep -q '^  NODE ROLE  *LAG  URL$' &&
+            [ "$(screen | grep -c '^[* ] [123]  ')" = 3 ] &&
+            screen | grep -q "^this is node $f (follower); \* node $leader leads since" &&
+            screen | grep -q '^no lists$' &&
+            ok "top on a follower: the cluster's three nodes above the lists, the leader marked" ||
+            fail "top on a cluster node: $(screen)"
+        t0=$(date +%s%N)
+        eval "kill -9 \$cpid$leader"
+        others=$(echo 1 2 3 | tr -d "$leader ")
+        on_screen "^\* [$others]  *leader " 100 && ! screen | grep -q "^\* $leader " &&
+            ms=$(( ($(date +%s%N) - t0) / 1000000 )) &&
+            ok "top: the new leader marked $ms ms after the old one was killed (the cluster case: $(( ($(date +%s%N) - t_cluster) / 1000000 )) ms)" ||
+            fail "top: no new leader on screen after 10 s: $(screen)"
+        tmux -S "$tmux_sock" send-keys q
+    fi
+    for p in $cpids; do kill -9 "$p" 2>/dev/null; wait "$p" 2>/dev/null; done; cpids=
+else
+    skip "stsctl top on a cluster: no tmux (scripts/deps.sh test installs it)"
 fi
 
 tally "stsctl"

@@ -22,7 +22,7 @@ if STSD="$stsd" /usr/bin/python3 tests/ui/test_dashboard.py >"$log" 2>&1; then
     n=$(grep -c ' ok$' "$log")
     echo "  ok    tests/ui/test_dashboard.py ($n tests; screenshots in build/ui-screens/)"
     passed=$((passed + n))
-    grep -E '^  (first load|change shown)' "$log" | sed 's/^/        /'
+    grep -E '^  (first load|change shown|failover)' "$log" | sed 's/^/        /'
 else
     passed=$((passed + $(grep -c ' ok$' "$log")))
     fail "tests/ui/test_dashboard.py (log: $log)"

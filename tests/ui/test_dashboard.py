@@ -10,8 +10,9 @@ error, no request off-site, first load under 100 KB, no horizontal scroll at 390
 foreign page cannot write; the Keys view: a key set by curl shows within a poll
 with its version and watchers, SET from a form, DEL after a confirmation, a hostile value
 as text; with fsync=always, the changes each fdatasync carried; the Barriers view filling
-up live, OPEN by hand, and the ONCE runs in progress with their waiters. Screenshots
-of each view go to build/ui-screens/.
+up live, OPEN by hand, and the ONCE runs in progress with their waiters; the Cluster view
+absent on a lone stsd, and on a real three-node cluster its nodes, the leader and a new
+leader after the old one is killed. Screenshots of each view go to build/ui-screens/.
 """
 import http.client
 import http.server
@@ -40,6 +41,8 @@ from selenium.webdriver.support import expected_conditions as EC
 from selenium.webdriver.support.ui import WebDriverWait
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, 'tests', 'cluster'))
+from cluster import Cluster  # noqa: E402  (tests/cluster/cluster.py: real stsd nodes)
 STSD = os.environ.get('STSD', os.path.join(ROOT, 'build', 'stsd'))
 SCREENS = os.environ.get('UI_SCREENS', os.path.join(ROOT, 'build', 'ui-screens'))
 XSS = '<img src=x onerror=alert(1)>'
@@ -550,6 +553,24 @@ class Dashboard(BrowserCase):
         # This page's refusals are not the dashboard's console errors.
         self.d.get_log('browser')
 
+    def test_18_no_cluster_view_when_alone(self):
+        """A lone stsd: no Cluster tab, and the views never asked CLUSTER (the page learns
+        it is a cluster node from X-STS-Leader, which a lone stsd never sends); #/cluster
+        typed by hand says it runs alone, as a notice, not an error."""
+        self.drain_logs()
+        self.assertFalse(any('/sts/CLUSTER' in u for u in self.requests))
+        self.open()
+        self.wait(lambda d: self.row('logins.csv') is not None)
+        time.sleep(1.2)                 # a second poll: the tab stays hidden
+        tabs = [a.text for a in self.d.find_elements(By.CSS_SELECTOR, 'nav a') if a.is_displayed()]
+        self.assertEqual(tabs, ['Lists', 'Keys', 'Load', 'Barriers', 'Server'])
+        self.assertFalse(self.d.find_element(By.CSS_SELECTOR, 'nav a[data-view="cluster"]').is_displayed())
+        self.open('#/cluster')
+        self.wait(lambda d: d.find_element(By.ID, 'cluster-notice').is_displayed())
+        self.assertIn('runs alone', self.d.find_element(By.ID, 'cluster-notice').text)
+        self.assertFalse(self.d.find_element(By.ID, 'cluster-table').is_displayed())
+        self.assertFalse(self.d.find_element(By.CSS_SELECTOR, 'nav a[data-view="cluster"]').is_displayed())
+
 class KeysView(BrowserCase):
     """The Keys view (issue 24): a key set with curl shows within a poll, with its version
     and its watchers; SET from the form (with the dashboard's header: the same POST
@@ -1033,6 +1054,149 @@ class BarriersView(BrowserCase):
         self.assertEqual(self.srv.call('DONE', NAME=XSS, LEASE=b['lease'])[0], 200)
         self.text_is('#runs-summary', '0 runs in progress, 0 waiting')
         self.assertTrue(self.d.find_element(By.ID, 'runs-empty').is_displayed())
+        errors = [e for e in self.d.get_log('browser') if e['level'] == 'SEVERE']
+        self.assertEqual(errors, [])
+
+
+class ClusterView(BrowserCase):
+    """Three real stsd nodes (tests/cluster/cluster.py) on loopback: a follower's dashboard
+    shows the Cluster tab, its view lists the three nodes with the leader and this node
+    marked, the term and commit index; the leader's view shows each follower's lag; after
+    the leader is killed (SIGKILL), the follower's view shows the new leader no later than
+    one poll after CLUSTER names it."""
+
+    WAIT_S, POLL_S = 10, 0.05
+
+    @classmethod
+    def setUpClass(cls):
+        cls.work = tempfile.mkdtemp(prefix='stsd-ui-cluster-')
+        cls.cl = Cluster(STSD, cls.work).start()
+        cls.profile = tempfile.mkdtemp(prefix='stsd-ui-chromium-')
+        try:
+            cls.d = make_driver(cls.profile)
+        except Exception:
+            cls.cl.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.d.quit()
+        shutil.rmtree(cls.profile, ignore_errors=True)
+        for n in cls.cl.nodes:
+            n.kill()
+        shutil.rmtree(cls.work, ignore_errors=True)
+
+    def cluster(self, node):
+        """node's CLUSTER answer (JSON), or None."""
+        st, _, body = node.req('CLUSTER', {'FORMAT': 'JSON'}, timeout=2)
+        return json.loads(body) if st == 200 else None
+
+    def nodes(self):
+        """The view's rows: [(node id, classes, URL text, link, role, lag)]."""
+        out = []
+        for tr in self.d.find_elements(By.CSS_SELECTOR, '#cluster-body tr'):
+            tds = tr.find_elements(By.CSS_SELECTOR, 'td')
+            a = tds[0].find_element(By.CSS_SELECTOR, 'a')
+            out.append((int(tr.get_attribute('data-node')), set(tr.get_attribute('class').split()),
+                        a.text, a.get_attribute('href'), tds[1].text, tds[3].text))
+        return out
+
+    def test_nodes_leader_and_failover(self):
+        leader = self.cl.leader(15)
+        self.assertIsNotNone(leader, 'no leader within 15 s')
+        follower = [n for n in self.cl.nodes if n is not leader][0]
+        # A follower's dashboard: the lists (forwarded to the leader), and the Cluster tab.
+        self.d.get(f'{follower.url}/ui/')
+        self.wait(lambda d: d.find_element(By.ID, 'live').text.strip() == 'Live')
+        tab = self.wait(lambda d: d.find_element(By.CSS_SELECTOR, 'nav a[data-view="cluster"]'))
+        self.wait(lambda d: tab.is_displayed())
+        tab.click()
+        self.wait(lambda d: len(self.nodes()) == 3)
+        self.wait(lambda d: d.find_element(By.ID, 'cluster-leader').text == f'node {leader.id}')
+        rows = {r[0]: r for r in self.nodes()}
+        self.assertEqual(sorted(rows), [1, 2, 3])
+        for n in self.cl.nodes:
+            self.assertEqual(rows[n.id][2], n.url)
+            self.assertEqual(rows[n.id][3], f'{n.url}/ui/#/cluster')
+        self.assertEqual([i for i, r in rows.items() if 'leader' in r[1]], [leader.id])
+        self.assertEqual([i for i, r in rows.items() if 'self' in r[1]], [follower.id])
+        self.assertEqual(rows[leader.id][4], 'leader')
+        self.assertEqual(rows[follower.id][4], 'follower')
+        self.assertIn('leader', self.d.find_element(
+            By.CSS_SELECTOR, f'#cluster-body tr[data-node="{leader.id}"] .badge.leader').text)
+        self.assertEqual(self.d.find_element(
+            By.CSS_SELECTOR, '#cluster-body tr.self .badge.self').text, 'this node')
+        c = self.cluster(follower)
+        self.assertEqual(self.d.find_element(By.ID, 'cluster-self').text, f'node {follower.id}')
+        self.assertEqual(self.d.find_element(By.ID, 'cluster-role').text, 'follower')
+        self.wait(lambda d: d.find_element(By.ID, 'cluster-term').text == str(c['term']))
+        self.assertNotIn(self.d.find_element(By.ID, 'cluster-commit').text, ('', '—'))
+        since = self.d.find_element(By.ID, 'cluster-since').text
+        self.assertRegex(since, r'\(\d+ s\)$')
+        self.assertEqual(self.d.find_element(By.ID, 'cluster-summary').text,
+                         f'3 nodes, node {leader.id} leads')
+        self.shot('cluster')
+        # 390 px: no horizontal scroll; the rows become cards.
+        self.d.set_window_size(390, 844)
+        try:
+            inner = self.d.execute_script('return window.innerWidth')
+            self.d.set_window_size(390 + (390 - inner), 844)
+            time.sleep(0.3)
+            sw, cw = self.d.execute_script(
+                'return [document.documentElement.scrollWidth, document.documentElement.clientWidth]')
+            self.assertLessEqual(sw, cw, 'horizontal scroll at 390 px on #/cluster')
+            self.shot('phone-cluster')
+        finally:
+            self.d.set_window_size(1280, 900)
+        # The leader's own view knows each follower's lag.
+        self.d.get(f'{leader.url}/ui/#/cluster')
+        self.wait(lambda d: len(self.nodes()) == 3 and all(r[5].isdigit() for r in self.nodes()))
+        self.assertEqual(self.d.find_element(By.ID, 'cluster-role').text, 'leader')
+        self.assertEqual([r[0] for r in self.nodes() if {'leader', 'self'} <= r[1]], [leader.id])
+        # Back on the follower; the leader dies.
+        self.d.get('about:blank')
+        self.d.get(f'{follower.url}/ui/#/cluster')
+        self.wait(lambda d: d.find_element(By.ID, 'cluster-leader').text == f'node {leader.id}')
+        self.d.get_log('browser')
+        # The page notes each change of the leader it shows (same clock as ours), and the
+        # browser times every CLUSTER it sends (Resource Timing).
+        self.d.execute_script('''
+            performance.setResourceTimingBufferSize(10000);
+            window.leaderShown = [];
+            const dd = document.getElementById('cluster-leader');
+            new MutationObserver(() => leaderShown.push([Date.now(), dd.textContent]))
+              .observe(dd, {subtree: true, characterData: true, childList: true});''')
+        t0 = time.time()
+        leader.kill()
+        named = None                    # when CLUSTER first names a new leader
+        while named is None and time.time() - t0 < 15:
+            c = self.cluster(follower)
+            if c and c['leader'] not in (None, leader.id):
+                named, new = time.time(), c['leader']
+            else:
+                time.sleep(0.02)
+        self.assertIsNotNone(named, 'no new leader within 15 s')
+        self.wait(lambda d: d.find_element(By.ID, 'cluster-leader').text == f'node {new}', 3)
+        shown = min(t for t, text in self.d.execute_script('return window.leaderShown')
+                    if text == f'node {new}') / 1000
+        # The first CLUSTER the page sent after ours named the new leader: the page shows
+        # it with that answer at the latest (it may have asked before us).
+        answered = self.d.execute_script('''
+            const after = arguments[0];
+            const e = performance.getEntriesByType('resource').find(e =>
+              e.name.includes('/sts/CLUSTER') && performance.timeOrigin + e.requestStart > after);
+            return e ? performance.timeOrigin + e.responseEnd : null;''', named * 1000)
+        print(f'\n  failover: CLUSTER names node {new} {named - t0:.2f} s after the kill, '
+              f'the page shows it at {shown - t0:.2f} s', end=' ')
+        if answered is not None:    # else the page showed it before a poll could start
+            self.assertLess(shown - answered / 1000, 0.5)
+        self.assertLess(shown - named, 1.5)        # one poll (1 s) at most, and a little
+        self.assertIn(new, [n.id for n in self.cl.nodes if n is not leader])
+        self.wait(lambda d: [r[0] for r in self.nodes() if 'leader' in r[1]] == [new], 2)
+        self.assertEqual([r[0] for r in self.nodes() if 'self' in r[1]], [follower.id])
+        self.assertEqual(self.d.find_element(By.ID, 'cluster-summary').text,
+                         f'3 nodes, node {new} leads')
+        self.shot('cluster-failover')
         errors = [e for e in self.d.get_log('browser') if e['level'] == 'SEVERE']
         self.assertEqual(errors, [])
 

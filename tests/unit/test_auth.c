@@ -107,20 +107,20 @@ static void test_admin_roles(void **state)
     auth *a = rules(kv, &err);
     assert_non_null(a);
     const char *admin[] = {"INITFILE", "LOAD", "SAVE", "RESET", "STOP", "CONFIG", "OPEN",
-                           "DROP", "EXPIRE"};
-    for (size_t i = 0; i < 9; i++) {
+                           "DROP", "EXPIRE", "CLUSTERADD", "CLUSTERREMOVE"};
+    for (size_t i = 0; i < 11; i++) {
         char path[64];
         snprintf(path, sizeof path, "/sts/%s", admin[i]);
         assert_int_equal(check(a, "10.0.0.1", path, "Bearer data1", NULL), AUTH_NEED_ADMIN);
         assert_int_equal(check(a, "10.0.0.1", path, "Bearer boss", NULL), AUTH_OK);
         assert_int_equal(check(a, "10.0.0.1", path, NULL, NULL), AUTH_MISSING);
     }
-    /* Those nine, and no other: the table's rows say it (DEL with PREFIX= is checked by
+    /* Those eleven, and no other: the table's rows say it (DEL with PREFIX= is checked by
      * dispatch, test_cleanup). */
     int admins = 0;
     for (int i = 0; i < command_count(); i++)
         admins += (command_at(i)->flags & CMD_ADMIN) != 0;
-    assert_int_equal(admins, 9);
+    assert_int_equal(admins, 11);
     /* Names match exactly everywhere: "reset" runs nothing, so it needs no admin. */
     assert_null(command_of_path("/sts/reset", 10));
     assert_int_equal(check(a, "10.0.0.1", "/sts/reset", "Bearer data1", NULL), AUTH_OK);

@@ -3,7 +3,7 @@
  * (src/ctl/ctl_json), how a command row becomes a verb and options (ctl_table, so that a
  * command added to the server's table gets a usable verb with no code), printing
  * answers for scripts (ctl_out; the bare results of get, incr, set, barrier and done),
- * and top's tables (ctl_frame: lists, keys, barriers and
+ * and top's tables (ctl_frame: a cluster's nodes, lists, keys, barriers and
  * runs cut to the screen, control bytes never reach the terminal). */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cmd/command.h"
 #include "ctl/ctl_doc.h"
@@ -268,7 +269,7 @@ static char *frame4(const char *status, const char *keys, const char *barriers,
     cj *s = PARSE(status), *k = keys ? PARSE(keys) : NULL;
     cj *b = barriers ? PARSE(barriers) : NULL, *r = runs ? PARSE(runs) : NULL;
     ctl_frame f = {cj_get(s, "lists"), cj_get(k, "keys"), cj_get(b, "barriers"),
-                   cj_get(r, "runs"), "", "HTTP 404", "HTTP 404", "HTTP 404"};
+                   cj_get(r, "runs"), "", "HTTP 404", "HTTP 404", "HTTP 404", NULL};
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
@@ -382,6 +383,131 @@ static void test_frame(void **state)
     free(t);
 }
 
+/* CLUSTER as node 1, a follower, sees it: node 3 leads, node 2's role unknown here, a URL
+ * with an escape in it (the configuration's bytes, which a terminal must not get). */
+#define CLUSTER_DOC(leader) \
+    "{\"ok\":true,\"self\":1,\"leader\":" leader ",\"role\":\"follower\"," \
+    "\"serving\":false,\"term\":7,\"commit_index\":1234,\"applied_index\":1234," \
+    "\"last_index\":1235,\"leader_changes\":2,\"leader_since\":1796417589.299," \
+    "\"nodes\":[{\"id\":1,\"url\":\"http://h1:9191\",\"raft\":\"h1:9201\"," \
+    "\"role\":\"follower\",\"match_index\":null,\"lag\":null},{\"id\":2," \
+    "\"url\":\"http://h2\\u001b[2J:9191\",\"raft\":\"h2:9201\",\"role\":\"?\"," \
+    "\"match_index\":null,\"lag\":null},{\"id\":3,\"url\":\"http://h3:9191\"," \
+    "\"raft\":\"h3:9201\",\"role\":\"leader\",\"match_index\":1230,\"lag\":4}]}"
+
+/* The frame of CLUSTER's answer cluster (NULL: alone) and STATUS's status, the other
+ * sections empty, in rows x cols, its lines counted. */
+static char *frame_cluster(const char *cluster, const char *status, int rows, int cols,
+                           int *lines)
+{
+    cj *c = cluster ? PARSE(cluster) : NULL, *s = PARSE(status);
+    cj *k = PARSE("{\"ok\":true,\"keys\":[]}"), *b = PARSE("{\"ok\":true,\"barriers\":[]}");
+    cj *r = PARSE("{\"ok\":true,\"runs\":[]}");
+    ctl_frame f = {cj_get(s, "lists"), cj_get(k, "keys"), cj_get(b, "barriers"),
+                   cj_get(r, "runs"), "", "", "", "", c};
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    *lines = ctl_frame_draw(out, &f, rows, cols);
+    fclose(out);
+    cj_free(c);
+    cj_free(s);
+    cj_free(k);
+    cj_free(b);
+    cj_free(r);
+    int nl = 0;
+    for (size_t i = 0; i < len; i++)
+        nl += text[i] == '\n';
+    assert_int_equal(nl, *lines);
+    assert_true(*lines <= rows);
+    return text;
+}
+
+/* `stsctl cluster` on a terminal and piped; top's CLUSTER section above the lists, the
+ * leader marked, cut to the screen, and nothing of it for a lone stsd. */
+static void test_cluster(void **state)
+{
+    char since[32];
+    time_t at = 1796417589;
+    strftime(since, sizeof since, "since %H:%M:%S", localtime(&at));
+    char want_line[160];
+    snprintf(want_line, sizeof want_line, "this is node 1 (follower); * node 3 leads %s; "
+             "term 7, commit index 1234", since);
+    /* On a terminal: a table, the leader's row marked, the escape a '?'. */
+    char *t = printed(CLUSTER_DOC("3"), 1);
+    assert_non_null(strstr(t, "  NODE ROLE            LAG  URL\n"));
+    assert_non_null(strstr(t, "\n  1    follower          -  http://h1:9191\n"));
+    assert_non_null(strstr(t, "\n  2    ?                 -  http://h2?[2J:9191\n"));
+    assert_non_null(strstr(t, "\n* 3    leader            4  http://h3:9191\n"));
+    assert_non_null(strstr(t, want_line));
+    assert_null(strchr(t, '\x1b'));
+    free(t);
+    /* Piped: the fields for scripts, as before: key<TAB>value, a line per node. */
+    t = printed(CLUSTER_DOC("3"), 0);
+    assert_non_null(strstr(t, "self\t1\nleader\t3\nrole\tfollower\n"));
+    assert_non_null(strstr(t, "leader_since\t1796417589.299\n"));
+    assert_non_null(strstr(t, "\n3\thttp://h3:9191\th3:9201\tleader\t1230\t4\n"));
+    free(t);
+    /* No leader: nobody marked, and the line says so. */
+    t = printed(CLUSTER_DOC("null"), 1);
+    assert_null(strstr(t, "\n* "));
+    assert_non_null(strstr(t, "(follower); no leader since "));
+    free(t);
+
+    /* top: the cluster first (header, 3 nodes, its line), a blank, then the lists. */
+    const char *st = "{\"ok\":true,\"lists\":[{\"name\":\"a.csv\",\"lines\":2}]}";
+    int n;
+    t = frame_cluster(CLUSTER_DOC("3"), st, 30, 120, &n);
+    assert_int_equal(n, 5 + 1 + 2 + 1 + 1 + 1 + 1 + 1 + 1);
+    const char *node = strstr(t, "\n* 3    leader "), *row = strstr(t, "\na.csv ");
+    assert_true(strncmp(t, "\x1b[1m  NODE ROLE ", 11) == 0);
+    assert_true(node && row && node < row);
+    assert_non_null(strstr(t, want_line));
+    assert_non_null(strstr(t, "http://h2?[2J:9191\n"));
+    for (const char *p = t; (p = strchr(p, '\x1b')); p++)   /* only our bold, dim, plain */
+        assert_true(strncmp(p, "\x1b[1m", 4) == 0 || strncmp(p, "\x1b[2m", 4) == 0 ||
+                    strncmp(p, "\x1b[0m", 4) == 0);
+    free(t);
+    /* Narrow: every line cut to the width, the URLs last. */
+    t = frame_cluster(CLUSTER_DOC("3"), st, 30, 24, &n);
+    assert_non_null(strstr(t, "\n* 3    leader        ...\n"));
+    for (char *line = strtok(t, "\n"); line; line = strtok(NULL, "\n"))
+        assert_true(strlen(line) <= 24 + 8);   /* the bold or dim codes around it */
+    free(t);
+    /* Just the nodes: no blank line under them, nothing else. */
+    t = frame_cluster(CLUSTER_DOC("3"), st, 5, 120, &n);
+    assert_int_equal(n, 5);
+    assert_null(strstr(t, "a.csv"));
+    free(t);
+    /* Too few rows for the nodes: the cluster's line alone, then the lists if they fit. */
+    t = frame_cluster(CLUSTER_DOC("3"), st, 4, 120, &n);
+    assert_int_equal(n, 4);
+    assert_null(strstr(t, "NODE"));
+    assert_true(strncmp(t, "\x1b[2mthis is node 1 (follower); * node 3 leads", 45) == 0);
+    assert_non_null(strstr(t, "\n\n\x1b[1mLIST "));
+    free(t);
+    t = frame_cluster(CLUSTER_DOC("3"), st, 1, 120, &n);
+    assert_int_equal(n, 1);
+    free(t);
+    /* Alone (CLUSTER's KO): the frame as it always was. */
+    t = frame_cluster(NULL, st, 30, 120, &n);
+    assert_int_equal(n, 2 + 1 + 1 + 1 + 1 + 1 + 1);
+    assert_true(strncmp(t, "\x1b[1mLIST ", 9) == 0);
+    assert_null(strstr(t, "NODE"));
+    free(t);
+    /* top while STATUS fails (no leader yet): the cluster alone, as ctl_top draws it. */
+    cj *c = PARSE(CLUSTER_DOC("null"));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(ctl_frame_cluster(out, c, 10, 120), 6);
+    fclose(out);
+    assert_non_null(strstr(text, "no leader since "));
+    assert_true(len > 2 && text[len - 1] == '\n' && text[len - 2] == '\n');
+    free(text);
+    cj_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +518,7 @@ int main(void)
         cmocka_unit_test(test_results),
         cmocka_unit_test(test_frame_cell),
         cmocka_unit_test(test_frame),
+        cmocka_unit_test(test_cluster),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -72,6 +72,10 @@ static void test_document(void **state)
     json_double(&j, 2.5);
     json_key(&j, "nan");
     json_double(&j, NAN);
+    json_key(&j, "t");
+    json_fixed(&j, 1796420123.4567, 3);
+    json_key(&j, "inf");
+    json_fixed(&j, INFINITY, 3);
     json_key(&j, "z");
     json_null(&j);
     json_key(&j, "a");
@@ -88,7 +92,8 @@ static void test_document(void **state)
     json_obj_end(&j);
     assert_string_equal(b.data,
                         "{\"ok\":true,\"n\":-3,\"u\":18446744073709551615,\"d\":2.5,"
-                        "\"nan\":null,\"z\":null,\"a\":[\"x\",{\"base64\":\"/wA=\"},[],{}],"
+                        "\"nan\":null,\"t\":1796420123.457,\"inf\":null,\"z\":null,"
+                        "\"a\":[\"x\",{\"base64\":\"/wA=\"},[],{}],"
                         "\"line\":\"ok\",\"line_base64\":\"/g==\"}");
     buf_free(&b);
 }

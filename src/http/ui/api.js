@@ -12,6 +12,12 @@ export class ApiError extends Error {
   }
 }
 
+// Whether this stsd is a cluster node: a node heads its answers with X-STS-Leader (the
+// leader's id, 0 while none is known), which a lone stsd never sends. So the dashboard
+// learns it from the answers it asks for anyway, with no request of its own (and no
+// CLUSTER's 400 in the console of a lone stsd). The Cluster view sets it from CLUSTER too.
+export const clusterSeen = {node: false};
+
 // One token prompt at a time, however many requests got their 401 together; once the
 // user cancels, no prompt until they ask for one (allowTokenPrompt), so polling does not
 // reopen it every second.
@@ -63,6 +69,7 @@ async function call(method, cmd, params, form) {
       init.body = form || new URLSearchParams(params);
     }
     const res = await fetch(url, init);
+    if (res.headers.has('X-STS-Leader')) clusterSeen.node = true;
     const text = await res.text();
     let data = null;
     try { data = JSON.parse(text); } catch { /* a KO page, below */ }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 // app.js - the dashboard's shell: routes (#/, #/list/NAME, #/keys, #/load, #/barriers,
-// #/server), one poll per second while the page is visible (STATUS, or the view's own:
-// KEYS, BARRIERS and RUNS, INFO), the live indicator.
-import {get, allowTokenPrompt} from './api.js';
+// #/server, #/cluster), one poll per second while the page is visible (STATUS, or the
+// view's own: KEYS, BARRIERS and RUNS, INFO, CLUSTER), the live indicator, and the
+// Cluster tab, shown only on a cluster node.
+import {get, allowTokenPrompt, clusterSeen} from './api.js';
 import {state, ingest, notify} from './state.js';
 import {h, fill} from './util.js';
 import {listsView} from './lists.js';
@@ -11,6 +12,7 @@ import {keysView} from './keys.js';
 import {loadView} from './load.js';
 import {serverView} from './server.js';
 import {barriersView} from './barriers.js';
+import {clusterView} from './cluster.js';
 
 const POLL_MS = 1000;
 const HIDDEN_POLL_MS = 10000;
@@ -32,6 +34,7 @@ function route() {
   if (hash === '#/load') return {id: 'load', make: loadView};
   if (hash === '#/server') return {id: 'server', make: serverView};
   if (hash === '#/barriers') return {id: 'barriers', make: barriersView};
+  if (hash === '#/cluster') return {id: 'cluster', make: clusterView};
   return {id: 'lists', make: listsView};
 }
 
@@ -69,6 +72,12 @@ function setLive() {
   }
 }
 
+// The Cluster tab: hidden on a lone stsd, whose page stays as it always was.
+function setClusterTab() {
+  const tab = document.querySelector('nav a[data-view="cluster"]');
+  if (tab.hidden === clusterSeen.node) tab.hidden = !clusterSeen.node;
+}
+
 async function pollOnce() {
   try {
     if (view && view.poll) {
@@ -85,6 +94,7 @@ async function pollOnce() {
     state.needsToken = e.status === 401;
   }
   setLive();
+  setClusterTab();
   notify();
   if (view && view.update) view.update();
 }

@@ -1,0 +1,1182 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""test_cluster.py - replicas under failures: three real stsd on loopback (cluster.py).
+
+Usage: test_cluster.py STSD [TEST ...]          (make test-cluster)
+
+Each test runs in a child process of its own, in a process group of its own, bounded in
+time: at its limit the group is killed (the stsd processes with it). A test's stsd are
+killed at its end whatever happens. Work directories live under /tmp/stsd-cluster-*: a
+passed test's is removed, a failed one's kept (logs n1.log.. and states) and named.
+Exits non-zero when any test fails. A test that cannot yet check a part of what it
+should (followers before forwarding lands) says SKIP for that part.
+"""
+import http.client
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+import urllib.parse
+
+sys.dont_write_bytecode = True    # no __pycache__ in the tree (scripts/spdx.sh)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cluster import Cluster, Node, body_text, free_port, is_ok  # noqa: E402
+
+ELECTION_MS = 1000
+# How long after a kill -9 of the leader the first change may be answered OK. Raft's
+# randomized timeouts make it 1 to 2 s, but two followers that stand at once split the
+# vote and wait again (then 3 to 4 s).
+FAILOVER_S = float(os.environ.get("CLUSTER_FAILOVER_S", "3"))
+NO_MORE = b"No more line"
+NOT_LOADED = b"not loaded yet"
+NOT_WRITABLE = b"Journal not writable"
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Failure(msg)
+
+
+def show(answer):
+    st, h, b = answer
+    return "%s %r" % (st, b[:300])
+
+
+class Ctx:
+    """What one test owns: its work directory, its clusters and lone stsd (killed at its
+    end), the parts it had to skip."""
+
+    def __init__(self, stsd, work):
+        self.stsd, self.work = stsd, work
+        self.clusters, self.procs, self.skips, self.notes = [], [], [], []
+
+    def cluster(self, name="c", start=True, **kw):
+        kw.setdefault("election_ms", ELECTION_MS)
+        cl = Cluster(self.stsd, os.path.join(self.work, name), **kw)
+        self.clusters.append(cl)
+        if start:
+            cl.start()
+            check(cl.leader(20) is not None, "no leader 20 s after the cluster's start")
+        return cl
+
+    def skip(self, what):
+        print("  SKIP %s" % what, flush=True)
+        self.skips.append(what)
+
+    def note(self, what):
+        print("  %s" % what, flush=True)
+        self.notes.append(what)
+
+    def cleanup(self):
+        for cl in self.clusters:
+            cl.kill()
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(10)
+
+
+def ok_answer(node, cmd, params=None, what=None, **kw):
+    """A request that must be answered OK; returns (status, headers, body)."""
+    a = node.req(cmd, params, **kw)
+    check(a[0] is not None and is_ok(a[2]),
+          "%s through node %d: not OK: %s" % (what or cmd, node.id, show(a)))
+    return a
+
+
+def leader_of(cl, timeout=15.0, among=None):
+    L = cl.leader(timeout, among)
+    check(L is not None, "no leader within %.0f s" % timeout)
+    return L
+
+
+def refused(a):
+    return a[0] is None and b"ConnectionRefused" in a[2]
+
+
+def write_file(node, name, text):
+    with open(os.path.join(node.data, name), "w") as f:
+        f.write(text)
+
+
+class Router:
+    """Where a client sends its next request: any node once followers forward, else the
+    node that leads now (looked up again after a failure)."""
+
+    def __init__(self, cl, forwarding):
+        self.cl, self.forwarding = cl, forwarding
+        self.lock = threading.Lock()
+        self.cur = None
+
+    def pick(self, rnd):
+        if self.forwarding:
+            return rnd.choice(self.cl.nodes)
+        with self.lock:
+            cur = self.cur
+        if cur is None or not cur.alive():
+            cur = self.cl.leader(0.5)
+            with self.lock:
+                self.cur = cur
+        return cur          # None: no leader now
+
+    def failed(self, node):
+        if node is not None and not self.forwarding:
+            with self.lock:
+                if self.cur is node:
+                    self.cur = None
+
+
+def make_leader(cl, a, tries=4):
+    """Makes node a the leader: the leader is stopped (SIGTERM, which hands over to the
+    most up-to-date follower) after the third node is paused and left behind by a change,
+    so that a is the one up to date; then it is started again as a follower."""
+    for k in range(tries):
+        L = leader_of(cl, 15)
+        if L is a:
+            print("  node %d leads (after %d handovers)" % (a.id, k), flush=True)
+            return L
+        rest = [n for n in cl.nodes if n is not a and n is not L]
+        for n in rest:
+            n.pause()
+        try:
+            ok_answer(L, "SET", {"NAME": "make-leader", "VALUE": str(a.id)})
+            rc = L.stop(15)
+            check(rc == 0, "node %d (leader) exited %s on SIGTERM" % (L.id, rc))
+        finally:
+            for n in rest:
+                n.resume()
+        L.start()
+        leader_of(cl, 15)
+        check(L.wait_follower(15) is not None, "node %d not back as a follower" % L.id)
+    L = leader_of(cl, 15)
+    check(L is a, "node %d would not lead after %d tries (node %d does)" % (a.id, tries, L.id))
+    return L
+
+
+def peek_all(node, name):
+    """Every line of list name, by PEEK pages (through node, which serves or forwards)."""
+    lines, off = [], 0
+    while True:
+        st, h, b = node.req("PEEK", {"FILENAME": name, "OFFSET": off, "LIMIT": 1000,
+                                      "FORMAT": "JSON"})
+        check(st == 200, "PEEK %s through node %d: %s" % (name, node.id, show((st, h, b))))
+        doc = json.loads(b)
+        got = doc.get("lines") or []
+        lines += [x["line"] for x in got]
+        nxt = doc.get("next_offset")
+        if not got or nxt is None or nxt <= off:
+            return lines
+        off = nxt
+
+
+def length(node, name):
+    a = ok_answer(node, "LENGTH", {"FILENAME": name})
+    return int(body_text(a[2]))
+
+
+# ---- 1 -----------------------------------------------------------------------------------
+
+def command_family(T, n, tag, leader):
+    """A representative request of every command family through node n; all OK."""
+    q, k, o, b = "q%s.csv" % tag, "k%s" % tag, "o%s" % tag, "b%s" % tag
+    a = ok_answer(n, "INITFILE", {"FILENAME": "init.csv"})
+    check(body_text(a[2]) == b"3", "INITFILE answered %r" % a[2])
+    ok_answer(n, "ADD", {"FILENAME": q, "LINE": "a"})
+    ok_answer(n, "ADD", {"FILENAME": q, "LINE": "b", "ADD_MODE": "LAST"}, method="POST")
+    a = ok_answer(n, "READ", {"FILENAME": q})
+    check(body_text(a[2]) == b"a", "READ answered %r" % a[2])
+    a = ok_answer(n, "READMULTI", {"FILENAME": q, "NB_LINES": 2})
+    ok_answer(n, "FIND", {"FILENAME": q, "LINE": "b"})
+    check(length(n, q) == 2, "LENGTH of %s is not 2" % q)
+    a = ok_answer(n, "STATUS")
+    check(q.encode() in a[2], "STATUS lacks %s: %r" % (q, a[2]))
+    a = ok_answer(n, "PEEK", {"FILENAME": q, "FORMAT": "JSON"})
+    check(sorted(x["line"] for x in json.loads(a[2])["lines"]) == ["a", "b"],
+          "PEEK answered %r" % a[2])
+    ok_answer(n, "RESET", {"FILENAME": q})
+    a = ok_answer(n, "ADDMULTI", {"FILENAME": q, "LINES": "x\ny\nz"})
+    check(body_text(a[2]) == b"3", "ADDMULTI answered %r" % a[2])
+    # Leases: ACK one, RELEASE another.
+    a = ok_answer(n, "READ", {"FILENAME": q, "KEEP": "FALSE", "LEASE": 30})
+    lease = a[1].get("x-sts-lease")
+    check(lease, "READ LEASE=30 without X-STS-Lease: %r" % (a[1],))
+    ok_answer(n, "ACK", {"FILENAME": q, "LEASE": lease})
+    a = ok_answer(n, "READ", {"FILENAME": q, "KEEP": "FALSE", "LEASE": 30})
+    ok_answer(n, "RELEASE", {"FILENAME": q, "LEASE": a[1].get("x-sts-lease", "")})
+    check(length(n, q) == 2, "after ACK and RELEASE, LENGTH of %s is not 2" % q)
+    ok_answer(n, "LEASES", {"FILENAME": q})
+    # Keys.
+    ok_answer(n, "SET", {"NAME": k, "VALUE": "v1"})
+    a = ok_answer(n, "GET", {"NAME": k})
+    check(body_text(a[2]) == b"v1", "GET answered %r" % a[2])
+    a = ok_answer(n, "INCR", {"NAME": k + "n", "BY": 5})
+    check(body_text(a[2]) == b"5", "INCR answered %r" % a[2])
+    ok_answer(n, "DEL", {"NAME": k})
+    ok_answer(n, "KEYS")
+    # Run once.
+    a = ok_answer(n, "ONCE", {"NAME": o, "LEASE": 30})
+    check(body_text(a[2]) == b"RUN" and a[1].get("x-sts-lease"), "ONCE answered %s" % show(a))
+    ok_answer(n, "DONE", {"NAME": o, "LEASE": a[1]["x-sts-lease"], "VALUE": "built"})
+    a = ok_answer(n, "ONCE", {"NAME": o})
+    check(body_text(a[2]) == b"DONE", "ONCE after DONE answered %s" % show(a))
+    ok_answer(n, "RUNS")
+    # Meeting points.
+    a = ok_answer(n, "BARRIER", {"NAME": b, "PARTIES": 1})
+    ok_answer(n, "BARRIERS")
+    ok_answer(n, "DROP", {"FILENAME": q})
+    ok_answer(n, "INFO")
+    ok_answer(n, "CONFIG")
+    ok_answer(n, "FILES")
+    a = ok_answer(n, "CLUSTER", {"FORMAT": "JSON"})
+    i = json.loads(a[2])
+    check(i.get("self") == n.id and i.get("leader") == leader.id,
+          "CLUSTER through node %d: %r" % (n.id, i))
+    ok_answer(n, "CLUSTER")
+
+
+def test_every_command_through_each_node(T):
+    cl = T.cluster()
+    for n in cl.nodes:
+        write_file(n, "init.csv", "i1\ni2\ni3\n")
+    L = leader_of(cl)
+    fwd = cl.forwarding(L)
+    for n in [L] + cl.others(L):
+        if n is not L and not fwd:
+            T.skip("node %d (follower): SKIP until forwarding lands" % n.id)
+            continue
+        command_family(T, n, str(n.id), L)
+        if fwd:
+            # A forwarded answer names the leader.
+            a = n.req("LENGTH", {"FILENAME": "init.csv"})
+            check(a[1].get("x-sts-leader") == str(L.id),
+                  "through node %d, X-STS-Leader is %r, not %d" %
+                  (n.id, a[1].get("x-sts-leader"), L.id))
+
+
+# ---- 2 -----------------------------------------------------------------------------------
+
+SEQUENCE = [
+    ("", {}),                                                    # the help page
+    ("INITFILE", {"FILENAME": "init.csv"}),
+    ("LENGTH", {"FILENAME": "init.csv"}),
+    ("READ", {"FILENAME": "init.csv"}),
+    ("READ", {"FILENAME": "init.csv", "READ_MODE": "LAST", "KEEP": "FALSE"}),
+    ("READMULTI", {"FILENAME": "init.csv", "NB_LINES": 2}),
+    ("READMULTI", {"FILENAME": "init.csv", "NB_LINES": 2, "FORMAT": "JSON"}),
+    ("READMULTI", {"FILENAME": "init.csv", "NB_LINES": 9}),
+    ("ADD", {"FILENAME": "q.csv", "LINE": "one"}),
+    ("ADD", {"FILENAME": "q.csv", "LINE": "two", "ADD_MODE": "FIRST"}),
+    ("ADD", {"FILENAME": "q.csv", "LINE": "one", "UNIQUE": "TRUE"}),
+    ("ADD", {"FILENAME": "q.csv"}),
+    ("ADD", {"FILENAME": "q.csv", "LINE": "three", "FORMAT": "JSON"}),
+    ("FIND", {"FILENAME": "q.csv", "LINE": "on"}),
+    ("FIND", {"FILENAME": "q.csv", "LINE": "^t", "FIND_MODE": "REGEX_FIND", "KEEP": "FALSE"}),
+    ("FIND", {"FILENAME": "q.csv", "LINE": "zzz"}),
+    ("FIND", {"FILENAME": "q.csv", "LINE": "zzz", "FORMAT": "JSON"}),
+    ("ADDMULTI", {"FILENAME": "q.csv", "LINES": "a\nb\nc"}),
+    ("ADDMULTI", {"FILENAME": "q.csv", "LINES": "a\nd", "UNIQUE": "TRUE"}),
+    ("PEEK", {"FILENAME": "q.csv"}),
+    ("PEEK", {"FILENAME": "q.csv", "FORMAT": "JSON", "OFFSET": 1, "LIMIT": 2}),
+    ("STATUS", {}),
+    ("LENGTH", {"FILENAME": "q.csv", "FORMAT": "JSON"}),
+    ("READ", {"FILENAME": "nope.csv"}),
+    ("READ", {"FILENAME": "nope.csv", "FORMAT": "JSON"}),
+    ("READ", {"FILENAME": "q.csv", "KEEP": "maybe"}),
+    ("SAVE", {"FILENAME": "q.csv", "ADD_TIMESTAMP": "false"}),
+    ("RESET", {"FILENAME": "q.csv"}),
+    ("READ", {"FILENAME": "q.csv"}),
+    ("READ", {"FILENAME": "q.csv", "TIMEOUT": "0.2"}),
+    ("READ", {"FILENAME": "q.csv", "FORMAT": "JSON"}),
+    ("SET", {"NAME": "k", "VALUE": "v"}),
+    ("SET", {"NAME": "k", "VALUE": "w", "IF_VERSION": 5}),
+    ("SET", {"NAME": "k", "VALUE": "w", "IF_VERSION": 1, "FORMAT": "JSON"}),
+    ("GET", {"NAME": "k"}),
+    ("INCR", {"NAME": "n", "BY": 5}),
+    ("INCR", {"NAME": "n", "BY": 1, "MAX": 5}),
+    ("INCR", {"NAME": "n", "BY": -2, "FORMAT": "JSON"}),
+    ("KEYS", {}),
+    ("KEYS", {"FORMAT": "JSON"}),
+    ("DEL", {"NAME": "k"}),
+    ("GET", {"NAME": "k"}),
+    ("LEASES", {"FILENAME": "init.csv"}),
+    ("READ", {"FILENAME": "init.csv", "KEEP": "FALSE", "LEASE": 30}),
+    ("LEASES", {"FILENAME": "init.csv", "FORMAT": "JSON"}),
+    ("ACK", {"FILENAME": "init.csv", "LEASE": "0123456789abcdef"}),
+    ("ONCE", {"NAME": "o", "LEASE": 30}),
+    ("ONCE", {"NAME": "o", "TIMEOUT": 0}),
+    ("BARRIER", {"NAME": "b", "PARTIES": 1}),
+    ("BARRIER", {"NAME": "b", "PARTIES": 1, "FORMAT": "JSON"}),
+    ("BARRIERS", {}),
+    ("COLUMNS", {"FILENAME": "init.csv"}),
+    ("DROP", {"FILENAME": "q.csv"}),
+    ("DROP", {"FILENAME": "q.csv"}),
+    ("DROP", {"FILENAME": "q.csv", "FORMAT": "JSON"}),
+    ("STATUS", {}),
+    ("NOSUCH", {}),
+]
+# Headers whose values may differ between two servers (their presence may not).
+VARYING = {"date", "x-sts-lease"}
+NOT_COMPARED = {"x-sts-leader"}
+
+
+def lone_stsd(T, name):
+    """A lone stsd (no cluster keys) on its own port and directories; returns (port, data
+    dir)."""
+    d = os.path.join(T.work, name)
+    data = os.path.join(d, "data")
+    os.makedirs(data)
+    port = free_port()
+    logf = open(os.path.join(T.work, name + ".log"), "ab")
+    p = subprocess.Popen([T.stsd, "-DjmeterPlugin.sts.daemon=true",
+                          "-DjmeterPlugin.sts.port=%d" % port, "-Dstsd.bind=127.0.0.1",
+                          "-DjmeterPlugin.sts.datasetDirectory=%s" % data,
+                          "-Dstsd.stateDirectory=%s" % os.path.join(d, "state")],
+                         stdin=subprocess.DEVNULL, stdout=logf, stderr=subprocess.STDOUT)
+    T.procs.append(p)
+    end = time.time() + 10
+    while time.time() < end:
+        try:
+            socket.create_connection(("127.0.0.1", port), 0.5).close()
+            return port, data
+        except OSError:
+            check(p.poll() is None, "the lone stsd exited %s" % p.returncode)
+            time.sleep(0.05)
+    raise Failure("the lone stsd does not listen after 10 s")
+
+
+def lone_req(port, cmd, params):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        c.request("GET", "/sts/" + cmd + ("?" + urllib.parse.urlencode(params) if params else ""))
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    except (OSError, http.client.HTTPException) as e:
+        return None, {}, str(e).encode()
+    finally:
+        c.close()
+
+
+def test_answers_identical_to_one_stsd(T):
+    port, data = lone_stsd(T, "lone")
+    with open(os.path.join(data, "init.csv"), "w") as f:
+        f.write("i1\ni2\ni3\ni4\ni5\n")
+    cl = T.cluster()
+    for n in cl.nodes:
+        write_file(n, "init.csv", "i1\ni2\ni3\ni4\ni5\n")
+    L = leader_of(cl)
+    diffs = []
+    for cmd, params in SEQUENCE:
+        a = lone_req(port, cmd, params)
+        b = L.req(cmd, params)
+        check(a[0] is not None and b[0] is not None,
+              "%s %r: no answer (lone: %s; leader: %s)" % (cmd, params, show(a), show(b)))
+        ha = {k: v for k, v in a[1].items() if k not in NOT_COMPARED}
+        hb = {k: v for k, v in b[1].items() if k not in NOT_COMPARED}
+        for k in VARYING:
+            if k in ha and k in hb:
+                ha[k] = hb[k] = "*"
+        if a[0] != b[0] or a[2] != b[2] or ha != hb:
+            diffs.append("%s %r:\n    lone:   %s %r %r\n    leader: %s %r %r" %
+                         (cmd, params, a[0], ha, a[2][:400], b[0], hb, b[2][:400]))
+    check(not diffs, "%d of %d answers differ:\n  %s" % (len(diffs), len(SEQUENCE),
+                                                          "\n  ".join(diffs)))
+
+
+# ---- 3 -----------------------------------------------------------------------------------
+
+UNKNOWN = b"Outcome unknown"
+NO_LEADER = b"No leader"
+LEADER_CHANGED = b"Leader changed"
+
+
+def outcome(a):
+    """What an answer to a change says was done: "ok", "empty" (KO: no line, no list),
+    "none" (refused: no connection, no leader, journal not writable), "unknown" (outcome
+    unknown, or the connection cut or timed out), or "odd" (anything else)."""
+    st, h, b = a
+    if st == 200 and is_ok(b):
+        return "ok"
+    if st is None:
+        return "none" if refused(a) else "unknown"
+    if UNKNOWN in b:
+        return "unknown"
+    if NO_LEADER in b or LEADER_CHANGED in b or NOT_WRITABLE in b:
+        return "none"
+    if st == 200 and (NO_MORE in b or NOT_LOADED in b):
+        return "empty"
+    return "odd"
+
+
+def answer_kind(a, n):
+    """An answer not OK in a few words: status, Retry-After if any, the KO's start."""
+    ra = a[1].get("retry-after")
+    return "%s%s %s" % (a[0], " (Retry-After %s)" % ra if ra else "",
+                        body_text(a[2])[:n].decode("utf-8", "replace"))
+
+
+class Tally:
+    """What the clients of a run saw: ADDs answered OK, lines read, outcomes unknown."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.tried, self.added, self.reads = set(), set(), []
+        self.unknown = []             # ("ADD" or "READ", sent) of each outcome unknown
+        self.kinds = {}               # KO texts of refusals and unknowns, by status
+        self.ok_changes = []          # (sent, answered) of every OK change
+        self.odd = []                 # answers no client should see
+
+    def count(self, a):
+        if a[0] is not None and not is_ok(a[2]):
+            k = answer_kind(a, 30)
+        else:
+            k = "no answer" if a[0] is None else None
+        if k:
+            self.kinds[k] = self.kinds.get(k, 0) + 1
+
+    def add(self, line, sent, a):
+        o = outcome(a)
+        with self.lock:
+            self.tried.add(line)
+            self.count(a)
+            if o == "ok":
+                self.added.add(line)
+                self.ok_changes.append((sent, time.time()))
+            elif o == "unknown":
+                self.unknown.append(("ADD", sent))
+            elif o != "none":
+                self.odd.append("ADD %s: %s" % (line, show(a)))
+
+    def read(self, sent, a):
+        """Returns True when the list was empty (or not there)."""
+        o = outcome(a)
+        with self.lock:
+            self.count(a)
+            if o == "ok":
+                self.reads.append(body_text(a[2]).decode("utf-8", "replace"))
+                self.ok_changes.append((sent, time.time()))
+            elif o == "unknown":
+                self.unknown.append(("READ", sent))
+            elif o == "odd":
+                self.odd.append("READ: %s" % show(a))
+            return o == "empty"
+
+
+def drain(node_pick, name, tally, limit=60.0):
+    """READ KEEP=FALSE until the list is empty; the lines go to tally.reads."""
+    end = time.time() + limit
+    while time.time() < end:
+        n = node_pick()
+        if n is None:
+            time.sleep(0.1)
+            continue
+        a = n.req("READ", {"FILENAME": name, "KEEP": "FALSE"}, timeout=5)
+        o = outcome(a)
+        if o == "ok":
+            with tally.lock:
+                tally.reads.append(body_text(a[2]).decode("utf-8", "replace"))
+        elif o == "empty":
+            return
+        else:
+            check(o != "odd", "drain: %s" % show(a))
+            if o == "unknown":
+                with tally.lock:
+                    tally.unknown.append(("READ", time.time()))
+            time.sleep(0.1)
+    raise Failure("the drain did not end in %.0f s" % limit)
+
+
+def check_tally(T, tally, what, clients, killed, serving):
+    """Every line added OK read once; none twice; none never sent. A request of unknown
+    outcome may have been done or not: one in flight when the leader was killed (at most
+    one per client), or one sent once the new leader served (first OK at serving). One
+    sent in between went to a dead leader or to none: a follower may call it unknown (it
+    cannot tell), but nothing can have been done."""
+    seen = {}
+    for line in tally.reads:
+        seen[line] = seen.get(line, 0) + 1
+    twice = sorted(l for l, c in seen.items() if c > 1)
+    never = sorted(l for l in seen if l not in tally.tried)
+    lost = sorted(tally.added - set(seen))
+    before = [k for k, sent in tally.unknown if sent < killed]
+    between = [k for k, sent in tally.unknown if killed <= sent < serving]
+    after = [k for k, sent in tally.unknown if sent >= serving]
+    reads = min(clients, sum(1 for k in before if k == "READ")) + \
+        sum(1 for k in after if k == "READ")
+    T.note("%s: %d ADDs tried, %d OK; %d lines read; outcome unknown: %d sent before the "
+           "kill, %d before the new leader served, %d after; lost %d, read twice %d, "
+           "never added %d" %
+           (what, len(tally.tried), len(tally.added), len(tally.reads), len(before),
+            len(between), len(after), len(lost), len(twice), len(never)))
+    T.note("answers not OK: %s" % ", ".join("%s: %d" % kv for kv in sorted(tally.kinds.items())))
+    # A READ whose outcome is unknown may have taken a line that no client saw.
+    check(len(lost) <= reads,
+          "%d lines whose ADD was OK were never read (%d READs of unknown outcome could "
+          "explain %d): %r" % (len(lost), reads, reads, lost[:20]))
+    check(not twice, "lines read twice: %r" % twice[:20])
+    check(not never, "lines read that no ADD sent: %r" % never[:20])
+    check(len(before) <= clients,
+          "%d requests sent before the kill ended unknown, for %d clients" %
+          (len(before), clients))
+    check(not tally.odd, "answers other than OK, KO No more line, 503 or no connection: "
+          "%r" % tally.odd[:10])
+
+
+def test_kill_leader_under_load(T):
+    cl = T.cluster()
+    L = leader_of(cl)
+    fwd = cl.forwarding(L)
+    if not fwd:
+        T.skip("clients through followers: SKIP until forwarding lands (through the "
+               "leader only)")
+    router = Router(cl, fwd)
+    tally = Tally()
+    stop = threading.Event()
+    name = "load.csv"
+    clients = 8
+    term0 = L.info()["term"]
+
+    def client(k):
+        rnd = random.Random(k)
+        i = 0
+        while not stop.is_set():
+            # Two ADDs for a READ: the queue grows, so that a kill finds lines in it.
+            for _ in range(2):
+                i += 1
+                line = "c%d-%d" % (k, i)
+                n = router.pick(rnd)
+                if n is None:
+                    time.sleep(0.05)
+                    continue
+                sent = time.time()
+                a = n.req("ADD", {"FILENAME": name, "LINE": line, "ADD_MODE": "LAST"},
+                          timeout=5)
+                tally.add(line, sent, a)
+                if a[0] != 200:
+                    router.failed(n)
+                    time.sleep(0.02)
+            n = router.pick(rnd)
+            if n is None:
+                time.sleep(0.05)
+                continue
+            sent = time.time()
+            a = n.req("READ", {"FILENAME": name, "KEEP": "FALSE"}, timeout=5)
+            tally.read(sent, a)
+            if a[0] != 200:
+                router.failed(n)
+                time.sleep(0.02)
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True)
+               for k in range(clients)]
+    t0 = time.time()
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(2.0)
+        L.kill()
+        tk = time.time()
+        time.sleep(max(0.0, t0 + 6.0 - time.time()))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(15)
+    check(not any(t.is_alive() for t in threads), "a client is still running")
+    after = [done for sent, done in tally.ok_changes if sent >= tk]
+    check(after, "no change answered OK after the leader was killed")
+    took = min(after) - tk
+    before = sum(1 for sent, done in tally.ok_changes if done < tk)
+    T.note("leader node %d killed at %.1f s (%d OK changes before); first OK change "
+           "%.2f s after the kill" % (L.id, tk - t0, before, took))
+    check(before > 0, "no OK change before the kill")
+    L.start()
+    M = leader_of(cl, 15)
+    check(L.wait_follower(15) is not None, "node %d not back as a follower" % L.id)
+    a = M.req("LENGTH", {"FILENAME": name})
+    T.note("the queue after the run: %s" % body_text(a[2])[:80].decode("utf-8", "replace"))
+    rnd = random.Random(99)
+    drain(lambda: router.pick(rnd), name, tally)
+    check_tally(T, tally, "kill -9 under load", clients, tk, min(after))
+    check(took <= FAILOVER_S, "the first OK change came %.2f s after the kill (limit %g s; "
+          "elections: term %s to %s)" % (took, FAILOVER_S, term0, leader_of(cl).info()["term"]))
+
+
+# ---- 4 -----------------------------------------------------------------------------------
+
+SNAPSHOT_THRESHOLD = 8192     # src/cluster/cluster.c
+
+
+def snapshots(node):
+    d = os.path.join(node.state, "raft")
+    try:
+        return sorted(f for f in os.listdir(d) if f.startswith("snapshot-") and
+                      not f.endswith(".meta"))
+    except OSError:
+        return []
+
+
+def test_restarted_node_catches_up_from_snapshot(T):
+    cl = T.cluster()
+    L = leader_of(cl)
+    A = cl.others(L)[0]
+    check(A.stop(15) == 0, "node %d did not exit 0 on SIGTERM" % A.id)
+    # Sequential ADDs, one at a time on one connection: one raft entry each.
+    name = "snap.csv"
+    conn = http.client.HTTPConnection("127.0.0.1", L.http_port, timeout=10)
+    ok = 0
+    t0 = time.time()
+    i = 0
+    try:
+        while time.time() - t0 < 40 and i < 3 * SNAPSHOT_THRESHOLD:
+            i += 1
+            try:
+                conn.request("GET", "/sts/ADD?FILENAME=%s&LINE=s%d" % (name, i))
+                r = conn.getresponse()
+                st, b = r.status, r.read()
+            except (OSError, http.client.HTTPException) as e:
+                st, b = None, str(e).encode()
+                conn.close()
+                conn = http.client.HTTPConnection("127.0.0.1", L.http_port, timeout=10)
+            if st == 200 and is_ok(b):
+                ok += 1
+            else:
+                # Nothing failed: every ADD must be OK.
+                info = L.info()
+                raise Failure("ADD s%d (after %d OK, %.1f s) through the leader node %d, "
+                              "with every node but the stopped one up: %s %r; the node now: "
+                              "%s in term %s" % (i, ok, time.time() - t0, L.id, st,
+                                                 body_text(b)[:150],
+                                                 info and info.get("role"),
+                                                 info and info.get("term")))
+            if i % 500 == 0:
+                info = L.info()
+                check(info and info.get("role") == "leader",
+                      "node %d stopped leading during the writes: %r" % (L.id, info))
+                if info["last_index"] > SNAPSHOT_THRESHOLD + 100 and snapshots(L):
+                    break
+    finally:
+        conn.close()
+    took = time.time() - t0
+    T.note("%d sequential ADDs in %.1f s (%.0f/s); leader's last index %d, snapshots %s" %
+           (i, took, i / took, L.info()["last_index"], snapshots(L)))
+    check(snapshots(L), "no raft snapshot on the leader after %d ADDs (its last index: %s)" %
+          (i, L.info()["last_index"]))
+    want_len = length(L, name)
+    want = peek_all(L, name)
+    want_status = ok_answer(L, "STATUS")[2]
+    check(want_len == ok, "the leader has %d lines, %d ADDs were OK" % (want_len, ok))
+    check(snapshots(A) == [], "node %d had a snapshot before its restart" % A.id)
+    commit = L.info()["commit_index"]
+    A.start()
+    end = time.time() + 30
+    info = None
+    while time.time() < end:
+        info = A.info()
+        if info and info.get("applied_index", 0) >= commit:
+            break
+        time.sleep(0.1)
+    check(info and info.get("applied_index", 0) >= commit,
+          "node %d did not catch up to index %d in 30 s: %r" % (A.id, commit, info))
+    check(snapshots(A), "node %d caught up without a snapshot (raft dir: %r)" %
+          (A.id, os.listdir(os.path.join(A.state, "raft"))))
+    T.note("node %d caught up to %d; its snapshots: %s" % (A.id, commit, snapshots(A)))
+    make_leader(cl, A)
+    got_len = length(A, name)
+    check(got_len == want_len, "node %d, leading, has %d lines in %s; the old leader had %d" %
+          (A.id, got_len, name, want_len))
+    got = peek_all(A, name)
+    check(got == want, "node %d, leading, has other lines than the old leader had" % A.id)
+    got_status = ok_answer(A, "STATUS")[2]
+    check(got_status == want_status, "STATUS on node %d, leading: %r; on the old leader: %r" %
+          (A.id, got_status, want_status))
+    ok_answer(A, "ADD", {"FILENAME": name, "LINE": "after"})
+    check(length(A, name) == want_len + 1, "an ADD on node %d did not count" % A.id)
+
+
+# ---- 5 -----------------------------------------------------------------------------------
+
+def test_paused_leader(T):
+    cl = T.cluster()
+    L = leader_of(cl)
+    name = "paused.csv"
+    for i in range(5):
+        ok_answer(L, "ADD", {"FILENAME": name, "LINE": "p%d" % i})
+    answers = []
+    alock = threading.Lock()
+
+    def stale_read(tag):
+        a = L.req("READ", {"FILENAME": name, "KEEP": "FALSE"}, timeout=20)
+        with alock:
+            answers.append((tag, a))
+
+    L.pause()
+    t_pause = time.time()
+    resumed = False
+    try:
+        # Requests that wait in the paused leader's sockets for it to wake up.
+        waiting = [threading.Thread(target=stale_read, args=("sent while paused",),
+                                    daemon=True) for _ in range(3)]
+        for t in waiting:
+            t.start()
+        M = leader_of(cl, 3 * ELECTION_MS / 1000 + 5, among=cl.others(L))
+        T.note("node %d paused; node %d leads %.2f s later" % (L.id, M.id,
+                                                               time.time() - t_pause))
+        got = 0
+        while True:
+            a = M.req("READ", {"FILENAME": name, "KEEP": "FALSE"})
+            if a[0] == 200 and NO_MORE in a[2]:
+                break
+            check(a[0] == 200 and is_ok(a[2]), "READ on the new leader: %s" % show(a))
+            got += 1
+        check(got == 5, "the new leader had %d lines of %s, not 5" % (got, name))
+        ok_answer(M, "ADD", {"FILENAME": "other.csv", "LINE": "x"})
+        ok_answer(M, "SET", {"NAME": "k", "VALUE": "v"})
+        time.sleep(max(0.0, t_pause + 3 * ELECTION_MS / 1000 - time.time()))
+        L.resume()
+        resumed = True
+        # Requests sent right after SIGCONT, while it may still think it leads.
+        after = [threading.Thread(target=stale_read, args=("sent after SIGCONT",),
+                                  daemon=True) for _ in range(3)]
+        for t in after:
+            t.start()
+            time.sleep(0.02)
+        for t in waiting + after:
+            t.join(25)
+    finally:
+        if not resumed:
+            L.resume()
+    for tag, a in answers:
+        check(not (a[0] == 200 and is_ok(a[2])),
+              "the old leader node %d answered OK from its stale state (%s): %s" %
+              (L.id, tag, show(a)))
+    T.note("old leader's answers: %s" % "; ".join(
+        "%s: %s %s" % (t, a[0], body_text(a[2])[:60].decode("utf-8", "replace"))
+        for t, a in answers))
+    # Forwarded to the new leader (which has no line left), or 503, or no connection.
+    for tag, a in answers:
+        forwarded = a[1].get("x-sts-leader") == str(M.id) and NO_MORE in a[2]
+        check(forwarded or a[0] in (None, 503),
+              "the old leader node %d answered neither 503 nor the new leader's answer "
+              "(%s): %s %r" % (L.id, tag, show(a), a[1]))
+    check(L.wait_follower(15) is not None, "node %d not a follower after SIGCONT: %r" %
+          (L.id, L.info()))
+    i = L.info()
+    check(i["leader"] == M.id, "node %d follows %r, not node %d" % (L.id, i["leader"], M.id))
+    check(length(M, name) == 0, "the list came back on the new leader")
+
+
+# ---- 6 -----------------------------------------------------------------------------------
+
+def test_leases_and_once_survive_failover(T):
+    cl = T.cluster()
+    L = leader_of(cl)
+    name = "leased.csv"
+    ok_answer(L, "ADDMULTI", {"FILENAME": name, "LINES": "l1\nl2\nl3", "ADD_MODE": "LAST"})
+    a = ok_answer(L, "READ", {"FILENAME": name, "KEEP": "FALSE", "LEASE": 30})
+    lease = a[1].get("x-sts-lease")
+    check(body_text(a[2]) == b"l1" and lease, "READ LEASE=30: %s %r" % (show(a), a[1]))
+    a = ok_answer(L, "READ", {"FILENAME": name, "KEEP": "FALSE", "LEASE": 30})
+    lease2 = a[1].get("x-sts-lease")
+    a = ok_answer(L, "ONCE", {"NAME": "x", "LEASE": 30})
+    run = a[1].get("x-sts-lease")
+    check(body_text(a[2]) == b"RUN" and run, "ONCE NAME=x LEASE=30: %s" % show(a))
+    a = ok_answer(L, "INCR", {"NAME": "sem", "BY": 1, "MAX": 1, "LEASE": 30})
+    sem = a[1].get("x-sts-lease")
+    L.kill()
+    M = leader_of(cl, 10, among=cl.others(L))
+    a = ok_answer(M, "LEASES", {"FILENAME": name})
+    check(body_text(a[2]) == b"2", "LEASES on the new leader: %s" % show(a))
+    check(length(M, name) == 1, "the new leader's %s has not 1 line" % name)
+    a = M.req("ONCE", {"NAME": "x", "TIMEOUT": 0})
+    check(not is_ok(a[2]) and b"still in progress" in a[2],
+          "ONCE NAME=x on the new leader: %s" % show(a))
+    a = ok_answer(M, "RUNS")
+    check(b"x" in body_text(a[2]), "RUNS on the new leader lacks x: %s" % show(a))
+    a = M.req("INCR", {"NAME": "sem", "BY": 1, "MAX": 1})
+    check(not is_ok(a[2]), "the semaphore's lease was lost: INCR answered %s" % show(a))
+    ok_answer(M, "ACK", {"FILENAME": name, "LEASE": lease})
+    ok_answer(M, "RELEASE", {"FILENAME": name, "LEASE": lease2})
+    a = ok_answer(M, "LEASES", {"FILENAME": name})
+    check(body_text(a[2]) == b"0", "LEASES after ACK and RELEASE: %s" % show(a))
+    a = ok_answer(M, "READ", {"FILENAME": name, "KEEP": "FALSE"})
+    check(body_text(a[2]) == b"l2", "the RELEASEd line is not at the head: %s" % show(a))
+    ok_answer(M, "RELEASE", {"NAME": "sem", "LEASE": sem})
+    ok_answer(M, "DONE", {"NAME": "x", "LEASE": run, "VALUE": "built"})
+    a = ok_answer(M, "ONCE", {"NAME": "x"})
+    check(body_text(a[2]) == b"DONE", "ONCE NAME=x after DONE: %s" % show(a))
+    # And the old leader, back, follows.
+    L.start()
+    check(L.wait_follower(15) is not None, "node %d not back as a follower" % L.id)
+
+
+# ---- 7 -----------------------------------------------------------------------------------
+
+def test_save_writes_on_all_three(T):
+    cl = T.cluster()
+    L = leader_of(cl)
+    ok_answer(L, "ADDMULTI", {"FILENAME": "saved.csv", "LINES": "a\nb\nc",
+                              "ADD_MODE": "LAST"})
+    a = ok_answer(L, "SAVE", {"FILENAME": "saved.csv", "ADD_TIMESTAMP": "false"})
+    check(body_text(a[2]) == b"3", "SAVE answered %s" % show(a))
+    end = time.time() + 5
+    have = []
+    while time.time() < end:
+        have = [n.id for n in cl.nodes if os.path.exists(os.path.join(n.data, "saved.csv"))]
+        if len(have) == len(cl.nodes):
+            break
+        time.sleep(0.1)
+    check(L.id in have, "SAVE answered OK but the leader (node %d) has no saved.csv" % L.id)
+    check(len(have) == len(cl.nodes),
+          "SAVE wrote saved.csv on nodes %r only (the leader is node %d); nodes %r have none "
+          "5 s later: SAVE is not replicated" %
+          (have, L.id, [n.id for n in cl.nodes if n.id not in have]))
+    for n in cl.nodes:
+        with open(os.path.join(n.data, "saved.csv"), "rb") as f:
+            text = f.read()
+        check(text == b"a\nb\nc\n", "node %d's saved.csv is %r" % (n.id, text))
+
+
+# ---- 8 -----------------------------------------------------------------------------------
+
+def test_rolling_restart(T):
+    cl = T.cluster()
+    L = leader_of(cl)
+    fwd = cl.forwarding(L)
+    if not fwd:
+        T.skip("ADDs through followers: SKIP until forwarding lands (through the leader only)")
+    router = Router(cl, fwd)
+    name = "rolling.csv"
+    lock = threading.Lock()
+    hist = {}                     # line: the outcome of each of its ADDs, in order
+    kinds, bad = {}, []
+    stop = threading.Event()
+
+    def client(k):
+        rnd = random.Random(k)
+        i = 0
+        while not stop.is_set():
+            i += 1
+            line = "r%d-%d" % (k, i)
+            for attempt in range(100):
+                n = router.pick(rnd)
+                if n is None:
+                    time.sleep(0.1)
+                    continue
+                a = n.req("ADD", {"FILENAME": name, "LINE": line}, timeout=10)
+                o = outcome(a)
+                kind = "OK" if o == "ok" else "refused" if refused(a) else answer_kind(a, 40)
+                with lock:
+                    hist.setdefault(line, []).append(o)
+                    kinds[kind] = kinds.get(kind, 0) + 1
+                    if o != "ok" and not (a[0] == 503 or refused(a)):
+                        bad.append("ADD %s through node %d: %s" % (line, n.id, show(a)))
+                if o == "ok":
+                    break
+                router.failed(n)
+                time.sleep(0.1)
+            time.sleep(0.03)
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(0.5)
+        for n in cl.nodes:
+            t1 = time.time()
+            rc = n.stop(15)
+            check(rc == 0, "node %d exited %s on SIGTERM" % (n.id, rc))
+            took_stop = time.time() - t1
+            n.start()
+            check(n.wait_follower(20) is not None, "node %d not back as a follower" % n.id)
+            leader_of(cl, 10)
+            T.note("node %d: stopped in %.2f s, back as a follower %.2f s later" %
+                   (n.id, took_stop, time.time() - t1 - took_stop))
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    L = leader_of(cl)
+    lines = peek_all(L, name)
+    count = {}
+    for line in lines:
+        count[line] = count.get(line, 0) + 1
+    added = set(l for l, h in hist.items() if "ok" in h)
+    lost = sorted(added - set(count))
+    # A line may be there once per ADD answered OK or of unknown outcome, never more: a
+    # 503 "No leader" or a refused connection says nothing was done.
+    extra = sorted("%s x%d after %s" % (l, c, hist.get(l)) for l, c in count.items()
+                   if c > sum(1 for o in hist.get(l, []) if o in ("ok", "unknown")))
+    T.note("%d ADDs OK of %d lines; %d duplicates; answers: %s" %
+           (len(added), len(hist), len(lines) - len(count),
+            ", ".join("%s: %d" % kv for kv in sorted(kinds.items()))))
+    check(not bad, "answers other than OK, 503 or a refused connection: %r" % bad[:10])
+    check(not lost, "%d ADDs answered OK are missing: %r" % (len(lost), lost[:20]))
+    check(not extra, "lines there more often than their ADDs could have made them: %r" %
+          extra[:10])
+    check(len(added) > 20, "only %d ADDs were OK" % len(added))
+
+
+# ---- 9 -----------------------------------------------------------------------------------
+
+def test_bad_cluster_configuration(T):
+    state = os.path.join(T.work, "state")
+    p1, p2, h1, h2 = free_port(), free_port(), free_port(), free_port()
+    node1 = "-Dstsd.cluster.node.1=127.0.0.1:%d http://127.0.0.1:%d" % (p1, h1)
+    node2 = "-Dstsd.cluster.node.2=127.0.0.1:%d http://127.0.0.1:%d" % (p2, h2)
+    base = [T.stsd, "-DjmeterPlugin.sts.daemon=true", "-DjmeterPlugin.sts.port=%d" % h1,
+            "-Dstsd.bind=127.0.0.1", "-Dstsd.stateDirectory=%s" % state,
+            "-DjmeterPlugin.sts.datasetDirectory=%s" % T.work]
+    cases = [
+        ("self without node", ["-Dstsd.cluster.self=1"], ["stsd.cluster.node.1"]),
+        ("node without self", [node1, node2], ["stsd.cluster.self"]),
+        ("two nodes on one raft address",
+         ["-Dstsd.cluster.self=1", node1,
+          "-Dstsd.cluster.node.2=127.0.0.1:%d http://127.0.0.1:%d" % (p1, h2)],
+         ["stsd.cluster.node.2", "127.0.0.1:%d" % p1]),
+        ("a malformed node value", ["-Dstsd.cluster.self=1", node1,
+                                    "-Dstsd.cluster.node.2=127.0.0.1 http://127.0.0.1:1"],
+         ["stsd.cluster.node.2"]),
+        ("a node's URL that is no URL", ["-Dstsd.cluster.self=1", node1,
+                                         "-Dstsd.cluster.node.2=127.0.0.1:%d 127.0.0.1:%d"
+                                         % (p2, h2)],
+         ["stsd.cluster.node.2"]),
+        ("self naming an unset node", ["-Dstsd.cluster.self=3", node1, node2],
+         ["stsd.cluster.self", "stsd.cluster.node.3"]),
+        ("raft port already in use", ["-Dstsd.cluster.self=1", node1, node2],
+         ["stsd.cluster.node.1", "127.0.0.1:%d" % p1]),
+    ]
+    for what, keys, words in cases:
+        shutil.rmtree(state, ignore_errors=True)
+        holder = None
+        if what == "raft port already in use":
+            holder = socket.socket()
+            holder.bind(("127.0.0.1", p1))
+            holder.listen()
+        t = time.time()
+        try:
+            p = subprocess.run(base + keys, stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=5)
+        except subprocess.TimeoutExpired:
+            raise Failure("%s: stsd still running after 5 s" % what)
+        finally:
+            if holder:
+                holder.close()
+        took = time.time() - t
+        out = (p.stdout + p.stderr).decode("utf-8", "replace")
+        named = [l for l in out.splitlines() if words[0] in l]
+        last = named[0] if named else ""
+        check(p.returncode != 0, "%s: stsd exited 0 (%s)" % (what, last))
+        for w in words:
+            check(w in out, "%s: the message does not name %s:\n%s" % (what, w, out[-800:]))
+        T.note("%-30s exit %d in %.2f s: %s" % (what, p.returncode, took, last[-150:]))
+
+
+# ---- 10 ----------------------------------------------------------------------------------
+
+def test_replace_node_under_load(T):
+    """A dead node replaced by a new one (new id, empty disk, stsd.cluster.join) while
+    clients ADD through every live node: CLUSTERADD, CLUSTERREMOVE, then the old leader
+    killed so that the new node must be in the majority; no ADD answered OK is lost."""
+    cl = T.cluster()
+    L = leader_of(cl)
+    name = "replace.csv"
+    lock = threading.Lock()
+    hist, bad, gone = {}, [], set()
+    stop = threading.Event()
+
+    def live():
+        with lock:
+            return [n for n in cl.nodes if n.id not in gone]
+
+    def client(k):
+        rnd = random.Random(100 + k)
+        i = 0
+        while not stop.is_set():
+            i += 1
+            line = "n%d-%d" % (k, i)
+            for attempt in range(100):
+                n = rnd.choice(live())
+                a = n.req("ADD", {"FILENAME": name, "LINE": line}, timeout=10)
+                o = outcome(a)
+                with lock:
+                    hist.setdefault(line, []).append(o)
+                    if o != "ok" and not (a[0] == 503 or refused(a)):
+                        bad.append("ADD %s through node %d: %s" % (line, n.id, show(a)))
+                if o == "ok" or stop.is_set():
+                    break
+                time.sleep(0.1)
+            time.sleep(0.02)
+
+    threads = [threading.Thread(target=client, args=(k,), daemon=True) for k in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(0.5)
+        V = cl.others(L)[0]
+        with lock:
+            gone.add(V.id)
+        V.kill()
+        shutil.rmtree(V.dir, ignore_errors=True)       # its disk is gone too
+        N = Node(cl, 4)
+        cl.nodes.append(N)
+        N.start(extra=["-Dstsd.cluster.join=true"])
+        t0 = time.time()
+        a = ok_answer(L, "CLUSTERADD", {"NODE": 4, "RAFT": "127.0.0.1:%d" % N.raft_port,
+                                        "URL": N.url}, timeout=60)
+        T.note("CLUSTERADD: %s in %.2f s" % (body_text(a[2]).decode(), time.time() - t0))
+        a = ok_answer(L, "CLUSTERREMOVE", {"NODE": V.id}, timeout=30)
+        T.note("CLUSTERREMOVE: %s" % body_text(a[2]).decode())
+        # Bad input: a taken id, a node that is not there, a malformed address.
+        for params, status in (({"NODE": 4, "RAFT": "127.0.0.1:1", "URL": "http://127.0.0.1:2"}, 409),
+                               ({"NODE": V.id}, 404),
+                               ({"NODE": 5, "RAFT": "nowhere", "URL": N.url}, 400),
+                               ({"NODE": 12, "RAFT": "127.0.0.1:1", "URL": "http://x:1"}, 400)):
+            cmd = "CLUSTERREMOVE" if "RAFT" not in params else "CLUSTERADD"
+            a = L.req(cmd, dict(params, FORMAT="JSON"))
+            check(a[0] == status and b'"ok":false' in a[2],
+                  "%s %r: want %d KO, got %s" % (cmd, params, status, show(a)))
+        time.sleep(0.5)
+        with lock:
+            gone.add(L.id)
+        L.kill()                  # the new node now makes the majority with the third
+        M = leader_of(cl, 15, among=[n for n in cl.nodes if n.id not in (L.id, V.id)])
+        time.sleep(0.5)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(30)
+    info = json.loads(M.req("CLUSTER", {"FORMAT": "JSON"})[2])
+    ids = sorted(n["id"] for n in info["nodes"])
+    check(V.id not in ids and 4 in ids, "the table of nodes after the change: %r" % ids)
+    lines = peek_all(M, name)
+    count = {}
+    for line in lines:
+        count[line] = count.get(line, 0) + 1
+    added = set(l for l, h in hist.items() if "ok" in h)
+    lost = sorted(added - set(count))
+    extra = sorted(l for l, c in count.items()
+                   if c > sum(1 for o in hist.get(l, []) if o in ("ok", "unknown")))
+    T.note("new leader node %d; %d ADDs OK, %d lines there" % (M.id, len(added), len(lines)))
+    check(not bad, "answers other than OK, 503 or a refused connection: %r" % bad[:10])
+    check(not lost, "%d ADDs answered OK are missing: %r" % (len(lost), lost[:20]))
+    check(not extra, "lines there more often than their ADDs could make them: %r" % extra[:10])
+    check(len(added) > 20, "only %d ADDs were OK" % len(added))
+
+
+TESTS = [
+    (test_every_command_through_each_node, 40),
+    (test_answers_identical_to_one_stsd, 30),
+    (test_kill_leader_under_load, 60),
+    (test_restarted_node_catches_up_from_snapshot, 120),
+    (test_paused_leader, 60),
+    (test_leases_and_once_survive_failover, 40),
+    (test_save_writes_on_all_three, 30),
+    (test_rolling_restart, 90),
+    (test_bad_cluster_configuration, 45),
+    (test_replace_node_under_load, 90),
+]
+
+
+def run_one(stsd, name, work):
+    """In the child: runs test name; exit 0 pass, 1 fail. Writes work/result.json."""
+    fn = dict((f.__name__, f) for f, _ in TESTS)[name]
+    T = Ctx(stsd, work)
+    rc = 1
+    try:
+        fn(T)
+        rc = 0
+    except Failure as e:
+        print("  FAILED: %s" % e, flush=True)
+    except Exception:
+        print("  ERROR:\n" + traceback.format_exc(), flush=True)
+    finally:
+        if rc:
+            for cl in T.clusters:
+                for n in cl.nodes:
+                    warn = [l for l in n.tail(100000).splitlines()
+                            if "[warn]" in l or "[error]" in l]
+                    print("  --- node %d (%s): %d warnings and errors%s\n%s" %
+                          (n.id, n.log, len(warn), ", the first ones:" if warn else "",
+                           "".join("    %s\n" % l[:300] for l in warn[:8])), flush=True)
+        T.cleanup()
+        with open(os.path.join(work, "result.json"), "w") as f:
+            json.dump({"skips": T.skips, "notes": T.notes}, f)
+    return rc
+
+
+def main():
+    if len(sys.argv) >= 2 and sys.argv[1] == "--one":
+        sys.exit(run_one(sys.argv[2], sys.argv[3], sys.argv[4]))
+    if len(sys.argv) < 2:
+        print("usage: %s STSD [TEST ...]" % sys.argv[0], file=sys.stderr)
+        sys.exit(2)
+    stsd = os.path.abspath(sys.argv[1])
+    wanted = sys.argv[2:]
+    tests = [(f, limit) for f, limit in TESTS if not wanted or f.__name__ in wanted]
+    if wanted and len(tests) != len(wanted):
+        print("unknown test among %r" % wanted, file=sys.stderr)
+        sys.exit(2)
+    root = tempfile.mkdtemp(prefix="stsd-cluster-", dir="/tmp")
+    results = []
+    t_all = time.time()
+    for f, limit in tests:
+        name = f.__name__
+        work = os.path.join(root, name)
+        os.makedirs(work)
+        print("%s ..." % name, flush=True)
+        t = time.time()
+        child = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--one", stsd,
+                                  name, work], start_new_session=True)
+        try:
+            rc = child.wait(limit)
+        except subprocess.TimeoutExpired:
+            print("  FAILED: still running after its limit of %d s" % limit, flush=True)
+            rc = -1
+        finally:
+            # The child's group holds its stsd processes: whatever is left goes.
+            try:
+                os.killpg(child.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            child.wait()
+        took = time.time() - t
+        skips = []
+        try:
+            with open(os.path.join(work, "result.json")) as fh:
+                skips = json.load(fh)["skips"]
+        except (OSError, ValueError, KeyError):
+            pass
+        verdict = "PASS" if rc == 0 else "FAIL"
+        if rc == 0 and skips:
+            verdict = "PASS (partly SKIPPED: %d part%s)" % (len(skips), "s" * (len(skips) > 1))
+        print("%-48s %s  %5.1f s" % (name, verdict, took), flush=True)
+        if rc == 0:
+            shutil.rmtree(work, ignore_errors=True)
+        else:
+            print("  work directory kept: %s" % work, flush=True)
+        results.append((name, rc, took, skips))
+    failed = [r for r in results if r[1] != 0]
+    print("cluster tests: %d passed, %d failed, %.1f s" % (len(results) - len(failed),
+                                                           len(failed), time.time() - t_all))
+    for name, rc, took, skips in results:
+        for s in skips:
+            print("  skipped in %s: %s" % (name, s))
+    if failed:
+        print("failed: %s; kept in %s" % (", ".join(r[0] for r in failed), root))
+        sys.exit(1)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -247,8 +247,7 @@ class Run:
             return
         self.mon = Monitor(self.cl, self.hist)
         self.mon.start()
-        ips = {n.id: n.ip for n in self.cl.nodes}
-        wl = workload.Workload(self.seed, ips, self.hist, a.seconds, rate=a.rate)
+        wl = workload.Workload(self.seed, self.cl, self.hist, a.seconds, rate=a.rate)
         nem = nemesis.Nemesis(self.net, self.cl, self.hist, self.steps, log)
         wl.start()
         self.t0 = wl.t0

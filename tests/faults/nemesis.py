@@ -53,7 +53,7 @@ def schedule(seed, seconds):
             s["dur"] = rnd.uniform(10, 16)
         elif kind == "wipe":
             s["pick"] = rnd.randrange(2)
-            s["dur"] = rnd.uniform(1, 3)
+            s["dur"] = rnd.uniform(1, 3)          # down this long before its replacement
         s["dur"] = round(s["dur"], 2)
         gap = rnd.uniform(3, 5)
         if t + s["dur"] > seconds - TAIL:
@@ -136,7 +136,7 @@ class Nemesis:
         fs = self.followers(L)
         f = fs[s["pick"] % len(fs)]
         if s["variant"] == "minority-follower":
-            e = self.partition([[f, x] for x in range(1, len(self.cl.nodes) + 1) if x != f], [f])
+            e = self.partition([[f, x] for x in self.cl.ids() if x != f], [f])
         else:
             # The leader loses one follower, which still sees the other: no minority.
             e = self.partition([[L, f]], [])
@@ -148,7 +148,7 @@ class Nemesis:
         if s["target"] == "leader" and L:
             nid = L
         else:
-            fs = self.followers(L) if L else [n.id for n in self.cl.nodes]
+            fs = self.followers(L) if L else self.cl.ids()
             nid = fs[s["pick"] % len(fs)]
         self.kill_node(nid)
         self.sleep_until(time.monotonic() + s["dur"])
@@ -169,7 +169,7 @@ class Nemesis:
 
     def slow(self, s):
         L = self.leader()
-        where = [n.id for n in self.cl.nodes] if s["where"] == "all" or not L else [L]
+        where = self.cl.ids() if s["where"] == "all" or not L else [L]
         e = self.ev(ev="slow", nodes=where, delay_ms=s["delay"], jitter_ms=s["jitter"],
                     loss_pct=s["loss"], start=None, end=None)
         for nid in where:
@@ -191,7 +191,7 @@ class Nemesis:
 
     def skew(self, s):
         L = self.leader()
-        fs = self.followers(L) if L else [n.id for n in self.cl.nodes]
+        fs = self.followers(L) if L else self.cl.ids()
         nid = fs[s["pick"] % len(fs)]
         end = time.monotonic() + s["dur"]
         self.kill_node(nid)
@@ -212,14 +212,51 @@ class Nemesis:
         self.start_node(nid, 0)
 
     def wipe(self, s):
+        """A follower's host lost: kill -9, its disk gone; a new node under a new id, in a
+        namespace and at an address of its own, joins (CLUSTERADD), then the dead one is
+        removed (CLUSTERREMOVE), as docs/cluster.md says to replace a dead node."""
         L = self.leader()
-        fs = self.followers(L) if L else [n.id for n in self.cl.nodes]
+        fs = self.followers(L) if L else self.cl.ids()
         nid = fs[s["pick"] % len(fs)]
         self.kill_node(nid)
         self.cl.node(nid).wipe()
         self.ev(ev="wipe", node=nid)
         self.sleep_until(time.monotonic() + s["dur"])
-        self.start_node(nid, 0)
+        new = self.cl.next_id()
+        self.net.add_node(new)
+        n = self.cl.new_node(new)
+        n.start(0)
+        self.ev(ev="start", node=new, skew=0, joins=True)
+        t = time.monotonic()
+        ok = self.admin("CLUSTERADD", {"NODE": new, "RAFT": n.raft_addr(), "URL": n.url()}, 90)
+        self.ev(ev="added", node=new, ok=ok, took=round(time.monotonic() - t, 2))
+        if not ok:
+            self.ev(ev="violation", rule="unavailable", text="CLUSTERADD of node %d, the "
+                    "replacement of node %d, not answered OK in 90 s" % (new, nid))
+            return
+        self.cl.nodes = [x for x in self.cl.nodes if x.id != nid] + [n]
+        ok = self.admin("CLUSTERREMOVE", {"NODE": nid}, 30)
+        self.ev(ev="removed", node=nid, ok=ok)
+
+    def admin(self, cmd, params, timeout):
+        """A membership command, through the leader (any live member while none is
+        known), again until it is answered OK or timeout seconds have passed. A 409 or
+        404 on a retry means an earlier try did it."""
+        end = time.monotonic() + timeout
+        tries = 0
+        while time.monotonic() < end and not self.stop_flag.is_set():
+            L = self.leader(2.0)
+            targets = [L] if L else [x for x in self.cl.ids() if self.cl.node(x).alive()]
+            for nid in targets:
+                p = dict(params, FORMAT="JSON")
+                ph, st, h, b = self.cl.node(nid).req(cmd, p, max(1.0, end - time.monotonic()))
+                self.log("nemesis: %s %s through node %s: %s %s" % (
+                    cmd, params.get("NODE"), nid, st, b[:120].decode(errors="replace")))
+                if st == 200 or (tries and st in (404, 409)):
+                    return True
+                tries += 1
+            time.sleep(0.5)
+        return False
 
     # --- the run --------------------------------------------------------------------------
     def run(self):

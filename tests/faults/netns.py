@@ -110,7 +110,7 @@ class Net:
     """The namespaces of one run: nodes 1..n, the clients, the bridge."""
 
     def __init__(self, n=3, use_netem=None):
-        self.n = n
+        self.ids = list(range(1, n + 1))      # the node namespaces made so far
         self.use_netem = netem_available() if use_netem is None else use_netem
         self.delayers = {}          # nid -> Popen of nfqdelay.py
         self.netem_on = set()
@@ -121,35 +121,39 @@ class Net:
         in_ns(BRIDGE_NS, "ip", "link", "set", "lo", "up")
         in_ns(BRIDGE_NS, "ip", "link", "add", "br0", "type", "bridge")
         in_ns(BRIDGE_NS, "ip", "link", "set", "br0", "up")
-        ends = [(node_ns(i), "v%d" % i, node_ip(i)) for i in range(1, self.n + 1)]
-        ends.append((CLIENT_NS, "vc", CLIENT_IP))
-        for ns, port, ip in ends:
-            sh("ip", "netns", "add", ns)
-            in_ns(ns, "ip", "link", "set", "lo", "up")
-            sh("ip", "-n", BRIDGE_NS, "link", "add", port, "type", "veth", "peer", "name",
-               "eth0", "netns", ns)
-            sh("ip", "-n", BRIDGE_NS, "link", "set", port, "master", "br0", "up")
-            in_ns(ns, "ip", "addr", "add", ip + "/24", "dev", "eth0")
-            in_ns(ns, "ip", "link", "set", "eth0", "up")
-            if ns != CLIENT_NS:
-                # Our chains, so that a heal flushes exactly what the faults added.
-                for chain, hook in (("FAULTS-IN", "INPUT"), ("FAULTS-OUT", "OUTPUT")):
-                    in_ns(ns, "iptables", "-N", chain)
-                    in_ns(ns, "iptables", "-A", hook, "-j", chain)
         # The bridge forwards at once (no STP learning delay on a fresh port).
         in_ns(BRIDGE_NS, "ip", "link", "set", "br0", "type", "bridge", "forward_delay", "0",
               check=False)
-        self.wait_reachable()
+        self.plug(CLIENT_NS, "vc", CLIENT_IP)
+        for i in self.ids:
+            self.plug(node_ns(i), "v%d" % i, node_ip(i))
 
-    def wait_reachable(self, timeout=10):
-        """Until the client namespace reaches every node's address (the links are up)."""
-        end = time.time() + timeout
-        for i in range(1, self.n + 1):
-            while True:
-                r = in_ns(node_ns(i), "ip", "-o", "link", "show", "eth0", check=False)
-                if b"LOWER_UP" in r.stdout or time.time() > end:
-                    break
-                time.sleep(0.05)
+    def plug(self, ns, port, ip):
+        """A namespace with its veth on the bridge and its address."""
+        sh("ip", "netns", "add", ns)
+        in_ns(ns, "ip", "link", "set", "lo", "up")
+        sh("ip", "-n", BRIDGE_NS, "link", "add", port, "type", "veth", "peer", "name",
+           "eth0", "netns", ns)
+        sh("ip", "-n", BRIDGE_NS, "link", "set", port, "master", "br0", "up")
+        in_ns(ns, "ip", "addr", "add", ip + "/24", "dev", "eth0")
+        in_ns(ns, "ip", "link", "set", "eth0", "up")
+        if ns != CLIENT_NS:
+            # Our chains, so that a heal flushes exactly what the faults added.
+            for chain, hook in (("FAULTS-IN", "INPUT"), ("FAULTS-OUT", "OUTPUT")):
+                in_ns(ns, "iptables", "-N", chain)
+                in_ns(ns, "iptables", "-A", hook, "-j", chain)
+        end = time.time() + 10
+        while time.time() < end:
+            r = in_ns(ns, "ip", "-o", "link", "show", "eth0", check=False)
+            if b"LOWER_UP" in r.stdout:
+                break
+            time.sleep(0.05)
+
+    def add_node(self, nid):
+        """The namespace of a node that joins later (a replacement under a new id)."""
+        if nid not in self.ids:
+            self.plug(node_ns(nid), "v%d" % nid, node_ip(nid))
+            self.ids.append(nid)
 
     def enter_clients(self):
         """Moves this process's calling thread into the clients' namespace, keeping a way
@@ -171,13 +175,13 @@ class Net:
             in_ns(ns, "iptables", "-I", "FAULTS-IN", "-s", node_ip(y), "-j", "DROP")
             in_ns(ns, "iptables", "-I", "FAULTS-OUT", "-d", node_ip(y), "-j", "DROP")
 
-    def isolate(self, a):
-        for b in range(1, self.n + 1):
+    def isolate(self, a, members):
+        for b in members:
             if b != a:
                 self.cut(a, b)
 
     def heal_partitions(self):
-        for i in range(1, self.n + 1):
+        for i in self.ids:
             for chain in ("FAULTS-IN", "FAULTS-OUT"):
                 in_ns(node_ns(i), "iptables", "-F", chain, check=False)
 

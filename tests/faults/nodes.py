@@ -62,6 +62,7 @@ class Node:
         self.proc = None
         self.skew = 0                  # seconds of faketime offset of the running process
         self.paused = False
+        self.join = False              # a replacement: waits to be added (CLUSTERADD)
         os.makedirs(self.data, exist_ok=True)
 
     def args(self):
@@ -71,10 +72,19 @@ class Node:
              "-Dstsd.stateDirectory=%s" % self.state,
              "-Dstsd.cluster.self=%d" % self.id,
              "-Dstsd.cluster.electionTimeout=%d" % self.cl.election_ms]
-        for n in self.cl.nodes:
+        listed = list(self.cl.nodes) + ([self] if self not in self.cl.nodes else [])
+        for n in sorted(listed, key=lambda n: n.id):
             a.append("-Dstsd.cluster.node.%d=%s:%d http://%s:%d" % (
                 n.id, n.ip, netns.RAFT_PORT, n.ip, netns.HTTP_PORT))
+        if self.join:
+            a.append("-Dstsd.cluster.join=true")
         return a
+
+    def raft_addr(self):
+        return "%s:%d" % (self.ip, netns.RAFT_PORT)
+
+    def url(self):
+        return "http://%s:%d" % (self.ip, netns.HTTP_PORT)
 
     def start(self, skew=0):
         """Starts stsd in the node's namespace; skew: seconds its wall clock is off
@@ -161,12 +171,28 @@ class Cluster:
         self.stsd, self.work, self.election_ms = stsd, work, election_ms
         self.faketime = faketime_lib()
         os.makedirs(work, exist_ok=True)
-        self.nodes = []
-        for i in range(1, n + 1):
-            self.nodes.append(Node(self, i))
+        # The members now (a list replaced whole, never changed in place: client threads
+        # read it while the nemesis replaces a node), and every node ever started.
+        self.nodes = [Node(self, i) for i in range(1, n + 1)]
+        self.every = list(self.nodes)
 
     def node(self, nid):
-        return self.nodes[nid - 1]
+        for n in self.every:
+            if n.id == nid:
+                return n
+        raise KeyError(nid)
+
+    def ids(self):
+        return [n.id for n in self.nodes]
+
+    def next_id(self):
+        return max(n.id for n in self.every) + 1
+
+    def new_node(self, nid):
+        n = Node(self, nid)
+        n.join = True
+        self.every.append(n)
+        return n
 
     def start(self):
         for n in self.nodes:
@@ -190,5 +216,5 @@ class Cluster:
             time.sleep(0.1)
 
     def kill_all(self):
-        for n in self.nodes:
+        for n in self.every:
             n.kill()

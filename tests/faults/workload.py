@@ -113,8 +113,8 @@ class Client:
 
     def call(self, f, cmd, params, node=None, **extra):
         wl = self.wl
-        nid = node or self.rnd.choice(wl.node_ids)
-        ip = wl.ips[nid]
+        nid = node or self.rnd.choice(wl.cl.ids())
+        ip = wl.cl.node(nid).ip
         p = dict(params)
         p["FORMAT"] = "JSON"
         wl.limiter.take()
@@ -250,9 +250,8 @@ class Client:
 
 
 class Workload:
-    def __init__(self, seed, ips, hist, seconds, rate=1000, mixed=12):
-        self.seed, self.ips, self.hist, self.seconds = seed, ips, hist, seconds
-        self.node_ids = sorted(ips)
+    def __init__(self, seed, cl, hist, seconds, rate=1000, mixed=12):
+        self.seed, self.cl, self.hist, self.seconds = seed, cl, hist, seconds
         self.limiter = Limiter(rate)
         self.mixed = mixed
         self.t0 = None

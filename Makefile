@@ -56,7 +56,7 @@ CURL_CFLAGS = $(shell pkg-config --cflags libcurl 2>/dev/null)
 CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run run-cluster test-cluster test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
-        test-stop test-fuzz test-ctl test-deb test-image deb image deps deps-test install uninstall clean \
+        test-stop test-fuzz test-ctl test-deb test-image test-image-cluster deb image deps deps-test install uninstall clean \
         help bench bench-store bench-columns bench-cluster fuzz test-faults soak-faults
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
@@ -88,6 +88,7 @@ help:
 	@echo "make docs       rewrite docs/commands.md and docs/configuration.md from the tables"
 	@echo "make image      the OCI image localhost/stsd:VERSION from the .deb (mmdebstrap, podman; as root)"
 	@echo "make test-image the image under podman: read-only, non-root, stop, restart on its volume"
+	@echo "make test-image-cluster  examples/compose.yml under podman-compose: 3 replicas, kill the leader"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
 	@echo "make bench-columns  FIND COLUMN= and ADD UNIQUE=column by list size, to 10M lines"
@@ -227,6 +228,7 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory test-pkg test-examples test-ctl
 	$(Q)$(MAKE) --no-print-directory test-deb
 	$(Q)$(MAKE) --no-print-directory test-image
+	$(Q)$(MAKE) --no-print-directory test-image-cluster
 	$(Q)$(MAKE) --no-print-directory test-asan
 	$(Q)$(MAKE) --no-print-directory test-soak
 	$(Q)$(MAKE) --no-print-directory test-tsan
@@ -300,6 +302,13 @@ image:
 test-image: deps-test
 	@tests/pkg/test-image.sh
 
+# As root: examples/compose.yml under podman-compose, three replicas from the same image
+# finding each other by service name: a leader, ADD and READ through followers, the
+# leader's container killed (a new leader within 5 s, nothing acknowledged lost), started
+# again (a follower again), podman stop, everything removed.
+test-image-cluster: deps-test
+	@tests/pkg/test-image-cluster.sh
+
 # examples/ against a real stsd: the curl scripts, Locust headless for a few seconds (the
 # shared-state example too), Artillery (npm installs it once into $(BUILD)/npm), the
 # JMeter plans replayed without JMeter (stsd-plan.jmx as two engines: one loads the lists).
@@ -313,6 +322,10 @@ test-ui: $(BUILD)/stsd
 test-asan:
 	$(Q)$(MAKE) --no-print-directory BUILD=build/asan SANITIZER=address,undefined CFLAGS="-O1 -g" \
 		test-unit test-proto test-stop
+	@# The replicas under ASan+UBSan: leaks are reported by the nodes stopped with SIGTERM.
+	@ASAN_OPTIONS="detect_leaks=1:halt_on_error=1" CLUSTER_FAILOVER_S=10 \
+		python3 tests/cluster/test_cluster.py build/asan/stsd test_every_command_through_each_node \
+		test_rolling_restart test_replace_node_under_load test_save_writes_on_all_three
 
 # The soak (tests/soak/soak.py): a sanitizer build under every command and every kind of
 # bad client for SOAK_SECONDS (60), stopped with SIGTERM and restarted on its state.
@@ -329,6 +342,10 @@ test-tsan:
 	@STSD=build/tsan/stsd TSAN_OPTIONS="halt_on_error=0:exitcode=66" \
 		tests/run-tests.sh tsan build/tsan/tests/test_hangup
 	@tests/soak/run.sh tsan build/tsan/stsd
+	@# The replicas' threads (raft's loop, its hooks, the forwarder, the journal's writer).
+	@TSAN_OPTIONS="halt_on_error=0:suppressions=$(CURDIR)/tests/soak/tsan.supp" \
+		CLUSTER_FAILOVER_S=15 python3 tests/cluster/test_cluster.py build/tsan/stsd \
+		test_kill_leader_under_load test_paused_leader test_replace_node_under_load
 
 bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/bench-keys $(BUILD)/bench-barrier $(BUILD)/fsync-floor \
 		$(BUILD)/tests/libfailsync.so

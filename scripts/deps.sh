@@ -23,15 +23,18 @@ case "${1:-build}" in
            need="$need chromium chromium-driver python3-selenium"      # tests/ui
            # tests/ctl (stsctl top in a tmux pane) and tests/pkg/test-deb.sh (make deb).
            need="$need tmux debhelper lintian"
-           # tests/pkg/test-image.sh (make image: a root file system, then podman).
-           need="$need podman runc mmdebstrap uidmap"
+           # tests/pkg/test-image.sh (make image: a root file system, then podman), and
+           # test-image-cluster.sh (examples/compose.yml: podman-compose; the nodes find
+           # each other by service name through netavark's DNS, aardvark-dns).
+           need="$need podman runc mmdebstrap uidmap podman-compose netavark aardvark-dns"
            # tests/faults (make test-faults): namespaces, partitions, netem, clock skew.
            need="$need iproute2 iptables faketime" ;;
     # make deb: debhelper (with dpkg-dev) builds the package, lintian checks it.
     deb)   need="$need debhelper lintian" ;;
     # make image: the .deb, mmdebstrap's root file system, podman (runc: crun refuses on
-    # hybrid cgroups), uidmap for either without root.
-    image) need="$need debhelper lintian podman runc mmdebstrap uidmap" ;;
+    # hybrid cgroups), uidmap for either without root; podman-compose and aardvark-dns
+    # run examples/compose.yml's three replicas.
+    image) need="$need debhelper lintian podman runc mmdebstrap uidmap podman-compose netavark aardvark-dns" ;;
     # redis-server (with redis-tools' redis-benchmark): the Redis rows of the durability bench.
     bench) need="$need wrk curl openssl time redis-server" ;;
     *) echo "usage: $0 build|test|bench|deb|image" >&2; exit 2 ;;

@@ -25,6 +25,7 @@
 #include "cluster_entry.h"
 #include "cluster_fsm.h"
 #include "cluster_members.h"
+#include "cluster_net.h"
 #include "cluster_queue.h"
 #include "cluster_save.h"
 #include "base/log.h"
@@ -159,7 +160,7 @@ static void on_raft_closed(struct raft *r)
 {
     cluster *c = r->data;
     raft_uv_close(&c->io);
-    raft_uv_tcp_close(&c->transport);
+    cluster_net_free(&c->transport);
     uv_close((uv_handle_t *)&c->wake, on_handle_closed);
     uv_close((uv_handle_t *)&c->tick, on_handle_closed);
 }
@@ -321,19 +322,23 @@ static const cluster_node *node_of(const cluster *c, unsigned id)
     return NULL;
 }
 
-/* raft's io->random, which it uses for its randomized election timeouts in [min, max):
- * node k of n (by its place in the table at start) draws in the k-th n-th of the range.
- * One raft per process: the slice is the process's (set once, before raft starts). */
+/* raft's io->random, which it uses for its randomized election timeouts in [min, max).
+ * raft 0.15 refuses a vote (a pre-vote too) while it still has a leader, which a follower
+ * forgets only when its own timeout fires: the first candidate after a leader dies is
+ * always refused, and wins only on its second try, or the second follower wins on its
+ * first if it is as up to date. So node k of n draws in the k-th of n narrow slices at
+ * the start of the range, each a quarter of it divided by n: the two followers stand
+ * apart (no split vote), soon after each other, and a second try comes early. */
 static int (*spread_draw)(struct raft_io *io, int min, int max);
 static long spread_k, spread_n = 1;
 
 static int spread_random(struct raft_io *io, int min, int max)
 {
     int r = spread_draw(io, min, max);
-    long range = (long)max - min;
-    if (range <= spread_n)
+    long width = ((long)max - min) / (4 * spread_n);
+    if (width < 2)
         return r;
-    return min + (int)(range * spread_k / spread_n) + (int)((long)(r - min) / spread_n);
+    return min + (int)(width * spread_k + ((long)r - min) % width);
 }
 
 /* Whether the raft address is free, before the first start bootstraps anything: raft
@@ -375,7 +380,8 @@ static int start_raft(cluster *c, const char *dir, buf *err)
     c->wake.data = c->tick.data = c;
     if (uv_async_init(&c->loop, &c->wake, on_wake) != 0 ||
         uv_timer_init(&c->loop, &c->tick) != 0 ||
-        raft_uv_tcp_init(&c->transport, &c->loop) != 0) {
+        cluster_net_init(&c->transport, &c->loop,
+                         c->election_ms > 1000 ? c->election_ms : 1000) != 0) {
         buf_puts(err, "cluster: cannot set up libuv");
         return -1;
     }
@@ -384,9 +390,11 @@ static int start_raft(cluster *c, const char *dir, buf *err)
         return -1;
     }
     raft_uv_set_snapshot_compression(&c->io, false);
-    /* Each node draws its election timeouts from a slice of raft's range of its own, so
-     * that two followers of a dead leader seldom stand at once and split the vote (seen
-     * 3 times in 33 kills with the shared range: a second election, 3.1-3.5 s). */
+    for (size_t i = 0; i < c->n; i++)
+        if (c->nodes[i].id != c->self)
+            cluster_net_resolve(&c->transport, c->nodes[i].raft);
+    /* Each node draws its election timeouts from a slice of raft's range of its own
+     * (spread_random): with the shared range, 3 kills in 33 took 3.1-3.5 s. */
     spread_draw = c->io.random;
     spread_n = c->n ? (long)c->n : 1;
     for (size_t i = 0; i < c->n; i++)

@@ -111,7 +111,8 @@ static piece *entry_piece(cluster *c, int kind, uint64_t id, uint64_t off, int l
         return NULL;
     }
     cluster_entry_head(b, kind, c->nonce, id, off, last, (uint32_t)(plen + len));
-    memcpy(b + CLUSTER_ENTRY_HEAD, prefix, plen);
+    if (plen)
+        memcpy(b + CLUSTER_ENTRY_HEAD, prefix, plen);
     memset(b + CLUSTER_ENTRY_HEAD + plen + len, 0, size - CLUSTER_ENTRY_HEAD - plen - len);
     p->op = CLUSTER_OP_APPLY;
     p->c = c;

@@ -102,6 +102,8 @@ struct journal {
     journal_ship_fn ship;
     journal_ship_file_fn ship_file;
     void *ship_ctx;
+    int leading;                /* journal_reload ran: this node's own records are in the
+                                 * lsn space, so no other leader's may be counted in it */
     pthread_t sync_thread, compact_thread, writer_thread;
     int sync_started, compact_started, writer_started;
 };

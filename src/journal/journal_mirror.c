@@ -44,11 +44,28 @@ int journal_replicated(const journal *j)
     return j && j->ship != NULL;
 }
 
+/* Another leader's piece on a node that led: this node was deposed, and its own records
+ * (answered once their lsn is durable) share the lsn space that the piece would move on.
+ * Nothing more is answered or written; the node restarts from raft's copy. Locked. */
+static int deposed_locked(journal *j)
+{
+    if (!atomic_exchange(&j->cancelled, 1))
+        log_warn("journal: another leader's changes arrive: this node no longer leads; "
+                 "nothing it had not got committed is answered");
+    atomic_store(&j->broken, 1);
+    j->dead_gen = j->gen;
+    pthread_cond_broadcast(&j->cv);
+    return -1;
+}
+
 int journal_mirror_batch(journal *j, int own, const void *data, size_t len)
 {
     int rc = 0;
     pthread_mutex_lock(&j->mu);
-    if (wal_pwrite_all(j->fd, data, len, j->fsize) != 0) {
+    if (!own && j->leading) {
+        rc = deposed_locked(j);
+        journal_fire_locked(j);           /* waiters in place ask again: -1 */
+    } else if (wal_pwrite_all(j->fd, data, len, j->fsize) != 0) {
         log_error("journal: cannot write a committed batch into %s/journal.%010u.log: %s",
                   j->dir, j->gen, strerror(errno));
         rc = -1;
@@ -71,6 +88,11 @@ int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const vo
     char name[64];
     if (own)
         return 0;                 /* the leader wrote it before shipping it */
+    pthread_mutex_lock(&j->mu);
+    int deposed = j->leading ? deposed_locked(j) : 0;
+    pthread_mutex_unlock(&j->mu);
+    if (deposed)
+        return -1;
     wal_snap_name(name, sizeof name, id);
     int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
     if (fd < 0 || wal_pwrite_all(fd, data, len, off) != 0) {

@@ -276,6 +276,7 @@ int journal_reload(journal *j, store *st, buf *err)
     j->snap_n = rs.last_snap_n;
     j->max_gen = rs.max_gen > j->gen ? rs.max_gen : j->gen;
     j->snapset = rs.snap_bytes;
+    j->leading = 1;
     pthread_mutex_unlock(&j->mu);
     log_info("journal: %zu lists, %zu keys and %zu leases loaded from %s", rs.nlists, rs.nkeys,
              rs.nleases, j->dir);

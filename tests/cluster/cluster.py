@@ -51,7 +51,8 @@ class Node:
                 "-Dstsd.cluster.self=%d" % self.id,
                 "-Dstsd.cluster.electionTimeout=%d" % self.cl.election_ms]
         for n in self.cl.nodes:
-            args.append("-Dstsd.cluster.node.%d=127.0.0.1:%d %s" % (n.id, n.raft_port, n.url))
+            args.append("-Dstsd.cluster.node.%d=%s:%d %s" % (n.id, self.cl.raft_host, n.raft_port,
+                                                              n.url))
         return args + list(self.cl.extra) + list(extra)
 
     def start(self, extra=()):
@@ -136,8 +137,10 @@ class Node:
 
 
 class Cluster:
-    def __init__(self, stsd, work, n=3, election_ms=1000, extra=()):
+    def __init__(self, stsd, work, n=3, election_ms=1000, extra=(), raft_host="127.0.0.1"):
+        """raft_host: the host of every node's raft address (a name: stsd resolves it)."""
         self.stsd, self.work, self.election_ms, self.extra = stsd, work, election_ms, extra
+        self.raft_host = raft_host
         os.makedirs(work, exist_ok=True)
         self.nodes = []
         for i in range(1, n + 1):

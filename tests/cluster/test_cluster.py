@@ -1074,6 +1074,37 @@ def test_replace_node_under_load(T):
     check(len(added) > 20, "only %d ADDs were OK" % len(added))
 
 
+# ---- 11 ----------------------------------------------------------------------------------
+
+def test_nodes_by_host_name(T):
+    """Raft addresses that name their host (localhost:PORT), as in containers: raft 0.15
+    takes only IPv4, stsd resolves the names (src/cluster/cluster_net.c). A leader; ADDs
+    through a follower; kill -9 of the leader, a new one within 5 s with every line; the
+    killed node back as a follower."""
+    cl = T.cluster(raft_host="localhost")
+    L = leader_of(cl)
+    F = cl.others(L)[0]
+    for i in range(20):
+        ok_answer(F, "ADD", {"FILENAME": "named.csv", "LINE": "n%d" % i, "ADD_MODE": "LAST"})
+    for n in cl.nodes:
+        text = n.tail(200)
+        check("cluster: localhost resolves to 127.0.0.1" in text and
+              "raft on localhost:%d" % n.raft_port in text,
+              "node %d's log says nothing of resolving localhost:\n%s" % (n.id, text[-1500:]))
+    t = time.time()
+    L.kill()
+    M = leader_of(cl, 10, among=cl.others(L))
+    took = time.time() - t
+    check(took <= 5, "a new leader %.1f s after the kill" % took)
+    check(peek_all(M, "named.csv") == ["n%d" % i for i in range(20)],
+          "named.csv on the new leader: %r" % peek_all(M, "named.csv")[:30])
+    L.start()
+    check(L.wait_follower(15) is not None, "node %d not back as a follower" % L.id)
+    ok_answer(L, "ADD", {"FILENAME": "named.csv", "LINE": "after", "ADD_MODE": "LAST"})
+    check(length(M, "named.csv") == 21, "named.csv after an ADD through the node back")
+    T.note("new leader node %d %.2f s after the kill" % (M.id, took))
+
+
 TESTS = [
     (test_every_command_through_each_node, 40),
     (test_answers_identical_to_one_stsd, 30),
@@ -1085,6 +1116,7 @@ TESTS = [
     (test_rolling_restart, 90),
     (test_bad_cluster_configuration, 45),
     (test_replace_node_under_load, 90),
+    (test_nodes_by_host_name, 45),
 ]
 
 
@@ -1101,6 +1133,18 @@ def run_one(stsd, name, work):
     except Exception:
         print("  ERROR:\n" + traceback.format_exc(), flush=True)
     finally:
+        # A sanitizer build (make test-tsan, test-asan) reports into the nodes' logs.
+        for cl in T.clusters:
+            for n in cl.nodes:
+                text = n.tail(10000000)
+                for mark in ("WARNING: ThreadSanitizer", "ERROR: AddressSanitizer",
+                             "ERROR: LeakSanitizer", "runtime error:"):
+                    if mark in text:
+                        at = text.index(mark)
+                        print("  FAILED: node %d's log has a sanitizer report:\n%s" %
+                              (n.id, text[at:at + 3000]), flush=True)
+                        rc = 1
+                        break
         if rc:
             for cl in T.clusters:
                 for n in cl.nodes:

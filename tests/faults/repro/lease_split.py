@@ -7,7 +7,8 @@ its LEASE, and the line is gone for good (neither in its list nor on loan).
 
 The fault checker's three nodes in network namespaces (as root), 3,000 lines, 12 clients
 doing nothing but READ KEEP=FALSE LEASE=1 (never ACKed: every line must come back), the
-leader isolated by iptables for 3 s, ROUNDS times (40: it shows about once in 20 to 40 isolations). Then every line must be back.
+leader isolated by iptables for 3 s, ROUNDS times (40: it shows about once in 20 to 40
+isolations). Then every line must be back.
 Exits 1 when a line is missing.
 
 Usage: lease_split.py STSD [ROUNDS]      (as root; about 6 s a round)"""

@@ -124,6 +124,7 @@ static void test_addmulti(void **state)
     /* Waiters are served as by ADD: two READs waiting, one ADDMULTI of two lines. */
     http_conn w1, w2;
     send_waiting(&w1, "/sts/READ?FILENAME=amw.csv&KEEP=FALSE&TIMEOUT=5");
+    td_sleep_ms(150);             /* queued first: its own connection may be read later */
     send_waiting(&w2, "/sts/READ?FILENAME=amw.csv&KEEP=FALSE&TIMEOUT=5");
     td_sleep_ms(150);
     ok("/sts/ADDMULTI?FILENAME=amw.csv&LINE=w1&LINE=w2&ADD_MODE=LAST", "2");

@@ -146,7 +146,7 @@ static void test_self_timeout_forward_dir(void **state)
     config c;
     assert_int_equal(config_defaults(&c), 0);
     for (int id = 0; id <= CONF_CLUSTER_MAX; id++) {
-        char v[8];
+        char v[16];
         snprintf(v, sizeof v, "%d", id);
         set_ok(&c, "stsd.cluster.self", v);
         assert_int_equal(c.cluster_self, id);

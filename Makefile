@@ -57,7 +57,7 @@ CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run run-cluster test-cluster test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
         test-stop test-fuzz test-ctl test-deb test-image test-image-cluster deb image deps deps-test install uninstall clean \
-        help bench bench-store bench-columns bench-cluster fuzz
+        help bench bench-store bench-columns bench-cluster fuzz test-faults soak-faults
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
 
@@ -75,6 +75,10 @@ help:
 	@echo "make test-cluster  three nodes on loopback under kill -9, SIGSTOP, restarts and load: nothing"
 	@echo "                answered OK lost, nothing answered twice (tests/cluster/; TESTS=name to pick,"
 	@echo "                CLUSTER_FAILOVER_S=3: the longest failover allowed)"
+	@echo "make test-faults  three nodes in network namespaces under partitions, kill -9, SIGSTOP,"
+	@echo "                delay, clock skew, a wiped node; the history checked (as root; 5 seeds"
+	@echo "                of 60 s, SEED=n replays one; docs/faults.md)"
+	@echo "make soak-faults HOURS=n  the same, run after run, for n hours (as root)"
 	@echo "make test-ui    the dashboard in headless Chromium (screenshots in build/ui-screens/)"
 	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
 	@echo "make test-examples  the curl examples, Locust and Artillery against a real stsd"
@@ -219,6 +223,7 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
 	$(Q)$(MAKE) --no-print-directory test-stop
 	$(Q)$(MAKE) --no-print-directory test-cluster
+	$(Q)$(MAKE) --no-print-directory test-faults
 	$(Q)$(MAKE) --no-print-directory test-ui
 	$(Q)$(MAKE) --no-print-directory test-pkg test-examples test-ctl
 	$(Q)$(MAKE) --no-print-directory test-deb
@@ -248,6 +253,21 @@ test-stop: $(BUILD)/stsd $(BUILD)/tests/test_stop $(BUILD)/tests/libfailsync.so
 # group of its own, bounded in time; the failed ones' directories kept under /tmp.
 test-cluster: $(BUILD)/stsd
 	@python3 tests/cluster/test_cluster.py $(BUILD)/stsd $(TESTS)
+
+# The fault checker (tests/faults/, docs/faults.md): three nodes, each in a network
+# namespace of its own, 16 clients and a nemesis for FAULT_SECONDS (60) per seed, then the
+# history checked. FAULT_RUNS (5) seeds from a random base; SEED=n replays one. As root;
+# anyone else gets a failure, not a skip.
+FAULT_SECONDS ?= 60
+FAULT_RUNS ?= 5
+test-faults: $(BUILD)/stsd
+	@python3 tests/faults/faults.py $(BUILD)/stsd --seconds $(FAULT_SECONDS) \
+		$(if $(SEED),--seed $(SEED),--runs $(FAULT_RUNS))
+
+# By hand: run after run of the fault checker for HOURS (1), stopping at the first failure.
+soak-faults: $(BUILD)/stsd
+	@python3 tests/faults/faults.py $(BUILD)/stsd --seconds $${FAULT_SECONDS:-120} \
+		--hours $${HOURS:-1} $(if $(SEED),--seed $(SEED))
 
 # make install into a temp DESTDIR, stsd(8) through groff, the unit through systemd-analyze.
 test-pkg: all

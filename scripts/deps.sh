@@ -26,7 +26,9 @@ case "${1:-build}" in
            # tests/pkg/test-image.sh (make image: a root file system, then podman), and
            # test-image-cluster.sh (examples/compose.yml: podman-compose; the nodes find
            # each other by service name through netavark's DNS, aardvark-dns).
-           need="$need podman runc mmdebstrap uidmap podman-compose netavark aardvark-dns" ;;
+           need="$need podman runc mmdebstrap uidmap podman-compose netavark aardvark-dns"
+           # tests/faults (make test-faults): namespaces, partitions, netem, clock skew.
+           need="$need iproute2 iptables faketime" ;;
     # make deb: debhelper (with dpkg-dev) builds the package, lintian checks it.
     deb)   need="$need debhelper lintian" ;;
     # make image: the .deb, mmdebstrap's root file system, podman (runc: crun refuses on

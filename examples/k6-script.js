@@ -8,6 +8,7 @@
 // Run it against `make run` (https://k6.io):
 //     k6 run examples/k6-script.js
 //     k6 run -e STS=http://HOST:9191 examples/k6-script.js      another server
+//     k6 run -e STS=http://a:9191,http://b:9191,http://c:9191 ...  a cluster's nodes
 //     k6 run -e RUN_ID=nightly-42 examples/k6-script.js          this run's names
 // RUN_ID (default demo) prefixes the barrier and the ONCE: RUN_ID.k6, RUN_ID.dataset-ready;
 // teardown() deletes the run's keys (DEL PREFIX=RUN_ID.), so the next run prepares again
@@ -15,9 +16,32 @@
 // The consumers need an stsd with TIMEOUT and LEASE (stsd.maxWait, stsd.maxLease), the
 // rendezvous an stsd with BARRIER, setup() an stsd with ONCE.
 import http from 'k6/http';
-import { check } from 'k6';
+import { check, sleep } from 'k6';
 
-const STS = (__ENV.STS || 'http://localhost:9191') + '/sts';
+// STS: one stsd, or a cluster's nodes separated by commas (docs/cluster.md). Any node
+// answers (followers forward to the leader); while the one asked is down or there is no
+// leader, a request goes to the next node: on a refused connection (status 0) or a 503
+// behind which no change lies. A 503 "Outcome unknown" is never sent again: its change
+// may have been made.
+const NODES = (__ENV.STS || 'http://localhost:9191').split(',')
+    .map((u) => u.trim().replace(/\/+$/, '') + '/sts');
+let node = 0;
+
+function retryable(r) {
+    return r.status === 0 || (r.status === 503 && !(r.body || '').includes('Outcome unknown'));
+}
+
+// GET path (from /COMMAND on) on the current node, then on the others, 3 rounds.
+function get(path, params) {
+    let r;
+    for (let i = 0; i < 3 * NODES.length; i++) {
+        r = http.get(NODES[node] + path, params);
+        if (NODES.length === 1 || !retryable(r)) return r;
+        node = (node + 1) % NODES.length;
+        if (node === 0) sleep(1);
+    }
+    return r;
+}
 const RUN_ID = __ENV.RUN_ID || 'demo';
 const key = (name) => `${RUN_ID}.${name}`;
 
@@ -47,7 +71,7 @@ function ok(r) {
 function sts(command, params, name) {
     const query = Object.entries(params)
         .map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&');
-    return http.get(`${STS}/${command}?${query}`, { tags: { name: name } });
+    return get(`/${command}?${query}`, { tags: { name: name } });
 }
 
 // Before any scenario, once per injector: ONCE answers RUN (with a lease id in X-STS-Lease)
@@ -57,7 +81,7 @@ function sts(command, params, name) {
 // RUN after 120 s. TTL=43200: the result lasts 12 hours, longer than the test (a late
 // injector finds it done), then goes even if teardown() never ran.
 export function setup() {
-    const r = http.get(`${STS}/ONCE?NAME=${key('dataset-ready')}&LEASE=120&TIMEOUT=300&TTL=43200`,
+    const r = get(`/ONCE?NAME=${key('dataset-ready')}&LEASE=120&TIMEOUT=300&TTL=43200`,
                        { timeout: '310s', tags: { name: 'ONCE dataset-ready' } });
     check(r, { 'ONCE dataset-ready: RUN or DONE': (x) => ok(x) && /^(RUN|DONE)$/.test(body(x)) });
     if (body(r) !== 'RUN') return;
@@ -86,7 +110,7 @@ export function produce() {
 // then all do the step at once. The request's timeout is above TIMEOUT; with
 // ON_TIMEOUT=RELEASE a barrier that does not fill lets the VUs that came go on.
 export function rendezvous() {
-    const r = http.get(`${STS}/BARRIER?NAME=${key('k6')}&PARTIES=4&TIMEOUT=10&ON_TIMEOUT=RELEASE`,
+    const r = get(`/BARRIER?NAME=${key('k6')}&PARTIES=4&TIMEOUT=10&ON_TIMEOUT=RELEASE`,
                        { timeout: '15s', tags: { name: 'BARRIER k6' } });
     check(r, { 'BARRIER k6: opened, with a place': (x) => ok(x) && /^\d+$/.test(body(x)) &&
                                                          /^\d+$/.test(x.headers['X-Sts-Arrival'] || '') });

@@ -8,6 +8,12 @@ Run it against `make run` (Debian: apt-get install python3-locust; or pip instal
     RUN_ID=nightly-42 locust -f examples/locustfile.py --host http://localhost:9191 \\
         --headless -u 12 -r 12 -t 30s --stop-timeout 5
 
+Against a cluster (docs/cluster.md), --host is any node's URL (followers forward to the
+leader), and STSD_NODES may list every node's, comma separated: while the node asked is
+down or the cluster elects a leader, a request goes to the next one (a refused connection,
+or a 503 behind which no change lies; never a 503 "Outcome unknown", whose change may
+have been made).
+
 RUN_ID (default demo) prefixes the names of this run's barrier and ONCE: RUN_ID.locust,
 RUN_ID.dataset-ready; at the end test_stop deletes them (DEL PREFIX=RUN_ID.), so the next
 run prepares again (examples/README.md, "Run ids").
@@ -49,22 +55,47 @@ def key(name):
     return "%s.%s" % (RUN_ID, name)
 
 
-def sts(user, command, name, allow=(), **params):
-    """GETs /sts/COMMAND?params as one request named `name` in the statistics. Returns
-    (body, response) for an OK page, (None, response) for a KO whose message is in
+# A cluster's nodes (STSD_NODES, comma separated), tried in turn; empty: --host alone.
+NODES = [u.strip().rstrip("/") for u in os.environ.get("STSD_NODES", "").split(",")
+         if u.strip()]
+
+
+def retryable(r):
+    """No answer from that node, or a 503 that no change lies behind (no leader yet, or
+    the leader changed under a waiting request)."""
+    return r.status_code == 0 or (r.status_code == 503 and
+                                  "Outcome unknown" not in (r.text or ""))
+
+
+def judge(r, allow):
+    """(body, response) for an OK page, (None, response) for a KO whose message is in
     `allow` (counted as a success); anything else is counted as a failure."""
-    with user.client.get("/sts/" + command, params=params, name=name,
-                         catch_response=True) as r:
-        m = BODY.search(r.text or "")
-        body = m.group(1) if m else ""
-        if r.status_code == 200 and "<title>OK</title>" in r.text:
-            r.success()
-            return body, r
-        if r.status_code == 200 and body in allow:
-            r.success()
-        else:
-            r.failure("HTTP %d: %s" % (r.status_code, body or r.text[:80]))
-        return None, r
+    m = BODY.search(r.text or "")
+    body = m.group(1) if m else ""
+    if r.status_code == 200 and "<title>OK</title>" in r.text:
+        r.success()
+        return body, r
+    if r.status_code == 200 and body in allow:
+        r.success()
+    else:
+        r.failure("HTTP %d: %s" % (r.status_code, body or r.text[:80]))
+    return None, r
+
+
+def sts(user, command, name, allow=(), **params):
+    """GETs /sts/COMMAND?params as one request named `name` in the statistics: see
+    judge. With STSD_NODES, an answer that is retryable goes to the next node, for 3
+    rounds a second apart (each try counted as a request of its own)."""
+    urls = [n + "/sts/" + command for n in NODES] or ["/sts/" + command]
+    tries = 3 * len(urls) if NODES else 1
+    for attempt in range(tries):
+        with user.client.get(urls[attempt % len(urls)], params=params, name=name,
+                             catch_response=True) as r:
+            if attempt == tries - 1 or not retryable(r):
+                return judge(r, allow)
+            r.success()           # that node is down, or no leader yet: not an answer
+        if (attempt + 1) % len(urls) == 0:
+            time.sleep(1)
 
 
 class LoginUser(HttpUser):

@@ -34,6 +34,7 @@
 #define NET_HOSTS 32            /* names one transport resolves (nodes of every change) */
 #define NET_HOST_MAX 253        /* a DNS name's length, as config_cluster checks it */
 #define NET_SWEEP_MS 200        /* how often pending connections are checked */
+#define NET_NO_HOST ((size_t)-1) /* a connection to an address, not to a name */
 
 typedef struct net_host {
     char name[NET_HOST_MAX + 1];
@@ -256,6 +257,8 @@ static void on_sweep(uv_timer_t *timer)
                 continue;
             if (now >= nc->deadline)
                 break;
+            if (nc->host == NET_NO_HOST || !n->res)
+                continue;                         /* an address: it cannot move */
             pthread_mutex_lock(&n->res->mu);
             const net_host *h = &n->res->hosts[nc->host];
             int moved = h->known && h->ip.s_addr != nc->ip.s_addr;
@@ -325,15 +328,14 @@ static int net_connect_to(struct raft_uv_transport *t, struct raft_uv_connect *r
     }
     memcpy(host, address, hn);
     host[hn] = '\0';
-    if (inet_pton(AF_INET, host, &ip) == 1) {
-        int rv = n->inner.connect(&n->inner, req, id, address, cb);
-        if (rv != 0)
-            memcpy(t->errmsg, n->inner.errmsg, sizeof t->errmsg);
-        return rv;
-    }
-    int known = 0;
-    int slot = resolver_lookup(n, host, &ip, &known);
-    if (slot < 0 || !known) {
+    /* An address as it is (no name to resolve) is tracked too: raft 0.15's connect has
+     * no timeout, and one sent into a partition (SYNs dropped) hung for the kernel's two
+     * minutes, the peer unreached long after the partition healed (fault checker, seed
+     * 372922). */
+    int literal = inet_pton(AF_INET, host, &ip) == 1;
+    int known = literal;
+    int slot = literal ? -1 : resolver_lookup(n, host, &ip, &known);
+    if (!literal && (slot < 0 || !known)) {
         snprintf(t->errmsg, sizeof t->errmsg, "%.200s: %s", host,
                  slot < 0 ? "too many host names" : "no address yet");
         return RAFT_NOCONNECTION;
@@ -347,7 +349,7 @@ static int net_connect_to(struct raft_uv_transport *t, struct raft_uv_connect *r
     nc->req = req;
     nc->cb = cb;
     nc->net = n;
-    nc->host = (size_t)slot;
+    nc->host = literal ? NET_NO_HOST : (size_t)slot;
     nc->ip = ip;
     nc->deadline = uv_now(n->loop) + n->connect_ms;
     char ipa[INET_ADDRSTRLEN + 8];

@@ -216,7 +216,8 @@ class Run:
             if len({repr(x) for x in files.values()}) == 1 and \
                     len({repr(x) for x in texts.values()}) == 1 and \
                     all(d[1] == 0 for d in ds.values()):
-                self.hist.event({"ev": "state", "same": True, "files": files[1]})
+                self.hist.event({"ev": "state", "same": True,
+                                 "files": next(iter(files.values()))})
                 return
             time.sleep(1)
         lines = []

@@ -27,7 +27,7 @@
 #define FORWARD_SLACK_S 60L
 /* How often the thread looks for clients that left: their transfers are cut, so that
  * the leader sees its client gone too and hands no line to nobody. */
-#define FORWARD_GONE_MS 1000
+#define FORWARD_GONE_MS 200
 /* At most one warning about an unreachable leader in this long. */
 #define FORWARD_LOG_MS 10000
 

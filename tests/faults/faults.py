@@ -356,6 +356,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("stsd")
     ap.add_argument("--seed", type=int)
+    ap.add_argument("--seeds", help="comma separated seeds, run in turn")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=60)
     ap.add_argument("--hours", type=float)
@@ -384,6 +385,8 @@ def main():
     args.stsd = os.path.abspath(args.stsd)
     if args.seed is not None:
         seeds = [args.seed]
+    elif args.seeds:
+        seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
     else:
         base = random.SystemRandom().randrange(1, 1000000)
         seeds = [base + i for i in range(args.runs)]

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 # The rooms (folders under src/), top to bottom. A file may use files of its own room or
 # of rooms after it here. Reorganising the tree should need only this line changed.
-ORDER="ctl app http cmd hold cluster guard journal store dataset list audit config base"
+ORDER="ctl app http cmd hold cluster guard journal meet store dataset list audit config base"
 # Rooms that are programs of their own (room:rooms it may call, comma separated): stsctl
 # (src/ctl/) is a client, which links base's helpers and no room of the server.
 ALONE="ctl:base"

@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     if (argc > 2)
         secs = atof(argv[2]);
     lat = malloc(MAXLAT * sizeof *lat);
-    store_limits lim = {0, 0};
+    store_limits lim = {0, 0, 0};
     st = store_create(&lim);
     if (!st || !lat)
         return 1;

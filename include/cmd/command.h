@@ -31,6 +31,7 @@ typedef struct cmd_server {
     auth *auth;           /* tokens, roles, disabled commands (NULL: none) */
     struct audit *audit;  /* stsd.auditLog (NULL: off) */
     struct cluster *cluster; /* replicas (NULL: alone): set before serving, never changed */
+    struct barrier_table *barriers; /* BARRIER (meet/barrier.h): not journaled, no list's */
 } cmd_server;
 
 /* One request as the HTTP edge hands it over: what dispatch needs to decide it. */

@@ -66,7 +66,7 @@ int journal_log_renew(journal *j, const char *name, uint64_t id, int64_t until,
                       uint64_t *lsn);
 int journal_log_settle(journal *j, const char *name, uint64_t id, int release,
                        const char *line, size_t len, uint64_t *lsn);
-/* A change of a key (store/keys.h): its state after the change. Returns as above. */
+/* A change of a key (meet/keys.h): its state after the change. Returns as above. */
 int journal_log_key(journal *j, const store_key_rec *k, uint64_t *lsn);
 /* READ/READMULTI/FIND: n lines taken at positions pos[0..n) one after the other (each
  * relative to the list as left by the previous one); keep: moved to the tail rather

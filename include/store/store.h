@@ -119,8 +119,22 @@ typedef struct store store;
 store *store_create(const store_limits *limits);
 /* Frees the store and every list. */
 void store_free(store *st);
-/* The store's barriers (store/barrier.h; at most limits.max_lists of them). */
-struct barrier_table *store_barriers(store *st);
+
+/* What the rooms built on the store share with its lists (meet/: the keys). The keys'
+ * table rides with the store, so that whatever holds the store (the commands, the
+ * journal's recovery and compaction) reaches the keys; the store never looks inside it,
+ * and store_free hands it to drop. Set once, before the store is shared. */
+struct keys_table;
+void store_set_keys(store *st, struct keys_table *t, void (*drop)(struct keys_table *t));
+struct keys_table *store_keys(store *st);
+/* The limits the store was made with. */
+const store_limits *store_get_limits(const store *st);
+/* The bytes budget (limits.max_bytes) shared by lines and keys: reserves n more bytes, 0
+ * or -1 (over the limit: nothing reserved); adds n whatever the limit (what was counted
+ * before coming back: an undone increment, recovery); gives n back. */
+int store_bytes_reserve(store *st, size_t n);
+void store_bytes_add(store *st, size_t n);
+void store_bytes_release(store *st, size_t n);
 
 /* Durability. Every call below that changes a list records the change with the recorder
  * (if any) first, and sets *lsn to that record's place in the log (0: nothing recorded).
@@ -396,6 +410,10 @@ typedef struct store_recorder {
 /* From now on, every change is first given to r (with ctx). r must outlive the store's
  * use; NULL: changes live in memory only. */
 void store_set_recorder(store *st, const store_recorder *r, void *ctx);
+/* For the keys (meet/), under the keys' lock: gives r to the recorder (none: *lsn 0),
+ * 0 or -1 (refused); and says that a recorded change could not be applied in memory. */
+int store_record_key(store *st, const store_key_rec *r, uint64_t *lsn);
+void store_mark_broken(store *st);
 
 /* What the lease timer reports of each line lease it ended at its deadline: the list,
  * the line put back, the lease id and the owner it was lent to (NULL, 0: none). Called on

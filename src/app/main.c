@@ -20,7 +20,9 @@
 #include "http/metrics.h"
 #include "app/notify.h"
 #include "app/replica.h"
-#include "store/lease_timer.h"
+#include "meet/barrier.h"
+#include "meet/keys.h"
+#include "meet/lease_timer.h"
 #include "hold/park.h"
 #include "journal/journal.h"
 #include "base/log.h"
@@ -232,6 +234,7 @@ typedef struct app {
     http_server *http;
     park_lot *lot;
     lease_timer *leases;
+    barrier_table *barriers;
     journal *j;
     access_rules acc;
     audit *audit;             /* stsd.auditLog, NULL: off */
@@ -313,7 +316,8 @@ static int open_state(app *a)
     dataset_set_stop(a->ds, &stopping);
     store_limits limits = {conf->max_lists, conf->max_bytes, conf->max_keys};
     a->st = store_create(&limits);
-    if (!a->st) {
+    if (!a->st || keys_attach(a->st) != 0 ||
+        !(a->barriers = barrier_table_create(conf->max_lists))) {
         log_error("out of memory");
         return -1;
     }
@@ -324,7 +328,8 @@ static int open_state(app *a)
         log_error("%s", a->err.data);
         return -1;
     }
-    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth, a->audit, NULL};
+    a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth, a->audit, NULL,
+                         a->barriers};
     /* A replica loads the files when it first comes to lead (app/replica.c). */
     if (conf->cluster_self)
         return 0;
@@ -434,6 +439,7 @@ static void shut_down(app *a, int status)
         log_info("stopped");
     access_free(&a->acc);
     store_free(a->st);
+    barrier_table_free(a->barriers);
     dataset_close(a->ds);
     rx_shutdown();
     stats_shutdown();

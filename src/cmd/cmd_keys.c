@@ -15,7 +15,7 @@
 #include "hold/park.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
-#include "store/keys.h"
+#include "meet/keys.h"
 
 #define MSG_NO_VALUE      "VALUE parameter was missing !"
 #define MSG_NUMBER        "%s value has to be an integer from %lld to %lld !"
@@ -176,7 +176,7 @@ void cmd_kwaiter_free(cmd_kwaiter *w)
 static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
 {
     cmd_kwaiter *w = ctx;
-    store_key_unwait(w->srv->st, &w->kw);
+    keys_unwait(w->srv->st, &w->kw);
     if (park_client_gone(s))
         cmd_ko(r, 408, "Client gone !");
     else
@@ -240,7 +240,7 @@ cmd_kwaiter *cmd_kwaiter_new(const cmd_server *srv, const char *name, int64_t de
 
 store_rc cmd_kwaiter_run(cmd_kwaiter *w)
 {
-    return store_key_wait(w->srv->st, &w->kw);
+    return keys_wait(w->srv->st, &w->kw);
 }
 
 /* GET's and INCR's answers once served. */
@@ -263,13 +263,13 @@ static void key_expire(cmd_kwaiter *w, park_why why, cmd_result *r)
     if (!w->kw.incr) {
         buf value = BUF_INIT;
         uint64_t version;
-        store_rc rc = store_key_get(srv->st, w->name, &value, &version);
+        store_rc rc = keys_get(srv->st, w->name, &value, &version);
         value_answer(r, rc, w->name, &value, version);
         buf_free(&value);
         return;
     }
     key_out o;
-    store_rc rc = store_key_incr(srv->st, w->name, &w->kw.q, &o);
+    store_rc rc = keys_incr(srv->st, w->name, &w->kw.q, &o);
     if (rc == STORE_BOUND) {
         buf_clear(&r->text);
         r->kind = REPLY_KO;
@@ -322,7 +322,7 @@ void cmd_set(const cmd_server *srv, const params *p, cmd_result *r)
     int64_t ttl_ms;
     if (if_version(p, r, &ifv) != 0 || cmd_ttl_param(p, r, &ttl_ms) != 0)
         return;
-    store_rc rc = store_key_set_ttl(srv->st, name, value, len, ifv, ttl_ms, &version,
+    store_rc rc = keys_set_ttl(srv->st, name, value, len, ifv, ttl_ms, &version,
                                     &r->lsn);
     if (rc != STORE_OK)
         return ko_key(r, rc, name, version);
@@ -342,7 +342,7 @@ void cmd_get(const cmd_server *srv, const params *p, cmd_result *r)
         return wait_key(srv, name, 0, (uint64_t)version, NULL, clock_now_ms() + ms, r);
     buf value = BUF_INIT;
     uint64_t v;
-    store_rc rc = store_key_get(srv->st, name, &value, &v);
+    store_rc rc = keys_get(srv->st, name, &value, &v);
     value_answer(r, rc, name, &value, v);
     buf_free(&value);
 }
@@ -360,7 +360,7 @@ static void del_prefix(const cmd_server *srv, const params *p, cmd_result *r,
         return cmd_ko(r, 400, MSG_DEL_EMPTY);
     if (strlen(prefix) != plen)
         return cmd_ko(r, 400, MSG_ILLEGAL);
-    store_rc rc = store_key_del_prefix(srv->st, prefix, &n, &r->lsn);
+    store_rc rc = keys_del_prefix(srv->st, prefix, &n, &r->lsn);
     if (rc != STORE_OK)
         return ko_key(r, rc, prefix, 0);
     if (r->json) {
@@ -386,7 +386,7 @@ void cmd_del(const cmd_server *srv, const params *p, cmd_result *r)
     const char *name = cmd_key_name(p, r);
     if (!name || if_version(p, r, &ifv) != 0)
         return;
-    store_rc rc = store_key_del(srv->st, name, ifv, &version, &r->lsn);
+    store_rc rc = keys_del(srv->st, name, ifv, &version, &r->lsn);
     if (rc != STORE_OK)
         return ko_key(r, rc, name, version);
     if (r->json)
@@ -425,7 +425,7 @@ void cmd_expire(const cmd_server *srv, const params *p, cmd_result *r)
         return;
     if (!ttl_ms)
         return cmd_ko(r, 400, MSG_NO_TTL);
-    store_rc rc = store_key_expire(srv->st, name, ttl_ms, &r->lsn);
+    store_rc rc = keys_expire(srv->st, name, ttl_ms, &r->lsn);
     if (rc != STORE_OK)
         return ko_key(r, rc, name, version);
     if (r->json)
@@ -442,11 +442,11 @@ void cmd_keys(const cmd_server *srv, const params *p, cmd_result *r)
         cmd_json_start(r, &j);
         json_key(&j, "keys");
         json_arr_begin(&j);
-        n = store_keys_list(srv->st, prefix, keys_one, &j);
+        n = keys_list(srv->st, prefix, keys_one, &j);
         json_arr_end(&j);
         json_obj_end(&j);
     } else {
-        n = store_keys_list(srv->st, prefix, keys_entry, &r->text);
+        n = keys_list(srv->st, prefix, keys_entry, &r->text);
         r->kind = REPLY_LISTING;
     }
     if (n < 0)
@@ -473,7 +473,7 @@ void cmd_incr(const cmd_server *srv, const params *p, cmd_result *r)
     if (ms > 0 && srv->lot)
         return wait_key(srv, name, 1, 0, &q, clock_now_ms() + ms, r);
     key_out o;
-    store_rc rc = store_key_incr(srv->st, name, &q, &o);
+    store_rc rc = keys_incr(srv->st, name, &q, &o);
     incr_answer(r, rc, name, &o);
 }
 
@@ -488,7 +488,7 @@ void cmd_key_settle(const cmd_server *srv, const params *p, cmd_result *r, int r
         return cmd_ko(r, 400, MSG_NO_LEASE_ID);
     uint64_t id = cmd_lease_id(idv, ilen);
     key_out o;
-    store_rc rc = id ? store_key_settle(srv->st, name, release, id, &o) : STORE_NO_LEASE;
+    store_rc rc = id ? keys_settle(srv->st, name, release, id, &o) : STORE_NO_LEASE;
     if (rc != STORE_OK)
         return ko_key(r, rc, name, 0);
     r->lsn = o.lsn;

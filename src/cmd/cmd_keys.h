@@ -7,7 +7,7 @@
 
 #include "cmd/command.h"
 #include "hold/park.h"
-#include "store/keys.h"
+#include "meet/keys.h"
 
 /* A request parked on a key: a GET watching it, an INCR waiting to fit, a ONCE waiting for
  * the run (cmd_once.c). The store serves it through kw; the ops say how it answers. */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_meet.c - BARRIER, OPEN and BARRIERS: an arrival at a barrier (store/barrier.h) is
+/* cmd_meet.c - BARRIER, OPEN and BARRIERS: an arrival at a barrier (meet/barrier.h) is
  * parked (park.h) until its generation opens, its deadline passes, or the server stops;
  * whoever opens a generation answers every arrival the table hands back.
  *
@@ -21,7 +21,7 @@
 #include "hold/park.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
-#include "store/barrier.h"
+#include "meet/barrier.h"
 
 #define MSG_BAD_NAME      "NAME has to be 1 to 1024 bytes, none of them NUL !"
 #define MSG_NO_PARTIES    "PARTIES parameter was missing !"
@@ -123,7 +123,7 @@ static void ko_timed_out(cmd_result *r, const meet_arrival *m, uint32_t arrived)
 static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
 {
     meet_arrival *m = ctx;
-    barrier_table *t = store_barriers(m->srv->st);
+    barrier_table *t = m->srv->barriers;
     uint32_t arrived = 0;
     barrier_arrival *batch = NULL;
     if (why == PARK_SHUTDOWN || !m->ba.release_on_timeout) {
@@ -211,7 +211,7 @@ void cmd_barrier(const cmd_server *srv, const params *p, cmd_result *r)
     m->ba.parties = (uint32_t)parties;
     uint32_t arrived = 0, gen_parties = 0;
     barrier_arrival *batch = NULL;
-    barrier_rc rc = barrier_arrive(store_barriers(srv->st), name, nlen, (uint32_t)parties,
+    barrier_rc rc = barrier_arrive(srv->barriers, name, nlen, (uint32_t)parties,
                                    &m->ba, wait_ms > 0, &arrived, &gen_parties, &batch);
     switch (rc) {
     case BARRIER_WAITING:                      /* m belongs to the table and its slot */
@@ -250,7 +250,7 @@ void cmd_open(const cmd_server *srv, const params *p, cmd_result *r)
     barrier_arrival *batch;
     uint32_t released;
     uint64_t gen;
-    if (barrier_open(store_barriers(srv->st), name, nlen, &batch, &released, &gen) != BARRIER_OK)
+    if (barrier_open(srv->barriers, name, nlen, &batch, &released, &gen) != BARRIER_OK)
         return ko_named(r, 404, "Barrier ", name, nlen, " not found !");
     answer_batch(batch);
     if (r->json) {
@@ -291,7 +291,7 @@ static void barrier_one(const barrier_info *b, void *ctx)
 
 void cmd_barriers(const cmd_server *srv, const params *p, cmd_result *r)
 {
-    barrier_table *t = store_barriers(srv->st);
+    barrier_table *t = srv->barriers;
     if (!r->json) {
         r->kind = REPLY_LISTING;
         barrier_each(t, barrier_entry, &r->text);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* cmd_once.c - ONCE, DONE and RUNS: o is done exactly when key o exists (store/keys.h).
+/* cmd_once.c - ONCE, DONE and RUNS: o is done exactly when key o exists (meet/keys.h).
  * The first caller of an o not done gets a run lease (RUN); later ones park as watchers of
  * the key until it comes to exist (DONE), or until the run ends unfinished (its RELEASE
  * with NAME=, or its deadline) and the store hands the first of them a run of its own.
@@ -19,7 +19,7 @@
 #include "cmd_answer.h"
 #include "cmd_keys.h"
 #include "cmd_param.h"
-#include "store/keys.h"
+#include "meet/keys.h"
 
 #define MSG_RUN_LEASE     "LEASE value has to be a number of seconds from 0.001 to %d !"
 #define ONCE_LEASE_MS     60000
@@ -113,7 +113,7 @@ static void once_expire(cmd_kwaiter *w, park_why why, cmd_result *r)
 {
     uint64_t version;
     buf_clear(&w->kw.value);
-    store_rc rc = store_key_get(w->srv->st, w->name, &w->kw.value, &version);
+    store_rc rc = keys_get(w->srv->st, w->name, &w->kw.value, &version);
     memset(&w->kw.o, 0, sizeof w->kw.o);
     if (rc == STORE_OK)
         once_answer_kw(r, rc, w->name, &w->kw);
@@ -137,7 +137,7 @@ static void once_renew(const cmd_server *srv, const char *name, const char *idv,
                        int64_t lease_ms, cmd_result *r)
 {
     uint64_t id = cmd_lease_id(idv, ilen);
-    store_rc rc = id ? store_key_run_renew(srv->st, name, id, lease_ms, &r->lsn)
+    store_rc rc = id ? keys_run_renew(srv->st, name, id, lease_ms, &r->lsn)
                      : STORE_NO_LEASE;
     if (rc == STORE_NO_LEASE)
         return ko_not_run(r, name);
@@ -199,7 +199,7 @@ void cmd_done(const cmd_server *srv, const params *p, cmd_result *r)
     if (cmd_ttl_param(p, r, &ttl_ms) != 0)
         return;
     uint64_t id = cmd_lease_id(idv, ilen), version = 0;
-    store_rc rc = id ? store_key_done_ttl(srv->st, name, id, value, len, ttl_ms, &version,
+    store_rc rc = id ? keys_done_ttl(srv->st, name, id, value, len, ttl_ms, &version,
                                           &r->lsn)
                      : STORE_NO_LEASE;
     if (rc == STORE_NO_LEASE)
@@ -274,11 +274,11 @@ void cmd_runs(const cmd_server *srv, const params *p, cmd_result *r)
         json_key(&j, "runs");
         json_arr_begin(&j);
         w.out = &j;
-        n = store_keys_runs(srv->st, prefix, runs_one, &w);
+        n = keys_runs(srv->st, prefix, runs_one, &w);
         json_arr_end(&j);
         json_obj_end(&j);
     } else {
-        n = store_keys_runs(srv->st, prefix, runs_entry, &w);
+        n = keys_runs(srv->st, prefix, runs_entry, &w);
         r->kind = REPLY_LISTING;
     }
     if (n < 0 || r->text.oom)

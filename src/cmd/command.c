@@ -7,11 +7,9 @@
 
 #include "cmd_answer.h"
 #include "cmd_bulk.h"
-#include "cmd_cluster.h"
 #include "cmd_columns.h"
 #include "cmd_files.h"
 #include "cmd_keys.h"
-#include "cmd_leases.h"
 #include "cmd_lists.h"
 #include "cmd_meet.h"
 #include "cmd_once.h"

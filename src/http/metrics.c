@@ -21,8 +21,8 @@
 #include "journal/journal.h"
 #include "base/stats.h"
 #include "base/utf8.h"
-#include "store/keys.h"
-#include "store/barrier.h"
+#include "meet/keys.h"
+#include "meet/barrier.h"
 #include "store/store.h"
 
 /* Appends v in decimal: the scrape writes ~30,000 numbers for 10,000 lists, too many
@@ -200,10 +200,10 @@ static int lists(const cmd_server *srv, buf *b)
     family(b, "stsd_lists", "gauge", "Number of lists.");
     buf_printf(b, "stsd_lists %ld\n", n < 0 ? 0 : n);
     family(b, "stsd_keys", "gauge", "Number of keys (SET, INCR).");
-    buf_printf(b, "stsd_keys %zu\n", store_key_count(srv->st));
+    buf_printf(b, "stsd_keys %zu\n", keys_count(srv->st));
     family(b, "stsd_key_watchers", "gauge",
            "Requests waiting on keys: GET with VERSION and TIMEOUT, INCR with TIMEOUT.");
-    buf_printf(b, "stsd_key_watchers %zu\n", store_key_waiters(srv->st));
+    buf_printf(b, "stsd_key_watchers %zu\n", keys_waiters(srv->st));
     family(b, "stsd_list_lines", "gauge",
            "Lines in each list (lists past stsd.metrics.maxLists by name add up in _other).");
     buf_append(b, w.lines->data ? w.lines->data : "", w.lines->len);
@@ -250,7 +250,7 @@ static int barrier_metrics(const cmd_server *srv, buf *b)
     family(b, "stsd_barrier_arrived", "gauge",
            "Arrivals waiting at each barrier in its gathering generation (BARRIER).");
     barriers_walk w = {b, &parties};
-    barrier_each(store_barriers(srv->st), barrier_series, &w);
+    barrier_each(srv->barriers, barrier_series, &w);
     family(b, "stsd_barrier_parties", "gauge",
            "PARTIES of each barrier's gathering generation: it opens when that many arrived.");
     buf_append(b, parties.data ? parties.data : "", parties.len);

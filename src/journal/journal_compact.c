@@ -17,7 +17,7 @@
 #include "base/log.h"
 #include "base/thread.h"
 #include "snapshot.h"
-#include "store/keys.h"
+#include "meet/keys.h"
 #include "store/store.h"
 #include "wal.h"
 
@@ -359,8 +359,8 @@ int journal_compact(journal *j, store *st)
                   "copied or recorded", gen);
         goto cleanup;
     }
-    if (store_each_key_locked(st, key_one, key_lease_one, &c) != 0 ||
-        store_each_key_run_locked(st, key_run_one, &c) != 0) {
+    if (keys_each_locked(st, key_one, key_lease_one, &c) != 0 ||
+        keys_each_run_locked(st, key_run_one, &c) != 0) {
         log_error("journal: compaction into journal.%010u.log failed: a key could not be "
                   "recorded", gen);
         goto cleanup;

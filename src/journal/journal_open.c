@@ -17,7 +17,7 @@
 #include "journal_writer.h"
 #include "base/log.h"
 #include "recover.h"
-#include "store/keys.h"
+#include "meet/keys.h"
 #include "store/store.h"
 #include "wal.h"
 
@@ -170,16 +170,16 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
                  "to their lists now)", rs->nleases);
     for (size_t i = 0; i < rs->nkeys; i++) {
         const struct recover_key *k = &rs->keys[i];
-        if (store_key_adopt(st, k->name, k->value ? k->value : "", k->len, k->version) !=
+        if (keys_adopt(st, k->name, k->value ? k->value : "", k->len, k->version) !=
                 STORE_OK ||
-            (k->expires && store_key_expire_adopt(st, k->name, k->expires) != STORE_OK)) {
+            (k->expires && keys_expire_adopt(st, k->name, k->expires) != STORE_OK)) {
             buf_printf(err, "cannot restore key %s: out of memory", k->name);
             return -1;
         }
     }
     for (size_t i = 0; i < rs->nkey_leases; i++) {
         const struct recover_key_lease *l = &rs->key_leases[i];
-        if (store_key_lease_adopt(st, rs->keys[l->key].name, l->id, l->until, l->by) ==
+        if (keys_lease_adopt(st, rs->keys[l->key].name, l->id, l->until, l->by) ==
             STORE_NOMEM) {
             buf_printf(err, "cannot restore a lease of key %s: out of memory",
                        rs->keys[l->key].name);
@@ -187,7 +187,7 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
         }
     }
     for (size_t i = 0; i < rs->nruns; i++)
-        if (store_key_run_adopt_ttl(st, rs->runs[i].name, rs->runs[i].id, rs->runs[i].until,
+        if (keys_run_adopt_ttl(st, rs->runs[i].name, rs->runs[i].id, rs->runs[i].until,
                                     rs->runs[i].ttl_ms) == STORE_NOMEM) {
             buf_printf(err, "cannot restore the run of %s: out of memory", rs->runs[i].name);
             return -1;

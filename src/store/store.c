@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "base/csv.h"
-#include "store_keys.h"
 #include "store_lease.h"
 #include "store_names.h"
 #include "store_owner.h"
@@ -32,20 +31,8 @@ store *store_create(const store_limits *limits)
         free(st);
         return NULL;
     }
-    if (!(st->keys = store_keys_create())) {
-        store_lease_destroy(&st->leases);
-        store_names_free(st);
-        free(st);
-        return NULL;
-    }
     if (limits)
         st->limits = *limits;
-    if (!(st->barriers = barrier_table_create(st->limits.max_lists))) {
-        store_lease_destroy(&st->leases);
-        store_names_free(st);
-        free(st);
-        return NULL;
-    }
     atomic_init(&st->bytes, 0);
     return st;
 }
@@ -54,16 +41,27 @@ void store_free(store *st)
 {
     if (!st)
         return;
-    store_keys_free(st);
-    barrier_table_free(st->barriers);
+    if (st->keys_drop)
+        st->keys_drop(st->keys);
     store_lease_destroy(&st->leases);
     store_names_free(st);
     free(st);
 }
 
-barrier_table *store_barriers(store *st)
+void store_set_keys(store *st, struct keys_table *t, void (*drop)(struct keys_table *t))
 {
-    return st->barriers;
+    st->keys = t;
+    st->keys_drop = drop;
+}
+
+struct keys_table *store_keys(store *st)
+{
+    return st->keys;
+}
+
+const store_limits *store_get_limits(const store *st)
+{
+    return &st->limits;
 }
 
 /* Where a change's lsn goes (0 until something is recorded): the caller's, or scratch
@@ -174,6 +172,18 @@ void store_set_recorder(store *st, const store_recorder *r, void *ctx)
 {
     st->rec = r;
     st->rec_ctx = ctx;
+}
+
+int store_record_key(store *st, const store_key_rec *r, uint64_t *lsn)
+{
+    *lsn = 0;
+    return st->rec ? st->rec->key(st->rec_ctx, r, lsn) : 0;
+}
+
+void store_mark_broken(store *st)
+{
+    if (st->rec)
+        st->rec->mark_broken(st->rec_ctx);
 }
 
 void store_set_expiry_hook(store *st, store_expired_fn fn, void *ctx)

@@ -12,12 +12,10 @@
 #include <stdint.h>
 
 #include "base/heap.h"
-#include "store/barrier.h"
 #include "store/store.h"
 #include "rate.h"
 
 typedef struct entry entry;
-typedef struct keys_table keys_table;      /* the keys (store_keys.c) */
 typedef struct owner owner;
 
 /* A line on loan: 64 bytes beside its bytes. */
@@ -112,8 +110,8 @@ struct store {
     store_waiter *orphans;       /* under add_lock: waiters on names not created yet
                                   * (store_names.c) */
     lease_table leases;
-    keys_table *keys;
-    barrier_table *barriers;     /* BARRIER (store_barrier.c): no list of theirs */
+    struct keys_table *keys;     /* meet/'s, never looked into here (store_set_keys) */
+    void (*keys_drop)(struct keys_table *t);
 };
 
 #endif

@@ -26,6 +26,11 @@ int store_bytes_reserve(store *st, size_t n)
     return 0;
 }
 
+void store_bytes_add(store *st, size_t n)
+{
+    atomic_fetch_add(&st->bytes, n);
+}
+
 void store_bytes_release(store *st, size_t n)
 {
     atomic_fetch_sub(&st->bytes, n);

@@ -7,11 +7,6 @@
 
 #include "store_int.h"
 
-/* Reserves n more stored bytes against limits.max_bytes: 0, or -1 (nothing reserved). */
-int store_bytes_reserve(store *st, size_t n);
-/* Gives back n stored bytes. */
-void store_bytes_release(store *st, size_t n);
-
 /* Appends a line to a READ/FIND result (store_next_line's format): 0, or -1 on ENOMEM. */
 int store_out_line(buf *out, const char *s, size_t len);
 

@@ -19,6 +19,7 @@
 
 #include "journal/journal.h"
 #include "base/log.h"
+#include "meet/keys.h"
 #include "store/store.h"
 #include "journal/recover.h"
 #include "journal/snapshot.h"
@@ -147,6 +148,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         buf err = BUF_INIT;
         store *st = store_create(NULL);
+        if (st && keys_attach(st) != 0) {
+            store_free(st);
+            st = NULL;
+        }
         journal *j = st ? journal_open(dir, CONF_FSYNC_NO, st, 0, &err) : NULL;
         journal_close(j);
         store_free(st);

@@ -15,6 +15,8 @@
 #include "dataset/dataset.h"
 #include "cmd/params.h"
 #include "http/reply.h"
+#include "meet/barrier.h"
+#include "meet/keys.h"
 #include "store/store.h"
 
 static config conf;
@@ -51,7 +53,9 @@ static void refresh(void)
     store_free(srv.st);
     store_limits limits = {1000, 64 << 20, 1000};
     srv.st = store_create(&limits);
-    if (!srv.st)
+    if (!srv.st || keys_attach(srv.st) != 0)
+        abort();
+    if (!srv.barriers && !(srv.barriers = barrier_table_create(1000)))
         abort();
     if (runs) {
         char cmd[128];

@@ -24,7 +24,8 @@
 
 #include "journal/journal.h"
 #include "base/log.h"
-#include "store/keys.h"
+#include "keys_fixture.h"
+#include "meet/keys.h"
 #include "store/store.h"
 #include "journal/wal.h"
 
@@ -106,7 +107,7 @@ static inline long size_of(const char *path)
 static inline journal *jopen(conf_fsync policy, int fresh, store **st)
 {
     buf err = BUF_INIT;
-    *st = store_create(NULL);
+    *st = keyed_store(NULL);
     assert_non_null(*st);
     journal *j = journal_open(state, policy, *st, fresh, &err);
     if (!j)
@@ -268,7 +269,7 @@ static inline const char *key_of(store *st, const char *name)
     static char out[128];
     buf b = BUF_INIT;
     uint64_t v;
-    if (store_key_get(st, name, &b, &v) != STORE_OK)
+    if (keys_get(st, name, &b, &v) != STORE_OK)
         snprintf(out, sizeof out, "-");
     else
         snprintf(out, sizeof out, "%.*s/%llu", (int)b.len, b.data ? b.data : "",

@@ -111,7 +111,7 @@ static void test_torn_tail(void **s)
 static void expect_open_fails(const char *want1, const char *want2)
 {
     buf err = BUF_INIT;
-    store *st = store_create(NULL);
+    store *st = keyed_store(NULL);
     assert_null(journal_open(state, CONF_FSYNC_NO, st, 0, &err));
     fprintf(stderr, "expected failure: %s\n", err.data);
     assert_non_null(strstr(err.data, "--check-journal"));
@@ -360,16 +360,16 @@ static void test_keys_replay_and_compaction(void **s)
     uint64_t v;
     key_out o, o2, o3;
     journal *j = jopen(CONF_FSYNC_NO, 0, &st);
-    assert_int_equal(store_key_set(st, "a", "one", 3, -1, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_set(st, "a", "two", 3, -1, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_set(st, "gone", "x", 1, -1, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_del(st, "gone", -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_set(st, "a", "one", 3, -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_set(st, "a", "two", 3, -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_set(st, "gone", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_del(st, "gone", -1, &v, NULL), STORE_OK);
     key_incr q = {5, INT64_MIN, INT64_MAX, 3600000, 0};
-    assert_int_equal(store_key_incr(st, "n", &q, &o), STORE_OK);        /* 5, lent */
-    assert_int_equal(store_key_incr(st, "n", &q, &o2), STORE_OK);       /* 10, lent */
+    assert_int_equal(keys_incr(st, "n", &q, &o), STORE_OK);        /* 5, lent */
+    assert_int_equal(keys_incr(st, "n", &q, &o2), STORE_OK);       /* 10, lent */
     q.lease_ms = 1;
-    assert_int_equal(store_key_incr(st, "n", &q, &o3), STORE_OK);       /* 15, ends soon */
-    assert_int_equal(store_key_settle(st, "n", 0, o2.lease, &o2), STORE_OK);   /* kept */
+    assert_int_equal(keys_incr(st, "n", &q, &o3), STORE_OK);       /* 15, ends soon */
+    assert_int_equal(keys_settle(st, "n", 0, o2.lease, &o2), STORE_OK);   /* kept */
     jclose(j, st);
 
     struct timespec pause = {0, 5 * 1000 * 1000};
@@ -379,21 +379,21 @@ static void test_keys_replay_and_compaction(void **s)
     assert_string_equal(key_of(st, "gone"), "-");
     assert_string_equal(key_of(st, "n"), "15/3");
     int64_t next;
-    assert_int_equal(store_key_lease_expire(st, clock_wall_ms(), &next), 1);  /* o3 */
+    assert_int_equal(keys_lease_expire(st, clock_wall_ms(), &next), 1);  /* o3 */
     assert_string_equal(key_of(st, "n"), "10/4");
     assert_int_equal(journal_compact(j, st), 0);
-    assert_int_equal(store_key_incr(st, "n", &(key_incr){1, INT64_MIN, INT64_MAX, 0, 0}, &o2),
+    assert_int_equal(keys_incr(st, "n", &(key_incr){1, INT64_MIN, INT64_MAX, 0, 0}, &o2),
                      STORE_OK);
     jclose(j, st);
 
     j = jopen(CONF_FSYNC_NO, 0, &st);
     assert_string_equal(key_of(st, "a"), "two/2");
     assert_string_equal(key_of(st, "n"), "11/5");
-    assert_int_equal(store_key_count(st), 2);
+    assert_int_equal(keys_count(st), 2);
     /* o's lease came through the compaction: releasing it undoes its 5. */
-    assert_int_equal(store_key_settle(st, "n", 1, o.lease, &o2), STORE_OK);
+    assert_int_equal(keys_settle(st, "n", 1, o.lease, &o2), STORE_OK);
     assert_string_equal(key_of(st, "n"), "6/6");
-    assert_int_equal(store_key_settle(st, "n", 1, o3.lease, &o2), STORE_NO_LEASE);
+    assert_int_equal(keys_settle(st, "n", 1, o3.lease, &o2), STORE_NO_LEASE);
     jclose(j, st);
     assert_int_equal(journal_check(state, 0), 0);
 }

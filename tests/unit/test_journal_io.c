@@ -27,7 +27,7 @@ static void test_fresh(void **s)
 
 static void test_locked(void **s)
 {
-    store *st, *st2 = store_create(NULL);
+    store *st, *st2 = keyed_store(NULL);
     buf err = BUF_INIT;
     journal *j = jopen(CONF_FSYNC_NO, 0, &st);
     assert_null(journal_open(state, CONF_FSYNC_NO, st2, 0, &err));

@@ -5,7 +5,7 @@
  * by a compaction. */
 #include "journal_fixture.h"
 #include "base/clock.h"
-#include "store/keys.h"
+#include "meet/keys.h"
 
 static store_span span(const char *s)
 {
@@ -22,7 +22,7 @@ static void test_add_many_all_or_none(void **s)
 {
     (void)s;
     store_limits lim = {0, 20, 0};
-    store *st = store_create(&lim);
+    store *st = keyed_store(&lim);
     size_t bad;
     store_span v[] = {span("a"), span("b"), span("c")};
     assert_int_equal(store_add_many(st, "l", v, 3, 1, 1, &bad, NULL), STORE_OK);
@@ -61,7 +61,7 @@ static void test_drop_tombstone(void **s)
 {
     (void)s;
     store_limits lim = {2, 0, 0};
-    store *st = store_create(&lim);
+    store *st = keyed_store(&lim);
     size_t bad, n;
     store_span v[] = {span("a"), span("b")};
     assert_int_equal(store_add_many(st, "one", v, 2, 1, 0, &bad, NULL), STORE_OK);
@@ -101,26 +101,26 @@ static void test_drop_tombstone(void **s)
 static void test_key_ttl(void **s)
 {
     (void)s;
-    store *st = store_create(NULL);
+    store *st = keyed_store(NULL);
     uint64_t v, lsn;
     int64_t next;
     size_t n;
-    assert_int_equal(store_key_set_ttl(st, "a", "1", 1, -1, 1000, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_set(st, "b", "2", 1, -1, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_expire(st, "b", 1000, &lsn), STORE_OK);
-    assert_int_equal(store_key_expire(st, "nope", 1000, &lsn), STORE_NO_KEY);
-    assert_int_equal(store_key_lease_expire(st, clock_wall_ms(), &next), 0);
+    assert_int_equal(keys_set_ttl(st, "a", "1", 1, -1, 1000, &v, NULL), STORE_OK);
+    assert_int_equal(keys_set(st, "b", "2", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_expire(st, "b", 1000, &lsn), STORE_OK);
+    assert_int_equal(keys_expire(st, "nope", 1000, &lsn), STORE_NO_KEY);
+    assert_int_equal(keys_lease_expire(st, clock_wall_ms(), &next), 0);
     assert_true(next > clock_wall_ms());
-    assert_int_equal(store_key_lease_expire(st, clock_wall_ms() + 2000, &next), 2);
+    assert_int_equal(keys_lease_expire(st, clock_wall_ms() + 2000, &next), 2);
     assert_string_equal(key_of(st, "a"), "-");
     assert_string_equal(key_of(st, "b"), "-");
-    assert_int_equal(store_key_count(st), 0);
-    assert_int_equal(store_key_set(st, "p.1", "x", 1, -1, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_set(st, "p.2", "x", 1, -1, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_set(st, "q", "x", 1, -1, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_del_prefix(st, "p.", &n, &lsn), STORE_OK);
+    assert_int_equal(keys_count(st), 0);
+    assert_int_equal(keys_set(st, "p.1", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_set(st, "p.2", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_set(st, "q", "x", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_del_prefix(st, "p.", &n, &lsn), STORE_OK);
     assert_int_equal(n, 2);
-    assert_int_equal(store_key_count(st), 1);
+    assert_int_equal(keys_count(st), 1);
     store_free(st);
 }
 
@@ -139,9 +139,9 @@ static void test_journal_replay(void **s)
     assert_int_equal(store_add_many(st, "back", lines3, 3, 1, 0, &bad, NULL), STORE_OK);
     assert_int_equal(store_drop(st, "back", NULL), STORE_OK);
     assert_int_equal(store_add(st, "back", "z", 1, 1, 0, NULL), STORE_OK);
-    assert_int_equal(store_key_set_ttl(st, "t", "1", 1, -1, 3600000, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_set(st, "e", "1", 1, -1, &v, NULL), STORE_OK);
-    assert_int_equal(store_key_expire(st, "e", 1, &lsn), STORE_OK);
+    assert_int_equal(keys_set_ttl(st, "t", "1", 1, -1, 3600000, &v, NULL), STORE_OK);
+    assert_int_equal(keys_set(st, "e", "1", 1, -1, &v, NULL), STORE_OK);
+    assert_int_equal(keys_expire(st, "e", 1, &lsn), STORE_OK);
     /* e's deadline is at most e_by. Close, reopen and check may all fall within the ms
      * EXPIRE ran in, when e is not due yet: wait past e_by, then ask at e_by itself, so
      * that a deadline restarted at reopen (later than e_by) would fail. */
@@ -162,13 +162,13 @@ static void test_journal_replay(void **s)
         int64_t next;
         if (round == 0) {
             assert_string_equal(key_of(st, "e"), "1/1");
-            assert_int_equal(store_key_lease_expire(st, e_by, &next), 1);
+            assert_int_equal(keys_lease_expire(st, e_by, &next), 1);
             assert_true(next > clock_wall_ms() + 3000000);    /* t's, an hour away */
             assert_int_equal(journal_compact(j, st), 0);
         }
         assert_string_equal(key_of(st, "e"), "-");
         if (round == 1) {      /* t's deadline came through the compaction too */
-            assert_int_equal(store_key_lease_expire(st, clock_wall_ms() + 3601000, &next), 1);
+            assert_int_equal(keys_lease_expire(st, clock_wall_ms() + 3601000, &next), 1);
             assert_string_equal(key_of(st, "t"), "-");
         }
         jclose(j, st);

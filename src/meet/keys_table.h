@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_keys_table.h - what store_keys_table.c offers store_keys.c and store_keys_adopt.c:
+/* keys_table.h - what keys_table.c offers keys.c and keys_adopt.c:
  * finding and making keys, their values, and the index of counter leases by id and
- * deadline. Every call is made under the table's lock. Private to store/. */
-#ifndef STSD_STORE_KEYS_TABLE_H
-#define STSD_STORE_KEYS_TABLE_H
+ * deadline. Every call is made under the table's lock. Private to meet/. */
+#ifndef STSD_MEET_KEYS_TABLE_H
+#define STSD_MEET_KEYS_TABLE_H
 
-#include "store_keys_int.h"
+#include "keys_int.h"
 
 /* The entry of name[0..len), or NULL. */
 key *keys_find(keys_table *t, const char *name, size_t len);

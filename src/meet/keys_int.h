@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_keys_int.h - the types store_keys.c (the commands on keys), store_keys_table.c
- * (the table, its lease index), store_keys_adopt.c and store_keys_view.c (KEYS, RUNS)
+/* keys_int.h - the types keys.c (the commands on keys), keys_table.c
+ * (the table, its lease index), keys_adopt.c and keys_view.c (KEYS, RUNS)
  * share. Types only. */
-#ifndef STSD_STORE_KEYS_INT_H
-#define STSD_STORE_KEYS_INT_H
+#ifndef STSD_MEET_KEYS_INT_H
+#define STSD_MEET_KEYS_INT_H
 
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "base/heap.h"
-#include "store/keys.h"
-#include "store_int.h"
+#include "meet/keys.h"
 
+typedef struct keys_table keys_table;
 typedef struct key key;
 
 /* An increment on loan. */

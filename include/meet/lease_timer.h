@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* lease_timer.h - the thread that ends expired leases (their lines go back to the head
- * of their lists, within LEASE_TIMER_TICK_MS of their deadlines). */
-#ifndef STSD_LEASE_TIMER_H
-#define STSD_LEASE_TIMER_H
+/* lease_timer.h - the thread that ends expired leases, of lines (back to the head of
+ * their lists) and of keys (increments undone, runs ended, TTLs up), within
+ * LEASE_TIMER_TICK_MS of their deadlines. */
+#ifndef STSD_MEET_LEASE_TIMER_H
+#define STSD_MEET_LEASE_TIMER_H
 
 #include "base/buf.h"
 #include "store/store.h"

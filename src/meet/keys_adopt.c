@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_keys_adopt.c - the keys as recovery brings them back (values, counter leases,
+/* keys_adopt.c - the keys as recovery brings them back (values, counter leases,
  * ONCE's runs, each as the journal last recorded it) and as compaction writes them out. */
-#include "store/keys.h"
+#include "meet/keys.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "base/heap.h"
-#include "store_keys_table.h"
+#include "keys_table.h"
 
 /* A lease of k (a counter's by, or a run) back from the journal, linked. */
 static store_rc lease_adopt(keys_table *t, key *k, uint64_t id, int64_t until, int64_t by,
@@ -30,17 +30,17 @@ static store_rc lease_adopt(keys_table *t, key *k, uint64_t id, int64_t until, i
     return STORE_OK;
 }
 
-store_rc store_key_adopt(store *st, const char *name, const char *value, size_t len,
+store_rc keys_adopt(store *st, const char *name, const char *value, size_t len,
                          uint64_t version)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     pthread_mutex_lock(&t->lock);
     key *k = keys_find_or_make(t, name);
     char *v = k ? keys_copy_bytes(value, len) : NULL;
     store_rc rc = STORE_NOMEM;
     if (v) {
         /* What was kept before the crash is kept again, past the limits if need be. */
-        atomic_fetch_add(&st->bytes, len + (k->version ? 0 : k->name_len));
+        store_bytes_add(st, len + (k->version ? 0 : k->name_len));
         keys_put_value(t, st, k, v, len);
         k->version = version;
         rc = STORE_OK;
@@ -51,10 +51,10 @@ store_rc store_key_adopt(store *st, const char *name, const char *value, size_t 
     return rc;
 }
 
-store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
+store_rc keys_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
                                int64_t by)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     store_rc rc = STORE_NO_KEY;
     pthread_mutex_lock(&t->lock);
     key *k = keys_find(t, name, strlen(name));
@@ -64,7 +64,7 @@ store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t
     return rc;
 }
 
-int store_each_key_locked(store *st,
+int keys_each_locked(store *st,
                           int (*fn)(const char *name, const char *value, size_t len,
                                     uint64_t version, int64_t expires, void *ctx),
                           int (*lease_fn)(const char *name, uint64_t id, int64_t until,
@@ -72,8 +72,10 @@ int store_each_key_locked(store *st,
                                        size_t len, void *ctx),
                           void *ctx)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     int rc = 0;
+    if (!t)
+        return 0;                /* a store of lists only: nothing to write out */
     pthread_mutex_lock(&t->lock);
     for (size_t i = 0; i < t->nb && rc == 0; i++)
         for (key *k = t->b[i]; k && rc == 0; k = k->hnext) {
@@ -89,14 +91,14 @@ int store_each_key_locked(store *st,
     return rc;
 }
 
-store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t until)
+store_rc keys_run_adopt(store *st, const char *name, uint64_t id, int64_t until)
 {
-    return store_key_run_adopt_ttl(st, name, id, until, 0);
+    return keys_run_adopt_ttl(st, name, id, until, 0);
 }
 
-store_rc store_key_expire_adopt(store *st, const char *name, int64_t until)
+store_rc keys_expire_adopt(store *st, const char *name, int64_t until)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     store_rc rc = STORE_NO_KEY;
     pthread_mutex_lock(&t->lock);
     key *k = keys_find(t, name, strlen(name));
@@ -106,10 +108,10 @@ store_rc store_key_expire_adopt(store *st, const char *name, int64_t until)
     return rc;
 }
 
-store_rc store_key_run_adopt_ttl(store *st, const char *name, uint64_t id, int64_t until,
+store_rc keys_run_adopt_ttl(store *st, const char *name, uint64_t id, int64_t until,
                                  int64_t ttl_ms)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     store_rc rc = STORE_NOMEM;
     pthread_mutex_lock(&t->lock);
     key *k = keys_find_or_make(t, name);
@@ -124,13 +126,15 @@ store_rc store_key_run_adopt_ttl(store *st, const char *name, uint64_t id, int64
     return rc;
 }
 
-int store_each_key_run_locked(store *st,
+int keys_each_run_locked(store *st,
                               int (*fn)(const char *name, uint64_t id, int64_t until,
                                         int64_t ttl_ms, void *ctx),
                               void *ctx)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     int rc = 0;
+    if (!t)
+        return 0;
     pthread_mutex_lock(&t->lock);
     for (size_t i = 0; i < t->nb && rc == 0; i++)
         for (key *k = t->b[i]; k && rc == 0; k = k->hnext)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_barrier.c - named cyclic barriers: per barrier the arrivals of the gathering
- * generation, opened when full, on a RELEASE timeout or by hand (store/barrier.h). One
+/* barrier.c - named cyclic barriers: per barrier the arrivals of the gathering
+ * generation, opened when full, on a RELEASE timeout or by hand (meet/barrier.h). One
  * lock for the table: an arrival is a few pointer moves, and an opening hands its whole
  * generation back in one step. */
-#include "store/barrier.h"
+#include "meet/barrier.h"
 
 #include <pthread.h>
 #include <stdlib.h>

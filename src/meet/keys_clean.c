@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_keys_clean.c - keys cleaned up between runs: EXPIRE (a deadline on a key, which
- * the lease timer then deletes: store_key_lease_expire) and DEL PREFIX. */
-#include "store/keys.h"
+/* keys_clean.c - keys cleaned up between runs: EXPIRE (a deadline on a key, which
+ * the lease timer then deletes: keys_lease_expire) and DEL PREFIX. */
+#include "meet/keys.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/clock.h"
-#include "store_keys.h"
-#include "store_keys_table.h"
+#include "keys_core.h"
+#include "keys_table.h"
 
-store_rc store_key_expire(store *st, const char *name, int64_t ttl_ms, uint64_t *lsn)
+store_rc keys_expire(store *st, const char *name, int64_t ttl_ms, uint64_t *lsn)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     *lsn = 0;
     pthread_mutex_lock(&t->lock);
     key *k = keys_find(t, name, strlen(name));
@@ -27,8 +27,7 @@ store_rc store_key_expire(store *st, const char *name, int64_t ttl_ms, uint64_t 
             rc = STORE_OK;
             if (keys_ttl_set(t, k, until) != 0) {
                 rc = STORE_NOMEM;
-                if (st->rec)
-                    st->rec->mark_broken(st->rec_ctx);
+                store_mark_broken(st);
             }
         }
     }
@@ -36,9 +35,9 @@ store_rc store_key_expire(store *st, const char *name, int64_t ttl_ms, uint64_t 
     return rc;
 }
 
-store_rc store_key_del_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn)
+store_rc keys_del_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     size_t plen = strlen(prefix), m = 0;
     key_waiter *done = NULL;
     store_rc rc = STORE_OK;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_keys_table.c - the keys' hash table of names and the index of counter leases (by
- * id, by deadline, by key), with the counters' arithmetic; made and freed with the store. */
-#include "store_keys_table.h"
+/* keys_table.c - the keys' hash table of names and the index of counter leases (by
+ * id, by deadline, by key), with the counters' arithmetic; attached to a store, freed with it. */
+#include "keys_table.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -11,9 +11,7 @@
 #include "base/clock.h"
 #include "base/hash.h"
 #include "base/num.h"
-#include "store_int.h"
-#include "store_keys.h"
-#include "store_take.h"
+#include "keys_core.h"
 
 /* ---- arithmetic --------------------------------------------------------------------- */
 
@@ -51,7 +49,7 @@ size_t keys_format(int64_t v, char *out)
 
 /* ---- the table ---------------------------------------------------------------------- */
 
-keys_table *store_keys_create(void)
+keys_table *keys_create(void)
 {
     keys_table *t = calloc(1, sizeof *t);
     if (!t)
@@ -72,9 +70,8 @@ keys_table *store_keys_create(void)
     return t;
 }
 
-void store_keys_free(store *st)
+void keys_free(keys_table *t)
 {
-    keys_table *t = st->keys;
     if (!t)
         return;
     for (size_t i = 0; i < t->nb; i++)
@@ -92,7 +89,15 @@ void store_keys_free(store *st)
     free(t->lb);
     pthread_mutex_destroy(&t->lock);
     free(t);
-    st->keys = NULL;
+}
+
+int keys_attach(store *st)
+{
+    keys_table *t = keys_create();
+    if (!t)
+        return -1;
+    store_set_keys(st, t, keys_free);
+    return 0;
 }
 
 key *keys_find(keys_table *t, const char *name, size_t len)

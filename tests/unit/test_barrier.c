@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* test_store_barrier.c - the table of barriers without HTTP: opening at PARTIES in arrival
+/* test_barrier.c - the table of barriers without HTTP: opening at PARTIES in arrival
  * order, generations, a mismatch, TIMEOUT=0, leaving, a RELEASE timeout, opening by hand,
  * gone arrivals dropped, the listing sorted by name, the limit on barriers. */
 #include <setjmp.h>
@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "store/barrier.h"
+#include "meet/barrier.h"
 
 typedef struct arrival {
     barrier_arrival ba;        /* first */

@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_keys_view.c - looking at the keys without changing them: KEYS (the keys that
+/* keys_view.c - looking at the keys without changing them: KEYS (the keys that
  * exist, with their waiters) and RUNS (ONCE's runs in progress, with the callers waiting
  * for each). */
-#include "store/keys.h"
+#include "meet/keys.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "store_keys_int.h"
-#include "store_keys_table.h"
+#include "keys_int.h"
+#include "keys_table.h"
 
 /* Names in byte order, a prefix first. */
 static int name_cmp(const char *a, size_t alen, const char *b, size_t blen)
@@ -37,10 +37,10 @@ static int has_prefix(const key *k, const char *prefix, size_t plen)
     return k->name_len >= plen && (plen == 0 || memcmp(k->name, prefix, plen) == 0);
 }
 
-long store_keys_list(store *st, const char *prefix,
+long keys_list(store *st, const char *prefix,
                      void (*fn)(const key_info *k, void *ctx), void *ctx)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     size_t plen = prefix ? strlen(prefix) : 0, n = 0;
     pthread_mutex_lock(&t->lock);
     key **v = malloc((t->count ? t->count : 1) * sizeof *v);
@@ -115,10 +115,10 @@ static int copy_run(run_copies *c, const key *k)
     return 0;
 }
 
-long store_keys_runs(store *st, const char *prefix,
+long keys_runs(store *st, const char *prefix,
                      void (*fn)(const key_run_info *r, void *ctx), void *ctx)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     size_t plen = prefix ? strlen(prefix) : 0;
     run_copies c = {NULL, 0, 0};
     int oom = 0;
@@ -144,9 +144,9 @@ long store_keys_runs(store *st, const char *prefix,
 
 /* ---- one key, and the counts ---- */
 
-store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version)
+store_rc keys_get(store *st, const char *name, buf *out, uint64_t *version)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     pthread_mutex_lock(&t->lock);
     key *k = keys_find(t, name, strlen(name));
     store_rc rc = STORE_NO_KEY;
@@ -160,18 +160,24 @@ store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version)
     return rc;
 }
 
-size_t store_key_count(store *st)
+size_t keys_count(store *st)
 {
-    pthread_mutex_lock(&st->keys->lock);
-    size_t n = st->keys->count;
-    pthread_mutex_unlock(&st->keys->lock);
+    keys_table *t = store_keys(st);
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    size_t n = t->count;
+    pthread_mutex_unlock(&t->lock);
     return n;
 }
 
-size_t store_key_waiters(store *st)
+size_t keys_waiters(store *st)
 {
-    pthread_mutex_lock(&st->keys->lock);
-    size_t n = st->keys->waiters;
-    pthread_mutex_unlock(&st->keys->lock);
+    keys_table *t = store_keys(st);
+    if (!t)
+        return 0;
+    pthread_mutex_lock(&t->lock);
+    size_t n = t->waiters;
+    pthread_mutex_unlock(&t->lock);
     return n;
 }

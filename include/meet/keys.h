@@ -7,8 +7,8 @@
  * so the log holds each key's changes in the order they were applied. A key's version
  * starts at 1 and grows by 1 on each change; a key that does not exist has version 0.
  * Names are C strings (the caller checks them as FILENAME's); values are bytes. */
-#ifndef STSD_KEYS_H
-#define STSD_KEYS_H
+#ifndef STSD_MEET_KEYS_H
+#define STSD_MEET_KEYS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -24,32 +24,38 @@ store_rc keys_add(const char *value, size_t len, int exists, int64_t by, int64_t
 /* Writes v in decimal into out (at least 21 bytes); returns its length. */
 size_t keys_format(int64_t v, char *out);
 
+/* Gives st an empty table of keys, freed with st (store_free). Call it once, right after
+ * store_create and before any call below. Returns 0, or -1 on ENOMEM (st unchanged).
+ * On a store without keys, only the looks at everything (keys_count, keys_waiters,
+ * keys_lease_expire, keys_each_locked, keys_each_run_locked) are allowed: none, 0. */
+int keys_attach(store *st);
+
 /* SET: value[0..len) as name's value. if_version < 0: always; 0: only if name does not
  * exist; n: only if its version is n (else STORE_VERSION, *version the current one).
  * Drops the key's open counter leases. *version: the new version. STORE_FULL past
  * maxKeys or maxBytes. */
-store_rc store_key_set(store *st, const char *name, const char *value, size_t len,
+store_rc keys_set(store *st, const char *name, const char *value, size_t len,
                        int64_t if_version, uint64_t *version, uint64_t *lsn);
 
-/* SET with TTL=: as store_key_set, and the key disappears ttl_ms from now (0: never; a
+/* SET with TTL=: as keys_set, and the key disappears ttl_ms from now (0: never; a
  * SET without TTL ends an earlier one). */
-store_rc store_key_set_ttl(store *st, const char *name, const char *value, size_t len,
+store_rc keys_set_ttl(store *st, const char *name, const char *value, size_t len,
                            int64_t if_version, int64_t ttl_ms, uint64_t *version,
                            uint64_t *lsn);
 
 /* EXPIRE: name disappears ttl_ms (> 0) from now, recorded as a deadline; its version is
  * unchanged. STORE_NO_KEY if absent. */
-store_rc store_key_expire(store *st, const char *name, int64_t ttl_ms, uint64_t *lsn);
+store_rc keys_expire(store *st, const char *name, int64_t ttl_ms, uint64_t *lsn);
 
 /* DEL PREFIX: removes every key whose name starts with prefix (non-empty), each as DEL
  * does (its own record, its watchers woken). *n: how many. Stops at the first error. */
-store_rc store_key_del_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn);
+store_rc keys_del_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn);
 
 /* GET: appends name's value to out and sets *version. STORE_NO_KEY if absent. */
-store_rc store_key_get(store *st, const char *name, buf *out, uint64_t *version);
+store_rc keys_get(store *st, const char *name, buf *out, uint64_t *version);
 
 /* DEL: removes name (and its counter leases); if_version as SET's. STORE_NO_KEY if absent. */
-store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t *version,
+store_rc keys_del(store *st, const char *name, int64_t if_version, uint64_t *version,
                        uint64_t *lsn);
 
 /* One key as KEYS sees it, valid only during the callback. */
@@ -65,7 +71,7 @@ typedef struct key_info {
 /* KEYS: fn for every key whose name starts with prefix, sorted by name (under the keys'
  * lock: fn must not call back into the store). Returns the number of keys, or -1 on
  * ENOMEM. */
-long store_keys_list(store *st, const char *prefix,
+long keys_list(store *st, const char *prefix,
                      void (*fn)(const key_info *k, void *ctx), void *ctx);
 
 /* A run in progress (ONCE) as RUNS sees it, valid only during the callback. */
@@ -79,7 +85,7 @@ typedef struct key_run_info {
 /* RUNS: fn for every run in progress whose key's name starts with prefix, sorted by name.
  * The runs are copied under the keys' lock and fn is called after it (fn may call the
  * store). Returns the number of runs, or -1 on ENOMEM (fn not called). */
-long store_keys_runs(store *st, const char *prefix,
+long keys_runs(store *st, const char *prefix,
                      void (*fn)(const key_run_info *r, void *ctx), void *ctx);
 
 /* What an INCR asks. */
@@ -101,12 +107,12 @@ typedef struct key_out {
 
 /* INCR now: STORE_OK with *o, or STORE_NOT_INT, STORE_OVERFLOW, STORE_BOUND, STORE_FULL
  * (a new key past maxKeys/maxBytes), STORE_JOURNAL, STORE_NOMEM; nothing changed then. */
-store_rc store_key_incr(store *st, const char *name, const key_incr *q, key_out *o);
+store_rc keys_incr(store *st, const char *name, const key_incr *q, key_out *o);
 
 /* A request waiting on a key: a watcher (incr 0: a GET that waits while the key's
  * version is still `version`) or an INCR that waits until it fits. Its life is a
- * store_waiter's (store.h): owned by the caller, queued from store_key_wait answering
- * STORE_WAITING until `served` runs or store_key_unwait returns. Watchers wake on any
+ * store_waiter's (store.h): owned by the caller, queued from keys_wait answering
+ * STORE_WAITING until `served` runs or keys_unwait returns. Watchers wake on any
  * change of the key; INCRs are tried in arrival order at each change, and stop at the
  * first that does not fit. */
 typedef struct key_waiter key_waiter;
@@ -132,62 +138,62 @@ struct key_waiter {
 /* Serves w now (a watcher whose version differs: STORE_OK with the value, or
  * STORE_NO_KEY; an INCR that fits or fails otherwise than at its bound) or queues it
  * when w->arm agrees (STORE_WAITING). An INCR queues behind earlier waiting INCRs. */
-store_rc store_key_wait(store *st, key_waiter *w);
+store_rc keys_wait(store *st, key_waiter *w);
 /* A ONCE waiter (w->once): the key exists: STORE_OK with its value (done); no run is in
  * progress: STORE_OK with o.lease, a new run lease of q.lease_ms (the caller runs it);
  * else queued (STORE_WAITING) or, when w->arm refuses, STORE_NO_KEY. A queued ONCE waiter
  * is served as a watcher when the key comes to exist, or with a run of its own
  * (STORE_OK, o.lease set) when the run ends unfinished (RELEASE, its deadline). */
 /* Takes w out of its queue if still there; after it, the store no longer refers to w. */
-void store_key_unwait(store *st, key_waiter *w);
+void keys_unwait(store *st, key_waiter *w);
 
 /* A run lease id of name (ONCE): RELEASE gives the run up, to the first ONCE waiter
  * (served with a new run) or the next caller; ACK of it is STORE_NO_LEASE.
  * ACK (undo 0) or RELEASE (undo 1) of counter lease id of name: RELEASE takes the
  * increment back and wakes the key's waiters. STORE_NO_LEASE if there is none.
  * *o: the key's value and version after. */
-store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, key_out *o);
+store_rc keys_settle(store *st, const char *name, int undo, uint64_t id, key_out *o);
 
 /* Keeps run lease id of name (ONCE) going: its deadline becomes now + lease_ms, recorded
  * before the answer (*lsn). STORE_NO_LEASE when id is not name's run (stale: expired,
  * given up, or the key was set); nothing changed then. */
-store_rc store_key_run_renew(store *st, const char *name, uint64_t id, int64_t lease_ms,
+store_rc keys_run_renew(store *st, const char *name, uint64_t id, int64_t lease_ms,
                              uint64_t *lsn);
 
 /* DONE: sets name to value[0..len) as SET does, if id is name's run lease; the run ends.
  * STORE_NO_LEASE when it is not (stale: expired, given up, or the key was set). */
-store_rc store_key_done(store *st, const char *name, uint64_t id, const char *value,
+store_rc keys_done(store *st, const char *name, uint64_t id, const char *value,
                         size_t len, uint64_t *version, uint64_t *lsn);
 /* The same, the key expiring ttl_ms from now (0: the TTL its ONCE asked, if any). */
-store_rc store_key_done_ttl(store *st, const char *name, uint64_t id, const char *value,
+store_rc keys_done_ttl(store *st, const char *name, uint64_t id, const char *value,
                             size_t len, int64_t ttl_ms, uint64_t *version, uint64_t *lsn);
 
 /* Undoes every counter lease whose deadline is at or before now (wall-clock ms), ends
  * the runs past theirs and deletes the keys whose TTL is up (a DEL record each, their
  * watchers woken). Returns how many; *next: the next deadline (0: none). */
-size_t store_key_lease_expire(store *st, int64_t now, int64_t *next);
+size_t keys_lease_expire(store *st, int64_t now, int64_t *next);
 
 /* Number of keys, and of requests waiting on keys. */
-size_t store_key_count(store *st);
-size_t store_key_waiters(store *st);
+size_t keys_count(store *st);
+size_t keys_waiters(store *st);
 
 /* Recovery, unrecorded: a key with its value and version; an open counter lease of it. */
-store_rc store_key_adopt(store *st, const char *name, const char *value, size_t len,
+store_rc keys_adopt(store *st, const char *name, const char *value, size_t len,
                          uint64_t version);
 /* Recovery: name's run in progress, lease id until `until` (expiry hands it over), whose
  * DONE gives the key ttl_ms (0: none). */
-store_rc store_key_run_adopt(store *st, const char *name, uint64_t id, int64_t until);
-store_rc store_key_run_adopt_ttl(store *st, const char *name, uint64_t id, int64_t until,
+store_rc keys_run_adopt(store *st, const char *name, uint64_t id, int64_t until);
+store_rc keys_run_adopt_ttl(store *st, const char *name, uint64_t id, int64_t until,
                                  int64_t ttl_ms);
 /* Recovery: key name (which exists) disappears at the wall-clock ms until. */
-store_rc store_key_expire_adopt(store *st, const char *name, int64_t until);
-store_rc store_key_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
+store_rc keys_expire_adopt(store *st, const char *name, int64_t until);
+store_rc keys_lease_adopt(store *st, const char *name, uint64_t id, int64_t until,
                                int64_t by);
 
 /* Compaction: under the keys' lock, fn for every key (expires: its deadline, 0: none),
  * then lease for each of its open counter leases. Stops at and returns the first nonzero
  * value. */
-int store_each_key_locked(store *st,
+int keys_each_locked(store *st,
                           int (*fn)(const char *name, const char *value, size_t len,
                                     uint64_t version, int64_t expires, void *ctx),
                           int (*lease_fn)(const char *name, uint64_t id, int64_t until,
@@ -197,7 +203,7 @@ int store_each_key_locked(store *st,
 
 /* Compaction: under the keys' lock, fn for every run in progress (ONCE), with the TTL
  * its DONE gives (0: none). Stops at and returns the first nonzero value. */
-int store_each_key_run_locked(store *st,
+int keys_each_run_locked(store *st,
                               int (*fn)(const char *name, uint64_t id, int64_t until,
                                         int64_t ttl_ms, void *ctx),
                               void *ctx);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* store_keys.c - the keys (keys.h): a hash table of names under one lock, each key with
+/* keys.c - the keys (keys.h): a hash table of names under one lock, each key with
  * its value, version, waiters and open counter leases; every change recorded first, then
  * applied, then the key's waiters served. */
-#include "store/keys.h"
+#include "meet/keys.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,23 +13,21 @@
 #include "base/hash.h"
 #include "base/heap.h"
 #include "base/num.h"
-#include "store_keys.h"
-#include "store_keys_table.h"
-#include "store_take.h"
+#include "keys_core.h"
+#include "keys_table.h"
 
 /* ---- changes ------------------------------------------------------------------------ */
 
 int keys_record(store *st, const store_key_rec *r, uint64_t *lsn)
 {
-    *lsn = 0;
-    return st->rec ? st->rec->key(st->rec_ctx, r, lsn) : 0;
+    return store_record_key(st, r, lsn);
 }
 
 /* Room for k to hold len bytes: maxKeys for a new key, maxBytes. Returns 0 (reserved) or
  * -1. */
 static int reserve(store *st, keys_table *t, key *k, size_t len)
 {
-    if (!k->version && st->limits.max_keys && t->count >= st->limits.max_keys)
+    if (!k->version && store_get_limits(st)->max_keys && t->count >= store_get_limits(st)->max_keys)
         return -1;
     return store_bytes_reserve(st, len + (k->version ? 0 : k->name_len));
 }
@@ -76,14 +74,13 @@ static store_rc apply_incr(store *st, keys_table *t, key *k, const key_incr *q, 
         return STORE_JOURNAL;
     }
     keys_put_value(t, st, k, v, len);
-    if (until && keys_ttl_set(t, k, until) != 0 && st->rec)
-        st->rec->mark_broken(st->rec_ctx);     /* the record says it expires; memory not */
+    if (until && keys_ttl_set(t, k, until) != 0)
+        store_mark_broken(st);     /* the record says it expires; memory not */
     o->lease = 0;
     if (l) {
         if (keys_lease_link(t, k, l) != 0) {
             free(l);          /* the record says lent; memory keeps it for good */
-            if (st->rec)
-                st->rec->mark_broken(st->rec_ctx);
+            store_mark_broken(st);
         } else {
             o->lease = l->id;
         }
@@ -226,8 +223,8 @@ static store_rc set_locked(store *st, keys_table *t, key *k, const char *name,
         } else {
             keys_drop_leases(t, k);        /* a SET without TTL= ends an expiry too */
             keys_put_value(t, st, k, v, len);
-            if (until && keys_ttl_set(t, k, until) != 0 && st->rec)
-                st->rec->mark_broken(st->rec_ctx);
+            if (until && keys_ttl_set(t, k, until) != 0)
+                store_mark_broken(st);
             v = NULL;
             *version = k->version;
             serve_locked(st, t, k, *lsn, done);
@@ -237,17 +234,17 @@ static store_rc set_locked(store *st, keys_table *t, key *k, const char *name,
     return rc;
 }
 
-store_rc store_key_set(store *st, const char *name, const char *value, size_t len,
+store_rc keys_set(store *st, const char *name, const char *value, size_t len,
                        int64_t if_version, uint64_t *version, uint64_t *lsn)
 {
-    return store_key_set_ttl(st, name, value, len, if_version, 0, version, lsn);
+    return keys_set_ttl(st, name, value, len, if_version, 0, version, lsn);
 }
 
-store_rc store_key_set_ttl(store *st, const char *name, const char *value, size_t len,
+store_rc keys_set_ttl(store *st, const char *name, const char *value, size_t len,
                            int64_t if_version, int64_t ttl_ms, uint64_t *version,
                            uint64_t *lsn)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     key_waiter *done = NULL;
     uint64_t scratch;
     lsn = lsn ? lsn : &scratch;
@@ -293,8 +290,7 @@ static store_rc run_grant_locked(store *st, keys_table *t, key *k, const key_inc
     }
     if (keys_lease_link(t, k, l) != 0) {
         free(l);
-        if (st->rec)
-            st->rec->mark_broken(st->rec_ctx);
+        store_mark_broken(st);
         return STORE_NOMEM;
     }
     o->lease = l->id;
@@ -337,16 +333,16 @@ static store_rc run_end_locked(store *st, keys_table *t, klease *l, key_out *o,
     return STORE_OK;
 }
 
-store_rc store_key_done(store *st, const char *name, uint64_t id, const char *value,
+store_rc keys_done(store *st, const char *name, uint64_t id, const char *value,
                         size_t len, uint64_t *version, uint64_t *lsn)
 {
-    return store_key_done_ttl(st, name, id, value, len, 0, version, lsn);
+    return keys_done_ttl(st, name, id, value, len, 0, version, lsn);
 }
 
-store_rc store_key_done_ttl(store *st, const char *name, uint64_t id, const char *value,
+store_rc keys_done_ttl(store *st, const char *name, uint64_t id, const char *value,
                             size_t len, int64_t ttl_ms, uint64_t *version, uint64_t *lsn)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     key_waiter *done = NULL;
     *lsn = 0;
     *version = 0;
@@ -365,10 +361,10 @@ store_rc store_key_done_ttl(store *st, const char *name, uint64_t id, const char
     return rc;
 }
 
-store_rc store_key_run_renew(store *st, const char *name, uint64_t id, int64_t lease_ms,
+store_rc keys_run_renew(store *st, const char *name, uint64_t id, int64_t lease_ms,
                              uint64_t *lsn)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     *lsn = 0;
     pthread_mutex_lock(&t->lock);
     klease *l = keys_lease_find(t, id);
@@ -388,7 +384,7 @@ store_rc store_key_run_renew(store *st, const char *name, uint64_t id, int64_t l
 
 store_rc keys_del_locked(store *st, key *k, uint64_t *lsn, key_waiter **done)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     store_key_rec r = {STORE_KEY_DEL, k->name, 0, 0, 0, 0, 0, NULL, 0};
     if (keys_record(st, &r, lsn) != 0)
         return STORE_JOURNAL;
@@ -403,10 +399,10 @@ store_rc keys_del_locked(store *st, key *k, uint64_t *lsn, key_waiter **done)
     return STORE_OK;
 }
 
-store_rc store_key_del(store *st, const char *name, int64_t if_version, uint64_t *version,
+store_rc keys_del(store *st, const char *name, int64_t if_version, uint64_t *version,
                        uint64_t *lsn)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     key_waiter *done = NULL;
     uint64_t scratch;
     lsn = lsn ? lsn : &scratch;
@@ -444,9 +440,9 @@ static store_rc incr_locked(store *st, keys_table *t, key *k, const key_incr *q,
     return rc;
 }
 
-store_rc store_key_incr(store *st, const char *name, const key_incr *q, key_out *o)
+store_rc keys_incr(store *st, const char *name, const key_incr *q, key_out *o)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     key_waiter *done = NULL;
     memset(o, 0, sizeof *o);
     pthread_mutex_lock(&t->lock);
@@ -459,9 +455,9 @@ store_rc store_key_incr(store *st, const char *name, const key_incr *q, key_out 
     return rc;
 }
 
-store_rc store_key_wait(store *st, key_waiter *w)
+store_rc keys_wait(store *st, key_waiter *w)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     key_waiter *done = NULL;
     memset(&w->o, 0, sizeof w->o);
     w->prev = w->next = NULL;
@@ -491,9 +487,9 @@ store_rc store_key_wait(store *st, key_waiter *w)
     return rc;
 }
 
-void store_key_unwait(store *st, key_waiter *w)
+void keys_unwait(store *st, key_waiter *w)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     pthread_mutex_lock(&t->lock);
     key *k = w->where;
     if (k) {
@@ -521,9 +517,9 @@ static store_rc settle_locked(store *st, keys_table *t, klease *l, int undo, key
             return STORE_NOMEM;
         /* Taking back is never refused for want of room: it was counted before. */
         if (len > k->len)
-            atomic_fetch_add(&st->bytes, len - k->len);
+            store_bytes_add(st, len - k->len);
         else
-            atomic_fetch_sub(&st->bytes, k->len - len);
+            store_bytes_release(st, k->len - len);
     }
     store_key_rec r = {STORE_KEY_SETTLE, k->name, undo, l->id, 0, l->by,
                        k->version + (undo ? 1 : 0), undo ? num : k->value,
@@ -532,9 +528,9 @@ static store_rc settle_locked(store *st, keys_table *t, klease *l, int undo, key
     if (keys_record(st, &r, &lsn) != 0) {
         if (undo) {
             if (len > k->len)
-                atomic_fetch_sub(&st->bytes, len - k->len);
+                store_bytes_release(st, len - k->len);
             else
-                atomic_fetch_add(&st->bytes, k->len - len);
+                store_bytes_add(st, k->len - len);
         }
         free(v);
         return STORE_JOURNAL;
@@ -556,9 +552,9 @@ static store_rc settle_locked(store *st, keys_table *t, klease *l, int undo, key
     return STORE_OK;
 }
 
-store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, key_out *o)
+store_rc keys_settle(store *st, const char *name, int undo, uint64_t id, key_out *o)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     key_waiter *done = NULL;
     memset(o, 0, sizeof *o);
     pthread_mutex_lock(&t->lock);
@@ -576,12 +572,14 @@ store_rc store_key_settle(store *st, const char *name, int undo, uint64_t id, ke
     return rc;
 }
 
-size_t store_key_lease_expire(store *st, int64_t now, int64_t *next)
+size_t keys_lease_expire(store *st, int64_t now, int64_t *next)
 {
-    keys_table *t = st->keys;
+    keys_table *t = store_keys(st);
     size_t n = 0;
     key_waiter *done = NULL;
     *next = 0;
+    if (!t)
+        return 0;                /* a store of lists only */
     pthread_mutex_lock(&t->lock);
     klease *l;
     while ((l = heap_top(&t->deadlines)) && l->until <= now) {

@@ -2,7 +2,7 @@
 /* lease_timer.c - the thread that puts lines back when their leases expire: it sleeps
  * until the next deadline (at most LEASE_TIMER_TICK_MS, so that a new earlier lease is
  * seen soon) and hands the due ones back through the store. */
-#include "store/lease_timer.h"
+#include "meet/lease_timer.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -13,7 +13,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/thread.h"
-#include "store/keys.h"
+#include "meet/keys.h"
 
 #define LEASE_TIMER_TICK_MS 100
 
@@ -37,7 +37,7 @@ static void *timer_main(void *arg)
             log_info("leases: %zu expired, their lines are back at the head of their lists",
                      n);
         int64_t knext = 0;
-        size_t kn = store_key_lease_expire(t->st, now, &knext);
+        size_t kn = keys_lease_expire(t->st, now, &knext);
         if (kn)
             log_info("leases: %zu counter leases expired, their increments undone", kn);
         if (knext && (!next || knext < next))

@@ -57,7 +57,7 @@ CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run run-cluster test-cluster test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
         test-stop test-fuzz test-ctl test-deb test-image test-image-cluster deb image deps deps-test install uninstall clean \
-        help bench bench-store bench-columns bench-cluster fuzz test-faults soak-faults
+        help bench bench-store bench-columns bench-cluster fuzz test-faults soak-faults test-linear
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
 
@@ -78,6 +78,7 @@ help:
 	@echo "make test-faults  three nodes in network namespaces under partitions, kill -9, SIGSTOP,"
 	@echo "                delay, clock skew, a wiped node; the history checked (as root; 5 seeds"
 	@echo "                of 60 s, SEED=n replays one; docs/faults.md)"
+	@echo "make test-linear  the linearizability checker (tests/faults/linear.py) on hand-written histories"
 	@echo "make soak-faults HOURS=n  the same, run after run, for n hours (as root)"
 	@echo "make test-ui    the dashboard in headless Chromium (screenshots in build/ui-screens/)"
 	@echo "make test-pkg   make install into a temp dir; the man page; the unit (systemd-analyze)"
@@ -221,6 +222,7 @@ test: deps-test
 	@scripts/check-layers.sh
 	$(Q)$(MAKE) --no-print-directory check-docs
 	$(Q)$(MAKE) --no-print-directory test-unit test-proto
+	$(Q)$(MAKE) --no-print-directory test-linear
 	$(Q)$(MAKE) --no-print-directory test-stop
 	$(Q)$(MAKE) --no-print-directory test-cluster
 	$(Q)$(MAKE) --no-print-directory test-faults FAULT_SEEDS=$(CI_FAULT_SEEDS)
@@ -266,6 +268,11 @@ CI_FAULT_SEEDS ?= 372921,372923,372924,372925,79416
 test-faults: $(BUILD)/stsd
 	@python3 tests/faults/faults.py $(BUILD)/stsd --seconds $(FAULT_SECONDS) \
 		$(if $(SEED),--seed $(SEED),$(if $(FAULT_SEEDS),--seeds $(FAULT_SEEDS),--runs $(FAULT_RUNS)))
+
+# The fault runs' linearizability checker against histories written by hand, the classic
+# ones among them, linearizable and not (no server).
+test-linear:
+	@python3 tests/faults/test_linear.py
 
 # By hand: run after run of the fault checker for HOURS (1), stopping at the first failure.
 soak-faults: $(BUILD)/stsd

@@ -15,7 +15,12 @@ answer said (line, val, version, lease, gen, arrival, state...)."""
 import bisect
 import collections
 import json
+import os
 import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import linear    # noqa: E402
 
 EPS = 0.25            # clock granularity: ms deadlines, timer ticks, our own timestamps
 # A client that gave up may still count at the server this long: through a follower, its
@@ -44,6 +49,10 @@ RULES = {
     "barrier": "a BARRIER with PARTIES=4 opens only with 4 arrivals waiting, each with "
                "its own place",
     "stale-leader": "an isolated or paused old leader answers no request OK",
+    "linearizable": "each object (the queue fq.csv, each key cas-K-E, the counter) has a "
+                    "linearization: one order of its operations, each at an instant between "
+                    "its invocation and its answer, that its sequential model answers "
+                    "alike (linear.py)",
     "diverged": "after the heal, every node holds the same lists, keys and leases",
     "unavailable": "after the heal, the cluster elects a leader and serves again",
 }
@@ -126,9 +135,10 @@ def allowance(skew, leaders, taker, t_take, t0, t1):
     return max(0.0, float(b - a))
 
 
-def check(ops, events, t0=0.0):
+def check(ops, events, t0=0.0, linear_out=None):
     """The violations of the history (ops and events); t0: the time the clients started,
-    which the texts count from."""
+    which the texts count from. linear_out, a list, receives linear.py's results and
+    the time they took."""
     v = []
     ops = sorted(ops, key=lambda o: o["inv"])
     by_id = {o["id"]: o for o in ops}
@@ -139,10 +149,21 @@ def check(ops, events, t0=0.0):
     check_once(ops, by_id, skew, leaders, v)
     check_barrier(ops, v)
     check_stale_leader(ops, events, t0, v)
+    check_linear(ops, t0, v, linear_out)
     for e in events:
         if e.get("ev") == "violation":
             v.append(Violation(e["rule"], e["text"], t=e["t"]))
     return v
+
+
+def check_linear(ops, t0, v, out):
+    t = time.monotonic()
+    results = linear.check_history(ops)
+    if out is not None:
+        out.extend([results, time.monotonic() - t])
+    for r in results:
+        if r.verdict != "linearizable":
+            v.append(Violation("linearizable", "\n    ".join(linear.explain(r, t0)), r.window()))
 
 
 # --- lines: ADD, READ KEEP=FALSE, leases, the drain ------------------------------------
@@ -579,8 +600,10 @@ def main(argv):
         return 2
     meta, events, ops = load(argv[1])
     t0 = meta.get("t0", 0)
-    vs = check(ops, events, t0)
+    lin = []
+    vs = check(ops, events, t0, lin)
     print("seed %s: %d operations, %d violations" % (meta.get("seed"), len(ops), len(vs)))
+    print("linearizability: " + linear.summary(*lin))
     for x in vs:
         report(x, events, t0, sys.stdout)
     return 1 if vs else 0

@@ -36,6 +36,7 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import checker   # noqa: E402
+import linear    # noqa: E402
 import nemesis   # noqa: E402
 import netns     # noqa: E402
 import nodes     # noqa: E402
@@ -165,12 +166,13 @@ class Run:
         return False
 
     def drain(self, client):
-        for lst in workload.LISTS:
+        # The queue's drain is READs of linear.py's model: the lines left, in their order.
+        for lst, f in [(x, "drain") for x in workload.LISTS] + [(workload.QUEUE, "qread")]:
             empties, i, end = 0, 0, time.monotonic() + 60
             while empties < len(self.cl.nodes) and time.monotonic() < end:
                 nid = self.cl.nodes[i % len(self.cl.nodes)].id
                 i += 1
-                op, d = client.call("drain", "READ", {"FILENAME": lst, "KEEP": "FALSE"}, node=nid)
+                op, d = client.call(f, "READ", {"FILENAME": lst, "KEEP": "FALSE"}, node=nid)
                 if op["type"] == "ok":
                     op["line"] = d.get("line")
                     empties = 0
@@ -314,24 +316,29 @@ def run_one(args, seed):
         r.teardown()
     ops = r.hist.ops
     t0 = getattr(r, "t0", t_start)
-    vs = checker.check(ops, r.hist.events, t0)
+    lin = []
+    vs = checker.check(ops, r.hist.events, t0, lin)
     r.hist.dump(os.path.join(r.work, "history.jsonl"), {"seed": seed, "t0": t0,
                                                          "steps": r.steps})
+    linear.dump(lin[0], os.path.join(r.work, "linear.jsonl"))
     counts = {k: sum(1 for o in ops if o["type"] == k) for k in ("ok", "fail", "unknown")}
     took = time.monotonic() - t_start
     summary = "seed %d: %d requests (%d ok, %d fail, %d unknown; %.0f/s), %d faults, %.0f s" % (
         seed, len(ops), counts["ok"], counts["fail"], counts["unknown"],
         len(ops) / max(1.0, args.seconds), len(r.steps), took)
+    lin_text = "    linearizability: " + linear.summary(*lin)
     for n in r.notes:
         log("    note: " + n)
     if not vs:
         log("  ok    " + summary)
+        log(lin_text)
         if args.keep:
             log("    work directory kept: %s" % r.work)
         else:
             shutil.rmtree(r.work, ignore_errors=True)
         return True
     log("  FAIL  " + summary + ": %d rules broken" % len(vs))
+    log(lin_text)
     log("    replay: make test-faults SEED=%d    (work directory kept: %s)" % (seed, r.work))
     log("    schedule:")
     for line in nemesis.describe(r.steps):

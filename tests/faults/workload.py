@@ -7,7 +7,8 @@ See classify() for which answers are which.
 
 Threads (at most 16): MIXED threads loop over ADD of unique lines, READ KEEP=FALSE, READ
 with LEASE then ACK, RELEASE or nothing, INCR, GET then SET with IF_VERSION (a CAS whose
-value is the chain of every token that won), ONCE then DONE, RELEASE or nothing; four
+value is the chain of every token that won), ONCE then DONE, RELEASE or nothing, and the
+queue fq.csv (ADD LAST, READ KEEP=FALSE, READ KEEP=TRUE, LENGTH: linear.py's); four
 more meet at one BARRIER with PARTIES=4. Each request goes to a node picked at random
 (followers forward to the leader). A token bucket keeps the total under RATE requests a
 second. Each thread stops by itself at the deadline."""
@@ -20,6 +21,7 @@ import time
 from nodes import request
 
 LISTS = ["fa.csv", "fb.csv"]
+QUEUE = "fq.csv"                   # no leases: a plain FIFO queue, for linear.py
 COUNTER = "ctr"
 CAS_KEYS = 3
 BARRIER = "bar"
@@ -173,7 +175,27 @@ class Client:
     def incr(self):
         op, d = self.call("incr", "INCR", {"NAME": COUNTER})
         if op["type"] == "ok":
-            op["val"] = d.get("value")
+            op["val"], op["version"] = d.get("value"), d.get("version")
+
+    def queue(self):
+        """One operation on QUEUE; more READ KEEP=FALSE than ADDs, so that it stays
+        short: the order of overlapping ADDs shows only when their lines are read, and
+        linear.py's search grows with what is still undecided."""
+        r = self.rnd.random()
+        if r < 0.35:
+            line = self.uniq()
+            self.call("qadd", "ADD", {"FILENAME": QUEUE, "LINE": line, "ADD_MODE": "LAST"},
+                      line=line)
+        elif r < 0.88:
+            keep = "FALSE" if r < 0.8 else "TRUE"
+            op, d = self.call("qread" if keep == "FALSE" else "qpeek", "READ",
+                              {"FILENAME": QUEUE, "READ_MODE": "FIRST", "KEEP": keep})
+            if op["type"] == "ok":
+                op["line"] = d.get("line")
+        else:
+            op, d = self.call("qlen", "LENGTH", {"FILENAME": QUEUE})
+            if op["type"] == "ok":
+                op["val"] = d.get("length")
 
     def cas(self):
         key = "cas-%d-%d" % (self.rnd.randrange(CAS_KEYS), int(self.wl.elapsed() // 60))
@@ -228,7 +250,7 @@ class Client:
 
     def run_mixed(self):
         ops = [(self.add, 30), (self.read, 18), (self.lease, 15), (self.incr, 10),
-               (self.cas, 15), (self.once, 8)]
+               (self.cas, 15), (self.once, 8), (self.queue, 20)]
         total = sum(w for _, w in ops)
         while not self.wl.stopped():
             r = self.rnd.uniform(0, total)

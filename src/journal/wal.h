@@ -159,7 +159,7 @@ enum {
     WAL_KEY_EXPIRE = 20,  /* name, deadline (wall-clock ms): the key goes then    EXPIRE */
     WAL_COLUMNS = 21,     /* name, separator:u8, names (each varint length + bytes) to the
                            * end: the named columns of a list, right after its REPLACE or
-                           * SNAPSHOT (wal_columns.c); logs without it recover as before */
+                           * SNAPSHOT (wal_rec.c); logs without it recover as before */
     WAL_NOOP = 22,        /* nothing: a replica's read waits for it to be committed, the
                            * proof that its node still leads (journal_fence) */
 #define WAL_TYPE_MAX WAL_NOOP
@@ -224,7 +224,7 @@ int wal_enc_line(buf *out, const char *line, size_t len);
 int wal_enc_key(buf *out, int type, const char *name, int flag, uint64_t id, int64_t until,
                 int64_t by, uint64_t version, const char *value, size_t len);
 
-/* COLUMNS (wal_columns.c): the record of list name's columns (l's names and separator),
+/* COLUMNS (wal_rec.c): the record of list name's columns (l's names and separator),
  * and a decoded one given to l (its names checked: 1 to LIST_COLUMNS_MAX, none empty or
  * holding NUL). Return 0, or -1 on ENOMEM / with the reason in *why. */
 int wal_enc_columns(buf *out, const char *name, const list *l);

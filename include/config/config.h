@@ -71,6 +71,7 @@ typedef struct config {
     int cluster_election_ms;         /* stsd.cluster.electionTimeout: ms, 1000 */
     int cluster_redirect;            /* stsd.cluster.forward: proxy (0) | redirect (1) */
     int cluster_snapshot_entries;    /* stsd.cluster.snapshotEntries: 8192 */
+    size_t cluster_compact_bytes;    /* stsd.cluster.compactBytes: 64 MiB */
     int cluster_join;                /* stsd.cluster.join: false (true: no bootstrap) */
 } config;
 

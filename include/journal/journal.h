@@ -171,11 +171,17 @@ int journal_compact(journal *j, store *st);
 
 /* ---- Replicas (journal_mirror.c; the cluster room drives these) ------------------------ */
 
-/* What is shipped: a batch of framed records, or a piece of a snapshot file (id, offset;
- * last: the file is whole). ship blocks until the piece is committed by the cluster and
- * written here by journal_mirror_*, and returns 0, or -1 if it never will be known to be
- * (no longer the leader): the changes waiting are then answered "outcome unknown". */
-typedef enum journal_piece { JOURNAL_BATCH = 1, JOURNAL_FILE = 2 } journal_piece;
+/* What is shipped: a batch of framed records, a piece of a snapshot file (id, offset;
+ * last: the file is whole), and a compaction's two steps: JOURNAL_GEN (id: the log
+ * generation every later batch goes to) and JOURNAL_TIDY (id: the generation whose
+ * COMPACT_DONE is committed; data: the snapshot ids of older generations still needed,
+ * 8 bytes each, little-endian). ship blocks until the piece is committed by the cluster
+ * and written here by journal_mirror_*, and returns 0, or -1 if it never will be known
+ * to be (no longer the leader): the changes waiting are then answered "outcome unknown".
+ * 3 and 4 are the cluster's own kinds. */
+typedef enum journal_piece {
+    JOURNAL_BATCH = 1, JOURNAL_FILE = 2, JOURNAL_GEN = 5, JOURNAL_TIDY = 6
+} journal_piece;
 typedef int (*journal_ship_fn)(void *ctx, journal_piece kind, uint64_t id, uint64_t off,
                                int last, const void *data, size_t len);
 
@@ -183,9 +189,11 @@ typedef int (*journal_ship_fn)(void *ctx, journal_piece kind, uint64_t id, uint6
  * blocks until committed. Returns 0 or -1. */
 typedef int (*journal_ship_file_fn)(void *ctx, uint64_t id, int fd, uint64_t size);
 
-/* Makes j replicated: batches go through fn, INITFILE's files through file (set before
- * the first change, with policy always); the log is never compacted (raft's snapshots
- * bound raft's log; the state directory is rebuilt from them at each start). */
+/* Makes j replicated: batches go through fn, INITFILE's files and a compaction's through
+ * file (set before the first change, with policy always). Only the leader compacts, once
+ * the directory's log outgrows journal_set_compact_threshold: its snapshot of every list
+ * goes through the cluster like any change, so every node's directory is compacted at
+ * the same place of the log, and raft's snapshots (images of it) stay as small. */
 void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file, void *ctx);
 /* Whether j is replicated: its failures are "outcome unknown", not "not writable". */
 int journal_replicated(const journal *j);
@@ -206,6 +214,11 @@ int journal_quiesce(journal *j, int ms);
 int journal_mirror_batch(journal *j, int own, const void *data, size_t len);
 int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const void *data,
                         size_t len);
+/* JOURNAL_GEN: later batches go into a new log, generation gen. */
+int journal_mirror_gen(journal *j, int own, uint32_t gen);
+/* JOURNAL_TIDY: the logs before gen go, and the snapshot files of older generations
+ * except the len / 8 ids in keep. */
+int journal_mirror_tidy(journal *j, int own, uint32_t gen, const void *keep, size_t len);
 /* Every file of the directory as one image (for raft's snapshot), in memory from
  * alloc: *out, *len. Returns 0, or -1 (logged) with *out, if not NULL, the caller's to
  * free. */

@@ -489,6 +489,7 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
         return NULL;
     }
     journal_set_ship(j, ship, ship_file, c);
+    journal_set_compact_threshold(j, conf->cluster_compact_bytes);
     if (start_raft(c, dir, err) != 0) {
         journal_set_ship(j, NULL, NULL, NULL);
         /* Whatever raft and libuv got to stays allocated: the process is about to exit. */

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Kinds of entries: JOURNAL_BATCH (1) and JOURNAL_FILE (2) are the journal's pieces
- * (journal.h); these are the cluster's own. */
+/* Kinds of entries: JOURNAL_BATCH (1), JOURNAL_FILE (2), JOURNAL_GEN (5) and
+ * JOURNAL_TIDY (6) are the journal's pieces (journal.h); these are the cluster's own. */
 #define CLUSTER_SAVE 3        /* a piece of SAVE's file (cluster_save.c) */
 #define CLUSTER_NODES 4       /* the nodes' table: ids, raft addresses, URLs (members) */
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* cluster_fsm.c - raft's state machine: each committed entry is a piece of the journal,
- * written into this node's state directory (or the nodes' table, or a piece of SAVE's
- * file); a snapshot is the nodes' table and that directory's image.
+ * written into this node's state directory (or a compaction's step there, the nodes'
+ * table, a piece of SAVE's file); a snapshot is the nodes' table and that directory's
+ * image, as compact as the leader's last compaction left the directory.
  *
  * Apply is deterministic: what it writes depends on the entry alone. Whether the bytes
  * were counted by this node's journal already (it proposed them as leader) changes only
@@ -38,6 +39,13 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **r
         break;
     case JOURNAL_FILE:
         rc = journal_mirror_file(c->j, own, e.id, e.off, e.data, e.len);
+        break;
+    case JOURNAL_GEN:
+        rc = e.id && e.id <= UINT32_MAX ? journal_mirror_gen(c->j, own, (uint32_t)e.id) : -1;
+        break;
+    case JOURNAL_TIDY:
+        rc = e.id && e.id <= UINT32_MAX && e.len % 8 == 0 ?
+             journal_mirror_tidy(c->j, own, (uint32_t)e.id, e.data, e.len) : -1;
         break;
     case CLUSTER_SAVE:
         /* Not the state machine's state: a failure is logged, and the node goes on. */

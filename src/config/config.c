@@ -148,6 +148,11 @@ const conf_key conf_keys[] = {
      F(cluster_snapshot_entries), 16, 1000000, "8192",
      "raft entries (each a batch of changes) between two snapshots of the state, which a "
      "node far behind or new catches up from"},
+    {"stsd.cluster.compactBytes", "stsd.cluster.compactBytes", CT_SIZE,
+     F(cluster_compact_bytes), 64 * KIB, 1024 * GIB, "64M",
+     "log size in the state directory past which the leader compacts it, once the log "
+     "has also grown by more than the last compaction wrote: a snapshot of every list "
+     "replicated to every node, older logs and files removed everywhere"},
 };
 #define N_KEYS (sizeof conf_keys / sizeof conf_keys[0])
 const size_t conf_nkeys = N_KEYS;

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "journal_int.h"
-#include "journal_mirror.h"
 #include "journal_writer.h"
 #include "base/log.h"
 #include "snapshot.h"

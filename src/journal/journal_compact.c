@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* journal_compact.c - new logs (the first at open, one per compaction), and the journal's
  * background threads: the everysec fsync timer, and compaction (a new log generation
- * that starts with a snapshot of every list). */
+ * that starts with a snapshot of every list; on a replica's leader, through the cluster).
+ */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -248,6 +249,53 @@ static int switch_log(journal *j, uint32_t *gen, uint64_t *from)
     return 0;
 }
 
+/* A replica's leader starts generation *gen through the cluster: every record appended
+ * before goes out first, every later one after the JOURNAL_GEN piece, which every node
+ * applies (journal_mirror_gen, here too before ship returns). Holding the log's io role
+ * keeps the writer from shipping in between. */
+static int switch_log_replica(journal *j, uint32_t *gen)
+{
+    pthread_mutex_lock(&j->mu);
+    while (j->io)
+        pthread_cond_wait(&j->cv, &j->mu);
+    int rc = journal_flush_locked(j, 1, 0);
+    *gen = j->max_gen + 1;
+    if (rc == 0) {
+        j->io = 1;
+        pthread_mutex_unlock(&j->mu);
+        rc = j->ship(j->ship_ctx, JOURNAL_GEN, *gen, 0, 1, NULL, 0);
+        pthread_mutex_lock(&j->mu);
+        j->io = 0;
+        pthread_cond_broadcast(&j->cv);
+        if (rc == 0 && j->gen != *gen)
+            rc = -1;              /* committed, but not applied here: see the log */
+    }
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+/* A replica's leader ends a compaction: the snapshot files of older generations that
+ * are still named (INITFILEs under way, a REPLACE made since the switch) go to every node
+ * with the JOURNAL_TIDY piece, which removes the rest and the older logs everywhere. */
+static int tidy_replica(journal *j, uint32_t gen)
+{
+    buf keep = BUF_INIT;
+    pthread_mutex_lock(&j->mu);
+    int rc = j->refs_lost ? -1 : 0;   /* a reference missed: remove nothing this time */
+    for (size_t i = 0; rc == 0 && i < j->refs.n + j->pending.n; i++) {
+        uint64_t id = i < j->refs.n ? j->refs.v[i] : j->pending.v[i - j->refs.n];
+        uint8_t b[8];
+        for (int k = 0; k < 8; k++)
+            b[k] = (uint8_t)(id >> (8 * k));
+        rc = buf_append(&keep, b, sizeof b);
+    }
+    pthread_mutex_unlock(&j->mu);
+    if (rc == 0)
+        rc = j->ship(j->ship_ctx, JOURNAL_TIDY, gen, 0, 1, keep.data, keep.len);
+    buf_free(&keep);
+    return rc;
+}
+
 /* Names in the state directory a finished compaction may remove. */
 typedef struct obsolete {
     uint32_t gen;
@@ -336,6 +384,12 @@ static int write_snapshots(journal *j, compaction *c, buf *err)
         log_error("journal: compaction failed: fsync of %s: %s", j->dir, strerror(errno));
         return -1;
     }
+    /* A replica's files go to the other nodes before COMPACT_DONE, which names them. */
+    for (size_t i = 0; j->ship && i < c->n; i++)
+        if (journal_ship_snapshot_file(j, c->v[i].id) != 0) {
+            log_error("journal: compaction failed: a snapshot file did not reach the cluster");
+            return -1;
+        }
     return 0;
 }
 
@@ -344,13 +398,13 @@ int journal_compact(journal *j, store *st)
     compaction c = {.j = j, .st = st};
     buf err = BUF_INIT;
     uint32_t gen;
-    uint64_t lsn, from;
+    uint64_t lsn, from = 0;
     int rc = -1;
     pthread_mutex_lock(&j->compact_mu);
     pthread_mutex_lock(&j->mu);
     unsigned long long was = j->size;
     pthread_mutex_unlock(&j->mu);
-    if (switch_log(j, &gen, &from) != 0)
+    if ((j->ship ? switch_log_replica(j, &gen) : switch_log(j, &gen, &from)) != 0)
         goto cleanup;
     log_info("journal: compaction into journal.%010u.log started (the log had %llu bytes)",
              gen, was);
@@ -373,7 +427,10 @@ int journal_compact(journal *j, store *st)
     journal_rec_start(j);
     wal_enc_done(&j->pend, gen, c.lists);
     int ok = journal_append_locked(j, 1, &lsn) == 0 && journal_sync_to_locked(j, lsn, gen) == 0;
-    if (ok) {
+    if (ok && j->ship) {
+        j->base_size = j->fsize;  /* committed, and so in the directory */
+        j->snapset = c.bytes;
+    } else if (ok) {
         if (atomic_load(&j->broken) && j->broken_gen < gen) {
             atomic_store(&j->broken, 0);
             log_warn("journal: log rewritten from memory into %s/journal.%010u.log; changes "
@@ -393,7 +450,10 @@ int journal_compact(journal *j, store *st)
     pthread_mutex_unlock(&j->mu);
     if (!ok)
         goto cleanup;
-    remove_obsolete(j, gen);
+    if (j->ship && tidy_replica(j, gen) != 0)
+        goto cleanup;
+    if (!j->ship)
+        remove_obsolete(j, gen);
     log_info("journal: compaction done: %zu lists and %zu keys in journal.%010u.log and %zu "
              "snapshot files, %llu bytes", c.lists, c.keys, gen, c.n,
              (unsigned long long)c.bytes);
@@ -459,8 +519,18 @@ static void *compact_main(void *arg)
         if (j->stop)
             break;
         j->compact_due = 0;
-        tidy_locked(j);
-        int broken = atomic_load(&j->broken);
+        /* A replica: its writer ships every record and the cluster writes the files; only
+         * its leader, still leading, compacts (a follower's log is compacted by the
+         * leader's pieces). A broken replica was deposed: nothing to repair here. */
+        int replica = j->ship != NULL;
+        if (replica && (!j->leading || j->cancelled || atomic_load(&j->broken) ||
+                        !journal_outgrown_locked(j))) {
+            wait = 1;
+            continue;
+        }
+        if (!replica)
+            tidy_locked(j);
+        int broken = !replica && atomic_load(&j->broken);
         int big = journal_outgrown_locked(j);
         if (!broken && !big) {
             wait = 1;
@@ -480,11 +550,9 @@ static void *compact_main(void *arg)
 int journal_start(journal *j, store *st)
 {
     j->st = st;
-    /* A replica: its log is raft's committed history, never compacted nor tidied here
-     * (its writer thread ships every batch; journal_mirror.c). */
-    if (j->ship)
-        return 0;
-    if (j->policy == CONF_FSYNC_EVERYSEC) {
+    /* A replica has its writer thread (fsync=always) and the compaction thread, which
+     * works while the node leads. */
+    if (j->policy == CONF_FSYNC_EVERYSEC && !j->ship) {
         if (thread_start(&j->sync_thread, "stsd-fsync", sync_main, j) != 0)
             return -1;
         j->sync_started = 1;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* journal_mirror.c - the journal of a replica: batches shipped to the cluster before they
- * count, committed pieces written into the state directory, its files as one image for
- * raft's snapshots and back.
+ * count, committed pieces written into the state directory (a compaction's new log and
+ * its tidying among them), its files as one image for raft's snapshots and back.
  *
  * Every node's state directory holds the committed history and nothing else: the leader's
  * batches are written there by the cluster's thread once committed, like everyone's, and
@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "journal_mirror.h"
+#include "journal_compact.h"
 #include "journal_writer.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -27,6 +27,21 @@
 /* A file of the image read at a time. */
 #define CHUNK (1u << 20)
 
+static uint8_t *put_u64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        *p++ = (uint8_t)(v >> (8 * i));
+    return p;
+}
+
+static uint64_t get_u64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
 void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file,
                       void *ctx)
 {
@@ -35,7 +50,6 @@ void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file,
     j->ship_file = file;
     j->ship_ctx = ctx;
     j->prealloc = 0;              /* the file grows by committed pieces only */
-    j->threshold = UINT64_MAX;    /* no compaction: see journal.h */
     pthread_mutex_unlock(&j->mu);
 }
 
@@ -71,6 +85,11 @@ int journal_mirror_batch(journal *j, int own, const void *data, size_t len)
         rc = -1;
     } else {
         j->fsize += len;
+        /* The leader's compaction thread watches the directory's log (journal_start). */
+        if (own && !j->compact_due && journal_outgrown_locked(j)) {
+            j->compact_due = 1;
+            pthread_cond_broadcast(&j->tick);
+        }
         if (!own) {
             /* A follower's records: counted here, as appended and durable at once. */
             j->size += len;
@@ -107,6 +126,113 @@ int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const vo
         j->snap_n = (uint32_t)id;
     pthread_mutex_unlock(&j->mu);
     return 0;
+}
+
+int journal_mirror_gen(journal *j, int own, uint32_t gen)
+{
+    uint64_t hsize;
+    int rc = -1;
+    pthread_mutex_lock(&j->mu);
+    if (!own && j->leading) {
+        rc = deposed_locked(j);
+        journal_fire_locked(j);
+        goto done;
+    }
+    if (gen <= j->max_gen) {
+        log_error("journal: the cluster starts log generation %u, but %s already has %u",
+                  gen, j->dir, j->max_gen);
+        goto done;
+    }
+    /* Under the mutex: the file is the mirror's alone, and the fsyncs are once per
+     * compaction. */
+    int fd = journal_create_log(j, gen, 0, &hsize);
+    if (fd < 0)
+        goto done;
+    close(j->fd);
+    j->fd = fd;
+    j->gen = j->max_gen = gen;
+    j->size = j->fsize = j->alloc = hsize;
+    if (!own) {
+        j->pos += hsize;
+        j->written = j->synced = j->pos;
+    }
+    /* The leader's snapshot numbers and references start again with the generation, as
+     * they do in a lone compaction's switch. */
+    j->snap_n = 0;
+    j->refs.n = 0;
+    j->refs_lost = 0;
+    log_info("journal: log generation %u started by the cluster's compaction", gen);
+    rc = 0;
+done:
+    pthread_mutex_unlock(&j->mu);
+    return rc;
+}
+
+/* The files a tidying removes: older logs, older generations' unneeded snapshot files. */
+typedef struct tidy_list {
+    uint32_t gen;
+    const uint8_t *keep;
+    size_t nkeep;
+    char (*v)[NAME_MAX_LEN];
+    size_t n, cap;
+} tidy_list;
+
+static int keep_has(const tidy_list *t, uint64_t id)
+{
+    for (size_t i = 0; i < t->nkeep; i++)
+        if (get_u64(t->keep + 8 * i) == id)
+            return 1;
+    return 0;
+}
+
+static int pick_tidy(const char *name, int kind, uint64_t num, void *ctx)
+{
+    tidy_list *t = ctx;
+    /* Snapshot files of gen and later are named by records the compaction did not
+     * replace (an INITFILE's, the compaction's own): they stay. */
+    int old = (kind == 1 && num < t->gen) ||
+              (kind == 2 && (uint32_t)(num >> 32) < t->gen && !keep_has(t, num));
+    if (!old || strlen(name) >= NAME_MAX_LEN)
+        return 0;
+    if (array_grow(&t->v, &t->cap, t->n, sizeof *t->v) != 0)
+        return -1;
+    snprintf(t->v[t->n++], NAME_MAX_LEN, "%s", name);
+    return 0;
+}
+
+int journal_mirror_tidy(journal *j, int own, uint32_t gen, const void *keep, size_t len)
+{
+    tidy_list t = {gen, keep, len / 8, NULL, 0, 0};
+    size_t gone = 0;
+    int rc = 0;
+    pthread_mutex_lock(&j->mu);
+    if (!own && j->leading) {
+        rc = deposed_locked(j);
+        journal_fire_locked(j);
+        goto done;
+    }
+    if (gen != j->gen) {
+        /* Not the log the compaction made: a later one started meanwhile. Its own
+         * tidying comes after it; nothing is removed on a guess. */
+        log_warn("journal: tidying for generation %u while %u is open: skipped", gen, j->gen);
+        goto done;
+    }
+    if (wal_list(j->dirfd, pick_tidy, &t) != 0) {
+        log_warn("journal: cannot list %s to remove old files: %s", j->dir, strerror(errno));
+        goto done;
+    }
+    for (size_t i = 0; i < t.n; i++) {
+        if (unlinkat(j->dirfd, t.v[i], 0) == 0)
+            gone++;
+        else if (errno != ENOENT)
+            log_warn("journal: cannot remove %s/%s: %s", j->dir, t.v[i], strerror(errno));
+    }
+    log_info("journal: compaction into generation %u done: %zu older files removed", gen,
+             gone);
+done:
+    pthread_mutex_unlock(&j->mu);
+    free(t.v);
+    return rc;
 }
 
 int journal_fence(journal *j, uint64_t *lsn)
@@ -168,21 +294,6 @@ static int pick_file(const char *name, int kind, uint64_t num, void *ctx)
     /* The open log: only what the cluster wrote (the file may have reserved space). */
     f->len = kind == 1 && num == l->j->gen ? l->j->fsize : (uint64_t)st.st_size;
     return 0;
-}
-
-static uint8_t *put_u64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        *p++ = (uint8_t)(v >> (8 * i));
-    return p;
-}
-
-static uint64_t get_u64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
 }
 
 static int read_at(int dirfd, const char *name, uint8_t *to, uint64_t len)
@@ -335,25 +446,5 @@ bad:
     log_error("journal: a snapshot from the cluster is cut or damaged");
 done:
     pthread_mutex_unlock(&j->mu);
-    return rc;
-}
-
-/* ---- INITFILE's files ------------------------------------------------------------------- */
-
-int journal_ship_snapshot_file(journal *j, uint64_t id)
-{
-    char name[64];
-    wal_snap_name(name, sizeof name, id);
-    int fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        log_error("journal: cannot read %s/%s to replicate it: %s", j->dir, name,
-                  strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    int rc = j->ship_file(j->ship_ctx, id, fd, (uint64_t)st.st_size);
-    close(fd);
     return rc;
 }

@@ -2,11 +2,14 @@
 /* journal_writer.c - group commit: records wait in memory until one write (and with
  * fsync=always one fdatasync, by the writer thread) takes all of them; who made a change
  * learns that it is durable by a callback or by blocking; a failed write or fdatasync
- * holds the changes it concerned until a rewrite of the log is on disk. */
+ * holds the changes it concerned until a rewrite of the log is on disk; a replica ships
+ * its batches and files to the cluster instead. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "journal_writer.h"
@@ -122,7 +125,10 @@ void journal_fire_locked(journal *j)
 
 int journal_outgrown_locked(const journal *j)
 {
-    return j->size > j->threshold && j->size - j->base_size > j->snapset;
+    /* A replica's log is what the cluster committed into the directory (fsize); size
+     * also counts the leader's records still on their way. */
+    uint64_t size = j->ship ? j->fsize : j->size;
+    return size > j->threshold && size - j->base_size > j->snapset;
 }
 
 /* ---- appending ---------------------------------------------------------------------------- */
@@ -615,4 +621,24 @@ void journal_reap_locked(journal *j)
         }
         pthread_mutex_lock(&j->mu);
     }
+}
+
+/* ---- files for a replica's cluster -------------------------------------------------------- */
+
+int journal_ship_snapshot_file(journal *j, uint64_t id)
+{
+    char name[64];
+    wal_snap_name(name, sizeof name, id);
+    int fd = openat(j->dirfd, name, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        log_error("journal: cannot read %s/%s to replicate it: %s", j->dir, name,
+                  strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    int rc = j->ship_file(j->ship_ctx, id, fd, (uint64_t)st.st_size);
+    close(fd);
+    return rc;
 }

@@ -39,6 +39,11 @@ void journal_set_broken_locked(journal *j, const char *what, int err);
  * released while unlinking). */
 void journal_reap_locked(journal *j);
 
+/* A replica's snapshot file id (written, whole: INITFILE's, a compaction's) goes to the
+ * cluster in chunks of 1 MiB before the record that names it. Returns 0, or -1 (logged;
+ * the file's record must not be made). */
+int journal_ship_snapshot_file(journal *j, uint64_t id);
+
 /* Starts the writer thread (fsync=always). Returns 0 or -1. */
 int journal_writer_start(journal *j);
 /* Writes what is left, answers it, then stops the writer thread. */

@@ -1106,6 +1106,137 @@ def test_nodes_by_host_name(T):
     T.note("new leader node %d %.2f s after the kill" % (M.id, took))
 
 
+# ---- 12 ----------------------------------------------------------------------------------
+
+def state_files(node):
+    """The journal's files in node's state directory (raft's own directory left out):
+    {name: bytes}."""
+    out = {}
+    for f in os.listdir(node.state):
+        if f.startswith("journal.") or f.startswith("snap-"):
+            out[f] = os.path.getsize(os.path.join(node.state, f))
+    return out
+
+
+def changes(node, name, n):
+    """n ADDs, each followed by a READ KEEP=FALSE of the line before (the queue stays as
+    long), one at a time on one connection; all OK."""
+    conn = http.client.HTTPConnection("127.0.0.1", node.http_port, timeout=10)
+    try:
+        for i in range(n):
+            for path in ("/sts/ADD?FILENAME=%s&LINE=change-%07d&ADD_MODE=LAST" % (name, i),
+                         "/sts/READ?FILENAME=%s&KEEP=FALSE" % name):
+                conn.request("GET", path)
+                r = conn.getresponse()
+                b = r.read()
+                check(r.status == 200 and is_ok(b), "%s through node %d (change %d): %s %r"
+                      % (path, node.id, i, r.status, b[:120]))
+    finally:
+        conn.close()
+
+
+def test_compaction_bounds_directories(T):
+    """The leader compacts the state directory through the cluster (stsd.cluster.compactBytes
+    small here): every node starts the same new log generation and removes the same old
+    files, the directories stay bounded as changes go on, a failover serves the compacted
+    state, and a node restarted with raft snapshots of the compacted directory (small
+    snapshotEntries) catches up and leads with the same lists, keys and leases."""
+    cl = T.cluster(extra=("-Dstsd.cluster.compactBytes=64K",
+                          "-Dstsd.cluster.snapshotEntries=64"))
+    L = leader_of(cl)
+    big = "".join("line-%06d,%s\n" % (i, "x" * 20) for i in range(6000))
+    write_file(L, "big.csv", big)
+    a = ok_answer(L, "INITFILE", {"FILENAME": "big.csv"})
+    check(body_text(a[2]) == b"6000", "INITFILE big.csv answered %s" % show(a))
+    ok_answer(L, "ADDMULTI", {"FILENAME": "q.csv", "LINES": "\n".join("q%d" % i for i in range(50)),
+                              "ADD_MODE": "LAST"})
+    a = ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "FALSE", "LEASE": 600})
+    lease = a[1].get("x-sts-lease")
+    check(lease, "READ LEASE=600 gave no lease: %r" % (a[1],))
+    ok_answer(L, "SET", {"NAME": "k1", "VALUE": "v1"})
+    ok_answer(L, "INCR", {"NAME": "ctr", "BY": 5})
+    a = ok_answer(L, "INCR", {"NAME": "sem", "BY": 1, "MAX": 2, "LEASE": 600})
+    sem = a[1].get("x-sts-lease")
+    # Enough changes for a first compaction (the log past 64 KiB), then for a second one
+    # (its growth past what the first wrote: the 6,000 lines' file).
+    changes(L, "q.csv", 1500)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        done = [n for n in cl.nodes if "compaction into generation" in n.tail(100000)]
+        if len(done) == 3:
+            break
+        time.sleep(0.2)
+    for n in cl.nodes:
+        check("started by the cluster's compaction" in n.tail(100000) and
+              "compaction into generation" in n.tail(100000),
+              "node %d did not compact its directory: %s" % (n.id, sorted(state_files(n))))
+    first = {n.id: state_files(n) for n in cl.nodes}
+    changes(L, "q.csv", 4000)
+    time.sleep(1.0)
+    after = {n.id: state_files(n) for n in cl.nodes}
+    T.note("state directories after 1,500 and 5,500 change pairs: %s -> %s bytes" %
+           ([sum(first[i].values()) for i in sorted(first)],
+            [sum(after[i].values()) for i in sorted(after)]))
+    for n in cl.nodes:
+        logs = [f for f in after[n.id] if f.startswith("journal.")]
+        check(len(logs) <= 2, "node %d keeps %d logs: %r" % (n.id, len(logs), sorted(logs)))
+        # Bounded by the data (~200 KB of lines) and two logs' worth of the threshold, not
+        # by the 11,000 changes (~500 KB of records).
+        total = sum(after[n.id].values())
+        check(total < 450000, "node %d's directory holds %d bytes after 5,500 change pairs: "
+              "%r" % (n.id, total, after[n.id]))
+        gens = sorted(int(f.split(".")[1]) for f in logs)
+        check(gens and gens[-1] >= 3, "node %d's newest log is generation %s: fewer than two "
+              "compactions" % (n.id, gens))
+    def keys(node):
+        # make_leader's key is the handovers' own.
+        return [l for l in ok_answer(node, "KEYS")[2].split(b"\n") if b"make-leader" not in l]
+
+    want = {"big": peek_all(L, "big.csv"), "q": peek_all(L, "q.csv"),
+            "status": ok_answer(L, "STATUS")[2], "keys": keys(L),
+            "leases": ok_answer(L, "LEASES", {"FILENAME": "big.csv"})[2]}
+    check(len(want["big"]) == 5999 and len(want["q"]) == 50,
+          "the leader has %d and %d lines" % (len(want["big"]), len(want["q"])))
+
+    def same_state(M, what):
+        got = {"big": peek_all(M, "big.csv"), "q": peek_all(M, "q.csv"),
+               "status": ok_answer(M, "STATUS")[2], "keys": keys(M),
+               "leases": ok_answer(M, "LEASES", {"FILENAME": "big.csv"})[2]}
+        for k in want:
+            check(got[k] == want[k], "%s, node %d: %s differs from the first leader's "
+                  "(%r against %r)" % (what, M.id, k, got[k] if k not in ("big", "q") else
+                                       len(got[k]), want[k] if k not in ("big", "q") else
+                                       len(want[k])))
+
+    L.kill()
+    M = leader_of(cl, 10, among=cl.others(L))
+    same_state(M, "after a kill -9 of the leader")
+    # The old leader, wiped, comes back from the others' compacted directory.
+    shutil.rmtree(L.state)
+    L.start()
+    check(L.wait_follower(20) is not None, "node %d not back as a follower" % L.id)
+    commit = M.info()["commit_index"]
+    end = time.time() + 30
+    info = None
+    while time.time() < end:
+        info = L.info()
+        if info and info.get("applied_index", 0) >= commit:
+            break
+        time.sleep(0.1)
+    check(info and info.get("applied_index", 0) >= commit,
+          "node %d did not catch up to index %d: %r" % (L.id, commit, info))
+    check(snapshots(L), "node %d caught up without a snapshot" % L.id)
+    got = state_files(L)
+    check(sum(got.values()) < 450000, "node %d restored %d bytes: %r" % (L.id, sum(got.values()),
+                                                                         got))
+    make_leader(cl, L)
+    same_state(L, "on the wiped node, restored and leading")
+    ok_answer(L, "ACK", {"FILENAME": "big.csv", "LEASE": lease})
+    ok_answer(L, "RELEASE", {"NAME": "sem", "LEASE": sem})
+    a = ok_answer(L, "GET", {"NAME": "ctr"})
+    check(body_text(a[2]) == b"5", "GET ctr: %s" % show(a))
+
+
 TESTS = [
     (test_every_command_through_each_node, 40),
     (test_answers_identical_to_one_stsd, 30),
@@ -1118,6 +1249,7 @@ TESTS = [
     (test_bad_cluster_configuration, 45),
     (test_replace_node_under_load, 90),
     (test_nodes_by_host_name, 45),
+    (test_compaction_bounds_directories, 120),
 ]
 
 

@@ -1237,6 +1237,70 @@ def test_compaction_bounds_directories(T):
     check(body_text(a[2]) == b"5", "GET ctr: %s" % show(a))
 
 
+# ---- 13 ----------------------------------------------------------------------------------
+
+def test_barrier_across_failover(T):
+    """Barrier arrivals are connections held on the leader, never in the log: parties
+    waiting through a follower when the leader dies get a 503 (nothing was counted for
+    them), and once every party arrives again the new leader opens the barrier."""
+    cl = T.cluster()
+    L = leader_of(cl)
+    F = cl.others(L)
+    results = {}
+    killed = []
+
+    def arrive(node, who, timeout=30, retry=False):
+        end = time.time() + 10
+        while True:
+            a = node.req("BARRIER", {"NAME": "gate", "PARTIES": 3, "TIMEOUT": 20},
+                         timeout=timeout)
+            # A follower that has not heard of the new leader yet: nothing was done.
+            if not (retry and a[0] == 503 and b"No leader" in a[2] and time.time() < end and
+                    (who.startswith("q") or not killed)):
+                break
+            time.sleep(0.1)
+        results[who] = a
+
+    waiting = [threading.Thread(target=arrive, args=(F[i], "p%d" % i), kwargs={"retry": True})
+               for i in range(2)]
+    for t in waiting:
+        t.start()
+    end = time.time() + 10
+    arrived = 0
+    while time.time() < end and arrived < 2:
+        a = L.req("BARRIERS", {"FORMAT": "JSON"})
+        try:
+            arrived = sum(b.get("arrived", 0) for b in json.loads(a[2]).get("barriers", []))
+        except (ValueError, AttributeError):
+            arrived = 0
+        time.sleep(0.05)
+    check(arrived == 2, "2 arrivals through the followers did not reach the leader: %s" %
+          show(L.req("BARRIERS", {"FORMAT": "JSON"})))
+    killed.append(L)
+    L.kill()
+    for t in waiting:
+        t.join(40)
+    for who in ("p0", "p1"):
+        a = results.get(who)
+        check(a and a[0] == 503 and not is_ok(a[2]),
+              "party %s, waiting through a follower when the leader died: %s" %
+              (who, show(a) if a else "no answer"))
+    M = leader_of(cl, 10, among=F)
+    a = ok_answer(M, "BARRIERS", {"FORMAT": "JSON"})
+    check(b'"gate"' not in a[2], "the new leader counts the old arrivals: %s" % show(a))
+    again = [threading.Thread(target=arrive, args=(F[i % 2], "q%d" % i), kwargs={"retry": True})
+             for i in range(3)]
+    for t in again:
+        t.start()
+    for t in again:
+        t.join(30)
+    for who in ("q0", "q1", "q2"):
+        a = results.get(who)
+        check(a and a[0] == 200 and is_ok(a[2]),
+              "party %s, arriving again on the new leader: %s" % (who, show(a) if a else
+                                                                  "no answer"))
+
+
 TESTS = [
     (test_every_command_through_each_node, 40),
     (test_answers_identical_to_one_stsd, 30),
@@ -1250,6 +1314,7 @@ TESTS = [
     (test_replace_node_under_load, 90),
     (test_nodes_by_host_name, 45),
     (test_compaction_bounds_directories, 120),
+    (test_barrier_across_failover, 60),
 ]
 
 

@@ -305,6 +305,22 @@ class Run:
             self.notes.append("exit statuses at the final SIGTERM: %s" % bad)
 
 
+def compaction_summary(r):
+    """What the nodes' logs say of compaction and raft's snapshots during the run."""
+    marks = (("compactions", "compaction into generation"),
+             ("restores from a snapshot", "state directory restored from a snapshot"))
+    counts = {k: 0 for k, _ in marks}
+    for n in (r.cl.nodes if r.cl else []):
+        try:
+            with open(n.log, errors="replace") as f:
+                text = f.read()
+        except OSError:
+            continue
+        for k, m in marks:
+            counts[k] += text.count(m)
+    return "compaction: %s, on all nodes" % ", ".join("%d %s" % (v, k) for k, v in counts.items())
+
+
 def run_one(args, seed):
     t_start = time.monotonic()
     r = Run(args, seed)
@@ -327,6 +343,7 @@ def run_one(args, seed):
         seed, len(ops), counts["ok"], counts["fail"], counts["unknown"],
         len(ops) / max(1.0, args.seconds), len(r.steps), took)
     lin_text = "    linearizability: " + linear.summary(*lin)
+    lin_text += "\n    " + compaction_summary(r)
     for n in r.notes:
         log("    note: " + n)
     if not vs:

@@ -13,6 +13,10 @@ import urllib.parse
 
 import netns
 
+# A raft snapshot every 64 entries (batches) and a compaction of the state directory each
+# time its log passes 64 KiB: many of both in every run.
+SNAPSHOT_ENTRIES = 64
+COMPACT_BYTES = "64K"
 FAKETIME_LIBS = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
                  "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
                  "/usr/lib/faketime/libfaketimeMT.so.1"]
@@ -71,7 +75,12 @@ class Node:
              "-DjmeterPlugin.sts.datasetDirectory=%s" % self.data,
              "-Dstsd.stateDirectory=%s" % self.state,
              "-Dstsd.cluster.self=%d" % self.id,
-             "-Dstsd.cluster.electionTimeout=%d" % self.cl.election_ms]
+             "-Dstsd.cluster.electionTimeout=%d" % self.cl.election_ms,
+             # Small, so that compactions of the state directory, raft's snapshots of it,
+             # the log truncated behind them and catching up from one all happen during the
+             # faults (docs/faults.md).
+             "-Dstsd.cluster.snapshotEntries=%d" % SNAPSHOT_ENTRIES,
+             "-Dstsd.cluster.compactBytes=%s" % COMPACT_BYTES]
         listed = list(self.cl.nodes) + ([self] if self not in self.cl.nodes else [])
         for n in sorted(listed, key=lambda n: n.id):
             a.append("-Dstsd.cluster.node.%d=%s:%d http://%s:%d" % (

@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""bench-cluster-disk.py - a cluster that runs for days: failover and disk against the
+test's history, three nodes on this machine (docs/benchmarks.md, "A cluster that runs for
+days"). Usage: scripts/bench-cluster-disk.py STSD [LINES] [CHANGES] [KILLS]
+
+1. failover with a small list: 100 lines, kill -9 of the leader, the first OK ADD through
+   a survivor (KILLS times, 3 by default);
+2. the same with LINES (1M) loaded by INITFILE and CHANGES (200k) made after it, half ADD
+   LAST, half READ KEEP=FALSE, by wrk over 8 connections;
+3. CHANGES more, then every node's state directory (its journal and raft's directory,
+   bytes on disk) against a lone stsd with the journal on (fsync=always) that did the
+   same work: growth per change, and the ratio."""
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "cluster"))
+from cluster import Cluster, free_port  # noqa: E402
+
+LUA = """
+local n, done, limit = 0, 0, tonumber(os.getenv("BENCH_PER_THREAD"))
+request = function()
+  n = n + 1
+  if n % 2 == 1 then
+    return wrk.format("GET", "/sts/ADD?FILENAME=big.csv&ADD_MODE=LAST&LINE=change-" .. n)
+  end
+  return wrk.format("GET", "/sts/READ?FILENAME=big.csv&KEEP=FALSE")
+end
+response = function(status, headers, body)
+  done = done + 1
+  if done >= limit then wrk.thread:stop() end
+end
+"""
+
+
+def du(path):
+    """Bytes on disk under path (blocks allocated: raft's preallocated segments count)."""
+    out = subprocess.run(["du", "-s", "--block-size=1", path], capture_output=True, text=True)
+    return int(out.stdout.split()[0])
+
+
+def changes(url, n, work):
+    """About n changes (ADD LAST and READ KEEP=FALSE in turn) through url by wrk; returns
+    how many were answered."""
+    script = os.path.join(work, "changes.lua")
+    with open(script, "w") as f:
+        f.write(LUA)
+    env = dict(os.environ, BENCH_PER_THREAD=str(n // 2))
+    r = subprocess.run(["wrk", "-t2", "-c8", "-d600s", "-s", script, url + "/sts/STATUS"],
+                       capture_output=True, text=True, env=env)
+    for line in r.stdout.splitlines():
+        if "requests in" in line:
+            return int(line.split()[0])
+    raise SystemExit("wrk: %s %s" % (r.stdout, r.stderr))
+
+
+def add_ok(node, name, line):
+    st, h, b = node.req("ADD", {"FILENAME": name, "LINE": line}, timeout=3)
+    return st == 200 and b.find(b"<title>OK") >= 0
+
+
+def failover(cl, kills):
+    out = []
+    for k in range(kills):
+        leader = cl.leader(30)
+        assert leader, "no leader"
+        rest = [n for n in cl.nodes if n is not leader]
+        leader.kill()
+        t0 = time.time()
+        t1 = None
+        i = 0
+        while time.time() - t0 < 30 and t1 is None:
+            n = rest[i % 2]
+            i += 1
+            if add_ok(n, "bench", "after-%d" % k):
+                t1 = time.time()
+            else:
+                time.sleep(0.01)
+        assert t1, "no OK ADD 30 s after the kill"
+        out.append(t1 - t0)
+        leader.start()
+        assert leader.wait_follower(60), "the killed node is not back"
+        time.sleep(1.0)
+    return out
+
+
+def load(node, lines):
+    with open(os.path.join(node.data, "big.csv"), "w") as f:
+        for i in range(lines):
+            f.write("user%08d,secret%08d,some-more-data-%d\n" % (i, i, i % 1000))
+    st, h, b = node.req("INITFILE", {"FILENAME": "big.csv"}, timeout=600)
+    assert st == 200 and b.find(b"<title>OK") >= 0, b[:200]
+
+
+def lone(stsd, work):
+    port = free_port()
+    d = os.path.join(work, "lone")
+    os.makedirs(os.path.join(d, "data"), exist_ok=True)
+    log = open(os.path.join(work, "lone.log"), "ab")
+    p = subprocess.Popen([stsd, "-DjmeterPlugin.sts.daemon=true",
+                          "-DjmeterPlugin.sts.port=%d" % port, "-Dstsd.bind=127.0.0.1",
+                          "-DjmeterPlugin.sts.datasetDirectory=%s/data" % d,
+                          "-Dstsd.journal=on", "-Dstsd.journal.fsync=always",
+                          "-Dstsd.stateDirectory=%s/state" % d],
+                         stdout=log, stderr=subprocess.STDOUT)
+    time.sleep(0.5)
+    return p, port, d
+
+
+def main():
+    stsd = os.path.abspath(sys.argv[1])
+    lines = int(sys.argv[2]) if len(sys.argv) > 2 else 1000000
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 200000
+    kills = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+    work = tempfile.mkdtemp(prefix="stsd-bench-disk.")
+    lp = None
+    try:
+        small = Cluster(stsd, os.path.join(work, "small")).start()
+        try:
+            L = small.leader(20)
+            for i in range(100):
+                assert add_ok(L, "bench", "l%d" % i)
+            f_small = failover(small, kills)
+        finally:
+            small.stop()
+        cl = Cluster(stsd, os.path.join(work, "big")).start()
+        try:
+            L = cl.leader(20)
+            t = time.time()
+            load(L, lines)
+            print("INITFILE of %d lines through the leader: %.1f s" % (lines, time.time() - t))
+            t = time.time()
+            done1 = changes(L.url, n, work)
+            print("%d changes: %.1f s" % (done1, time.time() - t))
+            f_big = failover(cl, kills)
+            print("failover (kill -9 of the leader -> first OK ADD), %d kills: 100 lines: "
+                  "median %.2f s (%s); %d lines and %d changes: median %.2f s (%s); ratio %.2f"
+                  % (kills, statistics.median(f_small), " ".join("%.2f" % x for x in f_small),
+                     lines, done1, statistics.median(f_big),
+                     " ".join("%.2f" % x for x in f_big),
+                     statistics.median(f_big) / statistics.median(f_small)))
+            L = cl.leader(20)
+            time.sleep(2)
+            before = {x.id: (du(x.state), du(os.path.join(x.state, "raft"))) for x in cl.nodes}
+            done2 = changes(L.url, n, work)
+            time.sleep(3)        # the last compaction and raft snapshot
+            after = {x.id: (du(x.state), du(os.path.join(x.state, "raft"))) for x in cl.nodes}
+        finally:
+            cl.stop()
+        lp, port, d = lone(stsd, work)
+
+        class Lone:
+            data = os.path.join(d, "data")
+
+            def req(self, cmd, params, timeout=10):
+                import urllib.parse
+                import urllib.request
+                u = "http://127.0.0.1:%d/sts/%s?%s" % (port, cmd, urllib.parse.urlencode(params))
+                with urllib.request.urlopen(u, timeout=timeout) as r:
+                    return r.status, r.headers, r.read()
+        load(Lone(), lines)
+        url = "http://127.0.0.1:%d" % port
+        done_lone = changes(url, done1, work) + changes(url, done2, work)
+        time.sleep(2)
+        lone_bytes = du(os.path.join(d, "state"))
+        for i in sorted(after):
+            (b0, r0), (b1, r1) = before[i], after[i]
+            print("node %d: %.1f MiB -> %.1f MiB (raft's directory %.1f -> %.1f MiB) over "
+                  "%d changes: %+.1f bytes a change; %.2f x the lone stsd's %.1f MiB"
+                  % (i, b0 / 2**20, b1 / 2**20, r0 / 2**20, r1 / 2**20, done2,
+                     (b1 - b0) / done2, b1 / lone_bytes, lone_bytes / 2**20))
+        print("lone stsd: %d changes after the INITFILE, state directory %.1f MiB"
+              % (done_lone, lone_bytes / 2**20))
+    finally:
+        if lp:
+            lp.terminate()
+            lp.wait(10)
+    if os.environ.get("KEEP"):
+        print("work directory kept:", work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

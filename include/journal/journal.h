@@ -189,12 +189,25 @@ typedef int (*journal_ship_fn)(void *ctx, journal_piece kind, uint64_t id, uint6
  * blocks until committed. Returns 0 or -1. */
 typedef int (*journal_ship_file_fn)(void *ctx, uint64_t id, int fd, uint64_t size);
 
+/* A batch of framed records (copied before this returns) proposed without waiting: the
+ * cluster calls journal_shipped(j, upto, rc) once it is committed and written here, or
+ * lost, batches in the order proposed. Returns 0, or -1 (nothing will be called). */
+typedef int (*journal_ship_batch_fn)(void *ctx, const void *data, size_t len, uint64_t upto);
+
 /* Makes j replicated: batches go through fn, INITFILE's files and a compaction's through
  * file (set before the first change, with policy always). Only the leader compacts, once
  * the directory's log outgrows journal_set_compact_threshold: its snapshot of every list
  * goes through the cluster like any change, so every node's directory is compacted at
  * the same place of the log, and raft's snapshots (images of it) stay as small. */
 void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file, void *ctx);
+/* Pipelined replication: the writer proposes batches through fn with up to inflight of
+ * them not yet committed (1: each waits for the one before, as with journal_set_ship's
+ * fn alone). NULL: none. */
+void journal_set_ship_batch(journal *j, journal_ship_batch_fn fn, int inflight);
+/* From the cluster's thread: the batch that ends at lsn upto is committed and written
+ * into the directory (rc 0), or its outcome will never be known here (rc -1: every wait
+ * not answered yet fails, as a failed ship does). */
+void journal_shipped(journal *j, uint64_t upto, int rc);
 /* Whether j is replicated: its failures are "outcome unknown", not "not writable". */
 int journal_replicated(const journal *j);
 

@@ -248,6 +248,19 @@ static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int la
     return cluster_propose(ctx, (int)kind, id, off, last, data, len);
 }
 
+/* A pipelined batch committed or lost: the journal counts it. */
+static void batch_done(void *ctx, uint64_t upto, int rc)
+{
+    cluster *c = ctx;
+    journal_shipped(c->j, upto, rc);
+}
+
+/* The journal's hook for its batches, several on their way at once. */
+static int ship_batch(void *ctx, const void *data, size_t len, uint64_t upto)
+{
+    return cluster_propose_async(ctx, JOURNAL_BATCH, data, len, batch_done, ctx, upto);
+}
+
 int cluster_replicate_save(cluster *c, const char *dir, const char *name)
 {
     size_t nl = strlen(name);
@@ -489,9 +502,11 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
         return NULL;
     }
     journal_set_ship(j, ship, ship_file, c);
+    journal_set_ship_batch(j, ship_batch, conf->cluster_pipeline);
     journal_set_compact_threshold(j, conf->cluster_compact_bytes);
     if (start_raft(c, dir, err) != 0) {
         journal_set_ship(j, NULL, NULL, NULL);
+        journal_set_ship_batch(j, NULL, 1);
         /* Whatever raft and libuv got to stays allocated: the process is about to exit. */
         return NULL;
     }
@@ -572,6 +587,7 @@ void cluster_stop(cluster *c)
     if (c->hook_started)
         pthread_join(c->hook_thread, NULL);
     journal_set_ship(c->j, ship_stopped, ship_file_stopped, NULL);
+    journal_set_ship_batch(c->j, NULL, 1);
     cluster_fsm_close();
     free(c->dataset_dir);
     pthread_mutex_destroy(&c->mu);

@@ -25,11 +25,19 @@ typedef struct piece {
     int done, rc;
     char why[256];
     struct piece *next;
+    cluster_done_fn done_fn;     /* proposed without waiting: called instead, then freed */
+    void *done_ctx;
+    uint64_t done_arg;
 } piece;
 
 static void finish(piece *p, int rc)
 {
     cluster *c = p->c;
+    if (p->done_fn) {
+        p->done_fn(p->done_ctx, p->done_arg, rc);
+        free(p);
+        return;
+    }
     pthread_mutex_lock(&c->mu);
     p->rc = rc;
     p->done = 1;
@@ -172,6 +180,22 @@ int cluster_propose(cluster *c, int kind, uint64_t id, uint64_t off, int last,
         return -1;
     }
     return wait_free(c, p);
+}
+
+int cluster_propose_async(cluster *c, int kind, const void *data, size_t len,
+                          cluster_done_fn done, void *ctx, uint64_t arg)
+{
+    piece *p = entry_piece(c, kind, 0, 0, 1, data, len, 0);
+    if (!p)
+        return -1;
+    p->done_fn = done;
+    p->done_ctx = ctx;
+    p->done_arg = arg;
+    if (enqueue(c, p) != 0) {
+        drop(p);
+        return -1;
+    }
+    return 0;
 }
 
 int cluster_propose_file(cluster *c, int kind, uint64_t id, int fd, uint64_t size,

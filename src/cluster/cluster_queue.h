@@ -13,6 +13,14 @@
 int cluster_propose(cluster *c, int kind, uint64_t id, uint64_t off, int last,
                     const void *data, size_t len);
 
+/* Proposes one piece and returns at once: done(ctx, arg, rc) is called on the loop's
+ * thread once it is committed and applied here (rc 0) or never will be known to be (rc
+ * -1), in the order pieces were proposed. Returns 0, or -1 (done never called) when
+ * stopping or out of memory. */
+typedef void (*cluster_done_fn)(void *ctx, uint64_t arg, int rc);
+int cluster_propose_async(cluster *c, int kind, const void *data, size_t len,
+                          cluster_done_fn done, void *ctx, uint64_t arg);
+
 /* Proposes size bytes of file fd in entries of kind (1 MiB of data each after prefix,
  * at their offsets, the last one marked), several in flight, and waits for them all.
  * Returns 0, or -1 (logged) if any was not committed. */

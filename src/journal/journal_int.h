@@ -102,6 +102,9 @@ struct journal {
     journal_ship_fn ship;
     journal_ship_file_fn ship_file;
     void *ship_ctx;
+    journal_ship_batch_fn ship_batch;   /* pipelined: batches not waited for */
+    int inflight, max_inflight;         /* batches proposed, not yet committed */
+    uint64_t fired_at;          /* synced when the writer last called waiters back */
     int holds;                  /* changes of several records being logged (journal_hold):
                                  * no batch is cut before they end */
     int leading;                /* journal_reload ran: this node's own records are in the

@@ -53,6 +53,34 @@ void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file,
     pthread_mutex_unlock(&j->mu);
 }
 
+void journal_set_ship_batch(journal *j, journal_ship_batch_fn fn, int inflight)
+{
+    pthread_mutex_lock(&j->mu);
+    j->ship_batch = fn;
+    j->max_inflight = inflight > 0 ? inflight : 1;
+    pthread_mutex_unlock(&j->mu);
+}
+
+void journal_shipped(journal *j, uint64_t upto, int rc)
+{
+    pthread_mutex_lock(&j->mu);
+    j->inflight--;
+    /* A batch lost makes every later one's outcome unknown too, even if raft commits an
+     * earlier one after saying so: nothing more is answered (the node is deposed). */
+    if (rc != 0 && !atomic_exchange(&j->cancelled, 1)) {
+        atomic_store(&j->broken, 1);
+        j->dead_gen = j->gen;
+    } else if (rc == 0 && !atomic_load(&j->cancelled)) {
+        if (upto > j->synced)
+            j->synced = upto;
+    }
+    /* The writer calls the waiters back, off the cluster's thread. */
+    pthread_cond_broadcast(&j->cv);
+    if (j->writer_idle)
+        pthread_cond_signal(&j->wake);
+    pthread_mutex_unlock(&j->mu);
+}
+
 int journal_replicated(const journal *j)
 {
     return j && j->ship != NULL;

@@ -268,6 +268,37 @@ static void log_failed_locked(journal *j, const char *what, int err)
 static int ship_locked(journal *j, uint64_t target, size_t n, int keep_lock)
 {
     int rc = 0;
+    if (j->ship_batch && !keep_lock) {
+        /* Pipelined: the batch goes without waiting for its commit once fewer than
+         * max_inflight are on their way; journal_shipped moves synced on, in order. The
+         * io role is held meanwhile, so that nobody else flushes. */
+        if (!n)
+            return 0;
+        j->io = 1;
+        while (j->inflight >= j->max_inflight && !atomic_load(&j->cancelled))
+            pthread_cond_wait(&j->cv, &j->mu);
+        if (!atomic_load(&j->cancelled)) {
+            j->inflight++;
+            pthread_mutex_unlock(&j->mu);
+            rc = j->ship_batch(j->ship_ctx, j->out.data, n, target);
+            pthread_mutex_lock(&j->mu);
+            if (rc != 0)
+                j->inflight--;
+        } else {
+            rc = -1;
+        }
+        j->io = 0;
+        buf_clear(&j->out);
+        if (rc == 0 && target > j->written)
+            j->written = target;
+        else if (rc != 0) {
+            atomic_store(&j->broken, 1);
+            atomic_store(&j->cancelled, 1);
+            j->dead_gen = j->gen;
+        }
+        pthread_cond_broadcast(&j->cv);
+        return rc;
+    }
     if (n && keep_lock) {
         log_warn("journal: %zu bytes of records not committed by the cluster are dropped", n);
         rc = -1;
@@ -543,7 +574,19 @@ static void *writer_main(void *arg)
     for (;;) {
         /* Records to write, or records another thread wrote without syncing them (the
          * compaction thread's tidying): theirs are answers waiting too. */
-        if (!j->io && (j->pend.len || (j->synced < j->pos && j->dead_gen != j->gen))) {
+        /* Pipelined batches committed since the last round, or lost: their waiters. */
+        if (j->ship_batch && (j->synced > j->fired_at ||
+                              (atomic_load(&j->cancelled) && heap_top(&j->waits)))) {
+            j->fired_at = j->synced;
+            journal_fire_locked(j);
+            if (atomic_load(&j->cancelled))
+                cancel_waits_locked(j);
+            continue;
+        }
+        /* Records to write (with a pipeline, synced trails pos while batches are on
+         * their way: only new records count). */
+        if (!j->io && (j->pend.len || (!j->ship_batch && j->synced < j->pos &&
+                                       j->dead_gen != j->gen))) {
             /* The mutex was released while gathering: another thread may have taken
              * the log's io since, so the conditions are read again. */
             if (!gathered && j->last_batch >= GATHER_MIN_RECORDS && !j->writer_stop) {

@@ -189,6 +189,29 @@ static void test_self_timeout_forward_dir(void **state)
     set_fails(&c, "stsd.cluster.forward", "1",
               "stsd.cluster.forward: \"1\" is not proxy or redirect");
 
+    set_ok(&c, "stsd.cluster.pipeline", "1");
+    assert_int_equal(c.cluster_pipeline, 1);
+    set_ok(&c, "stsd.cluster.pipeline", "64");
+    assert_int_equal(c.cluster_pipeline, 64);
+    const char *bad_pipe[] = {"0", "65", "-1", "4.5", "", "four"};
+    for (size_t i = 0; i < sizeof bad_pipe / sizeof bad_pipe[0]; i++) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "stsd.cluster.pipeline: \"%s\" is not an integer in 1..64",
+                 bad_pipe[i]);
+        set_fails(&c, "stsd.cluster.pipeline", bad_pipe[i], msg);
+    }
+    set_ok(&c, "stsd.cluster.compactBytes", "64K");
+    assert_int_equal(c.cluster_compact_bytes, 65536);
+    set_ok(&c, "stsd.cluster.compactBytes", "2G");
+    assert_int_equal(c.cluster_compact_bytes, 2ull << 30);
+    const char *bad_compact[] = {"65535", "1K", "0", "12x", "", "-64M", "1025G"};
+    for (size_t i = 0; i < sizeof bad_compact / sizeof bad_compact[0]; i++) {
+        char msg[160];
+        snprintf(msg, sizeof msg, "stsd.cluster.compactBytes: \"%s\" is not a size in "
+                 "64K..1024G bytes (digits with an optional K, M or G suffix)", bad_compact[i]);
+        set_fails(&c, "stsd.cluster.compactBytes", bad_compact[i], msg);
+    }
+
     set_ok(&c, "stsd.cluster.dir", " /srv/stsd/raft ");
     assert_string_equal(c.cluster_dir, "/srv/stsd/raft");
     set_ok(&c, "stsd.cluster.dir", "");
@@ -697,6 +720,8 @@ static void test_listing(void **state)
         {"stsd.cluster.forward", "redirect"},
         {"stsd.cluster.join", "false"},
         {"stsd.cluster.snapshotEntries", "8192"},
+        {"stsd.cluster.pipeline", "4"},
+        {"stsd.cluster.compactBytes", "67108864"},
     };
     size_t n = sizeof want / sizeof want[0];
     /* CONFIG's names and config_each_key's are the same for stsd.* keys: both end so. */
@@ -716,7 +741,7 @@ static void test_listing(void **state)
     }
     set_ok(&c, "stsd.cluster.forward", "proxy");
     config_each_key(&c, collect, &p);
-    assert_string_equal(p.val[p.n - 3], "proxy");
+    assert_string_equal(p.val[p.n - 5], "proxy");
     pairs_free(&p);
     config_free(&c);
 }

@@ -57,7 +57,7 @@ CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run run-cluster test-cluster test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
         test-stop test-fuzz test-ctl test-deb test-image test-image-cluster deb image deps deps-test install uninstall clean \
-        help bench bench-store bench-columns bench-cluster fuzz test-faults soak-faults test-linear
+        help bench bench-store bench-columns bench-cluster bench-cluster-disk fuzz test-faults soak-faults test-linear
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
 
@@ -93,6 +93,7 @@ help:
 	@echo "make test-image-cluster  examples/compose.yml under podman-compose: 3 replicas, kill the leader"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
+	@echo "make bench-cluster-disk  3 nodes for days: failover and disk against the history (LINES, CHANGES)"
 	@echo "make bench-columns  FIND COLUMN= and ADD UNIQUE=column by list size, to 10M lines"
 	@echo "make fuzz       run the libFuzzer harnesses longer (FUZZ_SECONDS=60)"
 	@echo "make install    install to \$$DESTDIR\$$PREFIX (binary, man page, config, unit, examples)"
@@ -389,6 +390,11 @@ $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
 # Three nodes on this machine: failover, switchover, a write's cost, proxied reads.
 bench-cluster: all
 	@scripts/bench-cluster.py $(BUILD)/stsd $(KILLS)
+
+# A cluster that runs for days: failover and disk against 1M lines and 400k changes, a
+# lone stsd's disk after the same work, a new node caught up at two history lengths.
+bench-cluster-disk: all
+	@scripts/bench-cluster-disk.py $(BUILD)/stsd $(or $(LINES),1000000) $(or $(CHANGES),200000) $(or $(KILLS),3)
 
 bench-columns: deps
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/bench-columns

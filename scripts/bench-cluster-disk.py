@@ -10,7 +10,9 @@ days"). Usage: scripts/bench-cluster-disk.py STSD [LINES] [CHANGES] [KILLS]
    LAST, half READ KEEP=FALSE, by wrk over 8 connections;
 3. CHANGES more, then every node's state directory (its journal and raft's directory,
    bytes on disk) against a lone stsd with the journal on (fsync=always) that did the
-   same work: growth per change, and the ratio."""
+   same work: growth per change, and the ratio;
+4. a new node added (stsd.cluster.join, CLUSTERADD) after CHANGES and after twice as many:
+   the time until it is a voter, caught up (then removed again)."""
 import os
 import shutil
 import statistics
@@ -21,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "cluster"))
-from cluster import Cluster, free_port  # noqa: E402
+from cluster import Cluster, Node, free_port  # noqa: E402
 
 LUA = """
 local n, done, limit = 0, 0, tonumber(os.getenv("BENCH_PER_THREAD"))
@@ -90,6 +92,26 @@ def failover(cl, kills):
     return out
 
 
+def add_node(cl, nid):
+    """A new, empty node added to cl; returns the seconds CLUSTERADD took (it answers once
+    the node is a voter, caught up); the node is removed and stopped again."""
+    L = cl.leader(30)
+    N = Node(cl, nid)
+    cl.nodes.append(N)
+    N.start(extra=["-Dstsd.cluster.join=true"])
+    time.sleep(0.5)
+    t0 = time.time()
+    st, h, b = L.req("CLUSTERADD", {"NODE": nid, "RAFT": "127.0.0.1:%d" % N.raft_port,
+                                    "URL": N.url}, timeout=600)
+    took = time.time() - t0
+    assert st == 200 and b.find(b"<title>OK") >= 0, b[:300]
+    st, h, b = L.req("CLUSTERREMOVE", {"NODE": nid}, timeout=60)
+    assert st == 200, b[:300]
+    N.stop(15)
+    cl.nodes.remove(N)
+    return took
+
+
 def load(node, lines):
     with open(os.path.join(node.data, "big.csv"), "w") as f:
         for i in range(lines):
@@ -146,11 +168,15 @@ def main():
                      " ".join("%.2f" % x for x in f_big),
                      statistics.median(f_big) / statistics.median(f_small)))
             L = cl.leader(20)
+            add1 = add_node(cl, 4)
             time.sleep(2)
             before = {x.id: (du(x.state), du(os.path.join(x.state, "raft"))) for x in cl.nodes}
             done2 = changes(L.url, n, work)
             time.sleep(3)        # the last compaction and raft snapshot
             after = {x.id: (du(x.state), du(os.path.join(x.state, "raft"))) for x in cl.nodes}
+            add2 = add_node(cl, 5)
+            print("a new node a voter (CLUSTERADD answered) after %d changes: %.2f s; after %d: "
+                  "%.2f s" % (done1, add1, done1 + done2, add2))
         finally:
             cl.stop()
         lp, port, d = lone(stsd, work)

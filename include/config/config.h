@@ -72,7 +72,7 @@ typedef struct config {
     int cluster_redirect;            /* stsd.cluster.forward: proxy (0) | redirect (1) */
     int cluster_snapshot_entries;    /* stsd.cluster.snapshotEntries: 8192 */
     size_t cluster_compact_bytes;    /* stsd.cluster.compactBytes: 64 MiB */
-    int cluster_pipeline;            /* stsd.cluster.pipeline: batches in flight, 4 */
+    int cluster_pipeline;            /* stsd.cluster.pipeline: batches in flight, 1 */
     int cluster_join;                /* stsd.cluster.join: false (true: no bootstrap) */
 } config;
 

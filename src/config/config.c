@@ -149,8 +149,9 @@ const conf_key conf_keys[] = {
      "raft entries (each a batch of changes) between two snapshots of the state, which a "
      "node far behind or new catches up from"},
     {"stsd.cluster.pipeline", "stsd.cluster.pipeline", CT_INT, F(cluster_pipeline), 1, 64,
-     "4", "batches of changes the leader has on their way to the followers at once, each "
-     "answered once committed, in order; 1: each waits for the one before"},
+     "1", "batches of changes the leader has on their way to the followers at once, each "
+     "answered once committed, in order; 1: each waits for the one before (on one disk "
+     "per node, one big batch per fsync beats several small ones: docs/benchmarks.md)"},
     {"stsd.cluster.compactBytes", "stsd.cluster.compactBytes", CT_SIZE,
      F(cluster_compact_bytes), 64 * KIB, 1024 * GIB, "64M",
      "log size in the state directory past which the leader compacts it, once the log "

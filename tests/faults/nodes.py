@@ -17,6 +17,9 @@ import netns
 # time its log passes 64 KiB: many of both in every run.
 SNAPSHOT_ENTRIES = 64
 COMPACT_BYTES = "64K"
+# Four batches in flight (the default is one): the pipeline's order and outcome-unknown
+# rules under the faults.
+PIPELINE = 4
 FAKETIME_LIBS = ["/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
                  "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
                  "/usr/lib/faketime/libfaketimeMT.so.1"]
@@ -80,7 +83,8 @@ class Node:
              # the log truncated behind them and catching up from one all happen during the
              # faults (docs/faults.md).
              "-Dstsd.cluster.snapshotEntries=%d" % SNAPSHOT_ENTRIES,
-             "-Dstsd.cluster.compactBytes=%s" % COMPACT_BYTES]
+             "-Dstsd.cluster.compactBytes=%s" % COMPACT_BYTES,
+             "-Dstsd.cluster.pipeline=%d" % PIPELINE]
         listed = list(self.cl.nodes) + ([self] if self not in self.cl.nodes else [])
         for n in sorted(listed, key=lambda n: n.id):
             a.append("-Dstsd.cluster.node.%d=%s:%d http://%s:%d" % (

@@ -720,7 +720,7 @@ static void test_listing(void **state)
         {"stsd.cluster.forward", "redirect"},
         {"stsd.cluster.join", "false"},
         {"stsd.cluster.snapshotEntries", "8192"},
-        {"stsd.cluster.pipeline", "4"},
+        {"stsd.cluster.pipeline", "1"},
         {"stsd.cluster.compactBytes", "67108864"},
     };
     size_t n = sizeof want / sizeof want[0];

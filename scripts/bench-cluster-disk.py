@@ -3,6 +3,7 @@
 """bench-cluster-disk.py - a cluster that runs for days: failover and disk against the
 test's history, three nodes on this machine (docs/benchmarks.md, "A cluster that runs for
 days"). Usage: scripts/bench-cluster-disk.py STSD [LINES] [CHANGES] [KILLS]
+           scripts/bench-cluster-disk.py --soak STSD [MILLIONS] [LINES]
 
 1. failover with a small list: 100 lines, kill -9 of the leader, the first OK ADD through
    a survivor (KILLS times, 3 by default);
@@ -12,14 +13,22 @@ days"). Usage: scripts/bench-cluster-disk.py STSD [LINES] [CHANGES] [KILLS]
    bytes on disk) against a lone stsd with the journal on (fsync=always) that did the
    same work: growth per change, and the ratio;
 4. a new node added (stsd.cluster.join, CLUSTERADD) after CHANGES and after twice as many:
-   the time until it is a voter, caught up (then removed again)."""
+   the time until it is a voter, caught up (then removed again).
+
+--soak, by hand (docs/cluster.md): LINES lines (100,000), then MILLIONS (10) times a million
+changes the same way, with the default compactBytes and snapshotEntries; after each
+million, every node's state directory (journal and raft) and its compactions so far. The
+directories must stay flat once the first compactions are done."""
 import os
+import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "cluster"))
@@ -47,19 +56,31 @@ def du(path):
     return int(out.stdout.split()[0])
 
 
+def answered(url):
+    """ADD and READ answered so far by the server at url (its metrics)."""
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as r:
+        text = r.read().decode()
+    return sum(float(m.group(1)) for m in re.finditer(
+        r'^stsd_requests_total\{command="(?:ADD|READ)",result="\w+"\} (\S+)$', text, re.M))
+
+
 def changes(url, n, work):
-    """About n changes (ADD LAST and READ KEEP=FALSE in turn) through url by wrk; returns
-    how many were answered."""
+    """About n changes (ADD LAST and READ KEEP=FALSE in turn) through url by wrk, stopped
+    (SIGINT: wrk's own end) once the server has answered n; returns how many it did."""
     script = os.path.join(work, "changes.lua")
     with open(script, "w") as f:
         f.write(LUA)
-    env = dict(os.environ, BENCH_PER_THREAD=str(n // 2))
-    r = subprocess.run(["wrk", "-t2", "-c8", "-d600s", "-s", script, url + "/sts/STATUS"],
-                       capture_output=True, text=True, env=env)
-    for line in r.stdout.splitlines():
-        if "requests in" in line:
-            return int(line.split()[0])
-    raise SystemExit("wrk: %s %s" % (r.stdout, r.stderr))
+    env = dict(os.environ, BENCH_PER_THREAD=str(n // 2 + 1000))
+    base = answered(url)
+    p = subprocess.Popen(["wrk", "-t2", "-c8", "-d3600s", "-s", script, url + "/sts/STATUS"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    while p.poll() is None and answered(url) - base < n:
+        time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(60)
+    if "requests in" not in out:
+        raise SystemExit("wrk: %s %s" % (out, err))
+    return int(answered(url) - base)
 
 
 def add_ok(node, name, line):
@@ -135,7 +156,36 @@ def lone(stsd, work):
     return p, port, d
 
 
+def soak(stsd, millions, lines):
+    work = tempfile.mkdtemp(prefix="stsd-soak-cluster.")
+    cl = Cluster(stsd, os.path.join(work, "cl")).start()
+    try:
+        L = cl.leader(20)
+        load(L, lines)
+        t0 = time.time()
+        for m in range(1, millions + 1):
+            changes(L.url, 1000000, work)
+            st, h, b = L.req("LENGTH", {"FILENAME": "big.csv"})
+            sizes = []
+            for n in cl.nodes:
+                with open(n.log, errors="replace") as f:
+                    compactions = f.read().count("compaction into generation")
+                sizes.append("node %d %.1f MiB (raft %.1f, %d compactions)" % (
+                    n.id, du(n.state) / 2**20, du(os.path.join(n.state, "raft")) / 2**20,
+                    compactions))
+            print("%2dM changes, %5.0f s, LENGTH %s: %s" % (
+                m, time.time() - t0, b.split(b"<body>")[-1].split(b"<")[0].strip().decode()
+                if st == 200 else st, "; ".join(sizes)), flush=True)
+    finally:
+        cl.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
+    if sys.argv[1] == "--soak":
+        soak(os.path.abspath(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 10,
+             int(sys.argv[4]) if len(sys.argv) > 4 else 100000)
+        return
     stsd = os.path.abspath(sys.argv[1])
     lines = int(sys.argv[2]) if len(sys.argv) > 2 else 1000000
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 200000
@@ -186,7 +236,6 @@ def main():
 
             def req(self, cmd, params, timeout=10):
                 import urllib.parse
-                import urllib.request
                 u = "http://127.0.0.1:%d/sts/%s?%s" % (port, cmd, urllib.parse.urlencode(params))
                 with urllib.request.urlopen(u, timeout=timeout) as r:
                     return r.status, r.headers, r.read()

@@ -402,7 +402,10 @@ static int start_raft(cluster *c, const char *dir, buf *err)
         buf_printf(err, "cluster: raft's directory %s: %s", dir, c->io.errmsg);
         return -1;
     }
-    raft_uv_set_snapshot_compression(&c->io, false);
+    /* raft keeps the last two snapshots, each an image of the state directory: LZ4 (on
+     * raft's worker threads) makes them a fraction of it (docs/benchmarks.md). */
+    if ((rv = raft_uv_set_snapshot_compression(&c->io, true)) != 0)
+        log_warn("cluster: raft's snapshots stay uncompressed: %s", raft_strerror(rv));
     for (size_t i = 0; i < c->n; i++)
         if (c->nodes[i].id != c->self)
             cluster_net_resolve(&c->transport, c->nodes[i].raft);

@@ -259,8 +259,11 @@ int journal_reload(journal *j, store *st, buf *err)
         goto done;
     }
     /* The directory was written by this process alone since its start: its newest log
-     * is the one open, whole. */
-    if (rs.last_gen != gen || rs.last_end != fsize) {
+     * is the one open, whole; or the open log is a compaction's new generation that no
+     * record reached (its leader deposed right after JOURNAL_GEN), which recovery leaves
+     * out, ending in the whole log before it. */
+    int empty_open = fsize == WAL_HEADER_SIZE && rs.last_gen < gen;
+    if (!empty_open && (rs.last_gen != gen || rs.last_end != fsize)) {
         buf_printf(err, "journal in %s: the log open (generation %u, %llu bytes) is not the "
                    "one recovery ends in (generation %u, %zu bytes)", j->dir, gen,
                    (unsigned long long)fsize, rs.last_gen, rs.last_end);

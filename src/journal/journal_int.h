@@ -109,6 +109,8 @@ struct journal {
                                  * no batch is cut before they end */
     int leading;                /* journal_reload ran: this node's own records are in the
                                  * lsn space, so no other leader's may be counted in it */
+    struct journal_standby *standby; /* a follower's state in memory (journal_standby.c),
+                                 * taken by journal_reload; NULL: read the directory */
     pthread_t sync_thread, compact_thread, writer_thread;
     int sync_started, compact_started, writer_started;
 };

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "journal_compact.h"
+#include "journal_standby.h"
 #include "journal_writer.h"
 #include "base/clock.h"
 #include "base/log.h"
@@ -103,6 +104,9 @@ static int deposed_locked(journal *j)
 int journal_mirror_batch(journal *j, int own, const void *data, size_t len)
 {
     int rc = 0;
+    int standby = 0;            /* hot standby: the batch goes to it too (below) */
+    uint64_t end = 0;
+    uint32_t gen = 0;
     pthread_mutex_lock(&j->mu);
     if (!own && j->leading) {
         rc = deposed_locked(j);
@@ -123,9 +127,15 @@ int journal_mirror_batch(journal *j, int own, const void *data, size_t len)
             j->size += len;
             j->pos += len;
             j->written = j->synced = j->pos;
+            standby = j->standby != NULL;
+            end = j->pos;
+            gen = j->gen;
         }
     }
     pthread_mutex_unlock(&j->mu);
+    /* In log order, since only raft's thread calls this; out of the journal's lock. */
+    if (standby)
+        journal_standby_push(j->standby, data, len, end, gen);
     return rc;
 }
 
@@ -158,7 +168,7 @@ int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const vo
 
 int journal_mirror_gen(journal *j, int own, uint32_t gen)
 {
-    uint64_t hsize;
+    uint64_t hsize, moved = 0;
     int rc = -1;
     pthread_mutex_lock(&j->mu);
     if (!own && j->leading) {
@@ -183,6 +193,7 @@ int journal_mirror_gen(journal *j, int own, uint32_t gen)
     if (!own) {
         j->pos += hsize;
         j->written = j->synced = j->pos;
+        moved = j->pos;         /* hot standby: its lsn moves with the header (below) */
     }
     /* The leader's snapshot numbers and references start again with the generation, as
      * they do in a lone compaction's switch. */
@@ -193,6 +204,8 @@ int journal_mirror_gen(journal *j, int own, uint32_t gen)
     rc = 0;
 done:
     pthread_mutex_unlock(&j->mu);
+    if (moved && j->standby)
+        journal_standby_push(j->standby, NULL, 0, moved, gen);
     return rc;
 }
 
@@ -472,7 +485,12 @@ int journal_mirror_restore(journal *j, const void *img, size_t len)
     goto done;
 bad:
     log_error("journal: a snapshot from the cluster is cut or damaged");
-done:
+done:;
+    uint64_t pos = j->pos;
     pthread_mutex_unlock(&j->mu);
+    /* Hot standby: the state in memory is the restored directory's (a failure is logged
+     * and only costs the next promotion a read of the directory). */
+    if (j->standby)
+        journal_standby_build(j->standby, pos);
     return rc;
 }

@@ -14,7 +14,9 @@
 
 #include "journal_compact.h"
 #include "journal_map.h"
+#include "journal_standby.h"
 #include "journal_writer.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "recover.h"
 #include "meet/keys.h"
@@ -236,14 +238,57 @@ static journal *journal_alloc(const char *dir, conf_fsync policy)
 
 journal *journal_open_replica(const char *dir, store *st, buf *err)
 {
-    return journal_open(dir, CONF_FSYNC_ALWAYS, st, 2, err);
+    journal *j = journal_open(dir, CONF_FSYNC_ALWAYS, st, 2, err);
+    /* The directory was emptied: the standby starts from nothing, as raft's copy does. */
+    if (j)
+        j->standby = journal_standby_new(j->dirfd, j->dir, j->pos);
+    return j;
+}
+
+/* The state to lead with: the standby's, from memory, or else the directory's. Returns 0,
+ * or -1 with the reason in err; sets *from_memory. */
+static int load_to_lead(journal *j, uint32_t gen, uint64_t fsize, uint64_t pos,
+                        recover_state *rs, int *from_memory, buf *err)
+{
+    buf msg = BUF_INIT;
+    int rc = -1;
+    *from_memory = 0;
+    if (j->standby) {
+        if (journal_standby_take(j->standby, pos, rs, &msg) == 0) {
+            *from_memory = 1;
+            buf_free(&msg);
+            return 0;
+        }
+        log_warn("journal: the standby cannot be taken (%s): reading %s",
+                 msg.data ? msg.data : "out of memory", j->dir);
+        buf_clear(&msg);
+    }
+    if (recover_run(j->dirfd, rs, NULL, &msg) != 0) {
+        buf_printf(err, "journal in %s: %s", j->dir, msg.data ? msg.data : "out of memory");
+        goto done;
+    }
+    /* The directory was written by this process alone since its start: its newest log
+     * is the one open, whole; or the open log is a compaction's new generation that no
+     * record reached (its leader deposed right after JOURNAL_GEN), which recovery leaves
+     * out, ending in the whole log before it. */
+    int empty_open = fsize == WAL_HEADER_SIZE && rs->last_gen < gen;
+    if (!empty_open && (rs->last_gen != gen || rs->last_end != fsize)) {
+        buf_printf(err, "journal in %s: the log open (generation %u, %llu bytes) is not the "
+                   "one recovery ends in (generation %u, %zu bytes)", j->dir, gen,
+                   (unsigned long long)fsize, rs->last_gen, rs->last_end);
+        goto done;
+    }
+    rc = 0;
+done:
+    buf_free(&msg);
+    return rc;
 }
 
 int journal_reload(journal *j, store *st, buf *err)
 {
     recover_state rs;
-    buf msg = BUF_INIT;
-    int rc = -1;
+    int rc = -1, from_memory = 0;
+    uint64_t t0 = clock_now_ns();
     memset(&rs, 0, sizeof rs);
     /* Nothing writes into the directory now: the cluster applied every entry before
      * promoting, and no change is taken before this returns. The lock is not held while
@@ -252,41 +297,32 @@ int journal_reload(journal *j, store *st, buf *err)
     while (j->io)
         pthread_cond_wait(&j->cv, &j->mu);
     uint32_t gen = j->gen;
-    uint64_t fsize = j->fsize;
+    uint64_t fsize = j->fsize, pos = j->pos;
     pthread_mutex_unlock(&j->mu);
-    if (recover_run(j->dirfd, &rs, NULL, &msg) != 0) {
-        buf_printf(err, "journal in %s: %s", j->dir, msg.data ? msg.data : "out of memory");
-        goto done;
-    }
-    /* The directory was written by this process alone since its start: its newest log
-     * is the one open, whole; or the open log is a compaction's new generation that no
-     * record reached (its leader deposed right after JOURNAL_GEN), which recovery leaves
-     * out, ending in the whole log before it. */
-    int empty_open = fsize == WAL_HEADER_SIZE && rs.last_gen < gen;
-    if (!empty_open && (rs.last_gen != gen || rs.last_end != fsize)) {
-        buf_printf(err, "journal in %s: the log open (generation %u, %llu bytes) is not the "
-                   "one recovery ends in (generation %u, %zu bytes)", j->dir, gen,
-                   (unsigned long long)fsize, rs.last_gen, rs.last_end);
-        goto done;
-    }
-    if (adopt_all(j, &rs, st, err) != 0)
+    if (load_to_lead(j, gen, fsize, pos, &rs, &from_memory, err) != 0 ||
+        adopt_all(j, &rs, st, err) != 0)
         goto done;
     pthread_mutex_lock(&j->mu);
     for (size_t i = 0; i < rs.nlists; i++) {
         uint64_t prev;
         snapref_set(&j->defs, rs.names[i], rs.def_ids[i], &prev);
     }
-    j->snap_n = rs.last_snap_n;
-    j->max_gen = rs.max_gen > j->gen ? rs.max_gen : j->gen;
+    /* Snapshot numbers and generations already used are not used again. */
+    if (rs.last_gen == j->gen && rs.last_snap_n > j->snap_n)
+        j->snap_n = rs.last_snap_n;
+    if (rs.max_gen > j->max_gen)
+        j->max_gen = rs.max_gen;
+    if (j->gen > j->max_gen)
+        j->max_gen = j->gen;
     j->snapset = rs.snap_bytes;
     j->leading = 1;
     pthread_mutex_unlock(&j->mu);
-    log_info("journal: %zu lists, %zu keys and %zu leases loaded from %s", rs.nlists, rs.nkeys,
-             rs.nleases, j->dir);
+    log_info("journal: %zu lists, %zu keys and %zu leases taken %s in %.1f ms", rs.nlists,
+             rs.nkeys, rs.nleases, from_memory ? "from memory (the standby)" :
+             "from the state directory", (double)(clock_now_ns() - t0) / 1e6);
     rc = 0;
 done:
     recover_free(&rs);
-    buf_free(&msg);
     return rc;
 }
 
@@ -383,6 +419,8 @@ void journal_close(journal *j)
     if (j->compact_started)
         pthread_join(j->compact_thread, NULL);
     journal_writer_stop(j);
+    journal_standby_free(j->standby);
+    j->standby = NULL;
     /* Still refusing changes: the log may disagree with what was answered. One last
      * rewrite from memory, so that the next start finds what clients were told. */
     if (j->st && j->fd >= 0 && atomic_load(&j->broken) && !j->ship) {

@@ -44,6 +44,7 @@ typedef struct replay {
     recover_map map;       /* the lists by name, their open leases by (list, id) */
     size_t refs_cap;       /* room in rs->refs */
     rkeys *keys;
+    int keep;              /* recover_replay: map and keys stay the caller's */
 } replay;
 
 /* ---- failures ----------------------------------------------------------------------- */
@@ -258,132 +259,21 @@ static int load_definition(replay *x, const rlog *g, size_t off, const wal_rec *
     return 0;
 }
 
-/* Applies a TAKE: positions one after the other, each in the list as left by the last. */
-static int apply_take(replay *x, const rlog *g, size_t off, const wal_rec *r, list *l)
-{
-    const uint8_t *p = r->data, *end = r->data + r->data_len;
-    char why[128];
-    for (uint64_t i = 0; i < r->n; i++) {
-        uint64_t pos;
-        if (wal_get_varint(&p, end, &pos) != 0)
-            return fail(x, g->name, off, "malformed positions", g->gen, off);
-        if (!l || pos >= list_length(l)) {
-            snprintf(why, sizeof why, "takes line %llu of a list of %zu lines",
-                     (unsigned long long)pos, l ? list_length(l) : 0);
-            return fail(x, g->name, off, why, g->gen, off);
-        }
-        if ((r->flag ? list_move_to_back(l, (size_t)pos) : list_remove(l, (size_t)pos)) != 0)
-            return fail(x, g->name, off, "out of memory", 0, 0);
-    }
-    return p == end ? 0 : fail(x, g->name, off, "malformed positions", g->gen, off);
-}
-
-/* Applies a LEASE or an OWN (a line on loan, to an owner for OWN: its TAKE came before),
- * a RENEW (a new deadline; a lease unknown has been settled) or a SETTLE (ACK forgets the
- * lease; RELEASE also puts its line back at the head, even if the lease is unknown). */
-static int apply_lease(replay *x, const rlog *g, size_t off, const wal_rec *r, rent *e)
-{
-    rlease *known = recover_lease_find(&x->map, e, r->id);
-    if (r->type == WAL_RENEW) {
-        if (known)
-            known->until = (int64_t)r->n;
-        return 0;
-    }
-    if (r->type == WAL_LEASE || r->type == WAL_OWN) {
-        if (known)
-            return 0;               /* carried again by a compaction */
-        rlease *l = malloc(sizeof *l + r->data_len + r->owner_len + 1);
-        if (!l)
-            return fail(x, g->name, off, "out of memory", 0, 0);
-        l->id = r->id;
-        l->until = (int64_t)r->n;
-        l->len = r->data_len;
-        l->who_len = r->owner_len;
-        memcpy(l->line, r->data, r->data_len);
-        if (r->owner_len)
-            memcpy(l->line + r->data_len, r->owner, r->owner_len);
-        if (recover_lease_add(&x->map, e, l) != 0) {
-            free(l);
-            return fail(x, g->name, off, "out of memory", 0, 0);
-        }
-        return 0;
-    }
-    if (known)
-        recover_lease_remove(&x->map, e, known);
-    if (r->flag) {
-        if (!e->l && !(e->l = list_create()))
-            return fail(x, g->name, off, "out of memory", 0, 0);
-        if (list_push_front(e->l, (const char *)r->data, r->data_len) != 0)
-            return fail(x, g->name, off, "out of memory", 0, 0);
-    }
-    return 0;
-}
-
-/* Applies a COLUMNS record: the columns of the list its REPLACE or SNAPSHOT just
- * defined. One after the SNAPSHOT of a compaction left unfinished names the columns the
- * list had then, which replay has reached too: setting them again changes nothing. */
-static int apply_columns(replay *x, const rlog *g, size_t off, const wal_rec *r, rent *e)
-{
-    const char *why = "out of memory";
-    if ((!e->l && !(e->l = list_create())) || wal_columns_apply(r, e->l, &why) != 0)
-        return fail(x, g->name, off, why, g->gen, off);
-    return 0;
-}
-
 /* Pass 2, per record: applied if it comes at or after its list's defining record. */
 static int apply_record(replay *x, size_t log_no, const rlog *g, size_t off,
                         const wal_rec *r, rent *e)
 {
+    char why[128];
+    list *def = NULL;
     if (log_no < e->def_log || (log_no == e->def_log && off < e->def_off))
         return 0;               /* superseded by the list's defining record */
-    list *fresh = NULL;
-    if (r->type == WAL_DROP) {  /* its defining record or not: the list is gone */
-        list_free(e->l);        /* nothing of it is handed over unless it comes back */
-        e->l = NULL;
-        recover_drop_leases(&x->map, e);
-        return 0;
-    } else if (log_no == e->def_log && off == e->def_off) {
-        if (load_definition(x, g, off, r, &fresh) != 0)
-            return -1;
-    } else if (r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) {
-        return 0;               /* a SNAPSHOT of an unfinished compaction */
-    } else if (r->type == WAL_RESET ||
-               ((r->type == WAL_PUSH || r->type == WAL_PUSH_MANY) && !e->l)) {
-        /* RESET empties a list and keeps its columns, as the store does. */
-        if (!(fresh = list_create()) ||
-            (r->type == WAL_RESET && e->l && list_copy_columns(fresh, e->l) != 0)) {
-            list_free(fresh);
-            return fail(x, g->name, off, "out of memory", 0, 0);
-        }
-    }
-    if (fresh) {
-        list_free(e->l);
-        e->l = fresh;
-        if (r->type != WAL_PUSH && r->type != WAL_PUSH_MANY)
-            recover_drop_leases(&x->map, e);
-    }
-    if (r->type == WAL_LEASE || r->type == WAL_SETTLE || r->type == WAL_OWN ||
-        r->type == WAL_RENEW)
-        return apply_lease(x, g, off, r, e);
-    if (r->type == WAL_COLUMNS)
-        return apply_columns(x, g, off, r, e);
-    if (r->type == WAL_PUSH) {
-        const char *s = (const char *)r->data;
-        if ((r->flag ? list_push_back(e->l, s, r->data_len)
-                     : list_push_front(e->l, s, r->data_len)) != 0)
-            return fail(x, g->name, off, "out of memory", 0, 0);
-    } else if (r->type == WAL_PUSH_MANY) {
-        /* wal_decode checked that the count and the lines agree. */
-        const uint8_t *p = r->data, *end = r->data + r->data_len;
-        const char *s;
-        size_t len;
-        while (wal_next_line(&p, end, &s, &len) == 1)
-            if ((r->flag ? list_push_back(e->l, s, len) : list_push_front(e->l, s, len)) != 0)
-                return fail(x, g->name, off, "out of memory", 0, 0);
-    } else if (r->type == WAL_TAKE && apply_take(x, g, off, r, e->l) != 0) {
+    if (r->type != WAL_DROP && log_no == e->def_log && off == e->def_off &&
+        load_definition(x, g, off, r, &def) != 0)
         return -1;
-    }
-    return 0;
+    int rc = recover_map_apply(&x->map, e, r, def, why, sizeof why);
+    if (rc == RECOVER_NOMEM)
+        return fail(x, g->name, off, "out of memory", 0, 0);
+    return rc ? fail(x, g->name, off, why, g->gen, off) : 0;
 }
 
 /* Applies the key records of every log, in log order. */
@@ -406,18 +296,17 @@ static int cmp_name(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Moves the replayed lists into rs, sorted by name. */
-static int hand_over(replay *x)
+/* Moves the replayed lists of m into rs, sorted by name. */
+static int hand_over(recover_map *m, recover_state *rs)
 {
-    recover_state *rs = x->rs;
     size_t k = 0;
-    rs->names = calloc(x->map.n ? x->map.n : 1, sizeof *rs->names);
-    rs->lists = calloc(x->map.n ? x->map.n : 1, sizeof *rs->lists);
-    rs->def_ids = calloc(x->map.n ? x->map.n : 1, sizeof *rs->def_ids);
+    rs->names = calloc(m->n ? m->n : 1, sizeof *rs->names);
+    rs->lists = calloc(m->n ? m->n : 1, sizeof *rs->lists);
+    rs->def_ids = calloc(m->n ? m->n : 1, sizeof *rs->def_ids);
     if (!rs->names || !rs->lists || !rs->def_ids)
         return -1;
-    for (size_t i = 0; i < x->map.nb; i++)
-        for (rent *e = x->map.b[i]; e; e = e->next) {
+    for (size_t i = 0; i < m->nb; i++)
+        for (rent *e = m->b[i]; e; e = e->next) {
             if (!e->l)
                 continue;
             if (!(rs->names[k] = strdup(e->name)))
@@ -427,11 +316,11 @@ static int hand_over(replay *x)
     qsort(rs->names, k, sizeof *rs->names, cmp_name);
     size_t nl = 0;
     for (size_t j = 0; j < k; j++)
-        nl += recover_map_find(&x->map, rs->names[j], strlen(rs->names[j]))->nleases;
+        nl += recover_map_find(m, rs->names[j], strlen(rs->names[j]))->nleases;
     if (nl && !(rs->leases = calloc(nl, sizeof *rs->leases)))
         return -1;
     for (size_t j = 0; j < k; j++) {
-        rent *e = recover_map_find(&x->map, rs->names[j], strlen(rs->names[j]));
+        rent *e = recover_map_find(m, rs->names[j], strlen(rs->names[j]));
         rs->lists[j] = e->l;
         rs->def_ids[j] = e->def_id;
         e->l = NULL;
@@ -455,6 +344,11 @@ static int hand_over(replay *x)
         rs->nleases += e->nleases;
     }
     return 0;
+}
+
+int recover_hand_over(recover_map *map, rkeys *keys, recover_state *rs)
+{
+    return hand_over(map, rs) == 0 && rkeys_hand_over(keys, rs) == 0 ? 0 : -1;
 }
 
 /* ---- the run --------------------------------------------------------------------------- */
@@ -557,7 +451,7 @@ static int replay_logs(replay *x, size_t base, size_t top)
     rc = find_definitions(x) == 0 && each_record(x, apply_record) == 0 &&
          replay_keys(x) == 0 ? 0 : -1;
     x->logs -= base;
-    if (rc == 0 && (hand_over(x) != 0 || rkeys_hand_over(x->keys, rs) != 0)) {
+    if (rc == 0 && !x->keep && recover_hand_over(&x->map, x->keys, rs) != 0) {
         buf_puts(x->err, "out of memory");
         rc = -1;
     }
@@ -575,41 +469,59 @@ static void note_last_snapshot(const replay *x, recover_state *rs)
             rs->last_snap_n = (uint32_t)rs->refs[i];
 }
 
-int recover_run(int dirfd, recover_state *rs, FILE *report, buf *err)
+/* recover_run's work; with x->keep (recover_replay) the state stays in x's map and keys. */
+static int run(replay *x)
 {
-    replay x = {.dirfd = dirfd, .rs = rs, .report = report, .err = err};
+    recover_state *rs = x->rs;
+    buf *err = x->err;
     int rc = -1;
     size_t ngens = 0, top, base;
     memset(rs, 0, sizeof *rs);
-    if (list_files(&x) != 0)
+    if (list_files(x) != 0)
         goto cleanup;
-    ngens = x.ngens;
-    x.logs = calloc(ngens ? ngens : 1, sizeof *x.logs);
-    if (!x.logs) {
+    ngens = x->ngens;
+    x->logs = calloc(ngens ? ngens : 1, sizeof *x->logs);
+    if (!x->logs) {
         buf_puts(err, "out of memory");
         goto cleanup;
     }
-    if (scan_logs(&x, ngens, &top, &base) != 0)
+    if (scan_logs(x, ngens, &top, &base) != 0)
         goto cleanup;
     if (top == 0) {              /* nothing yet: a new history */
-        rc = hand_over(&x);
+        rc = x->keep ? 0 : hand_over(&x->map, rs);
         goto cleanup;
     }
     if (base == ngens) {
-        fail(&x, x.logs[0].name, 0, "the history is incomplete: no log from here on holds a "
+        fail(x, x->logs[0].name, 0, "the history is incomplete: no log from here on holds a "
              "finished compaction, so the logs before it are missing", 0, 0);
         goto cleanup;
     }
-    rc = replay_logs(&x, base, top);
-    note_last_snapshot(&x, rs);
+    rc = replay_logs(x, base, top);
+    note_last_snapshot(x, rs);
 cleanup:
-    for (size_t i = 0; x.logs && i < ngens; i++)
-        wal_unmap(x.logs[i].p, x.logs[i].len);
-    free(x.logs);
-    free(x.gens);
-    free(x.snaps);
+    for (size_t i = 0; x->logs && i < ngens; i++)
+        wal_unmap(x->logs[i].p, x->logs[i].len);
+    free(x->logs);
+    free(x->gens);
+    free(x->snaps);
+    return rc;
+}
+
+int recover_run(int dirfd, recover_state *rs, FILE *report, buf *err)
+{
+    replay x = {.dirfd = dirfd, .rs = rs, .report = report, .err = err};
+    int rc = run(&x);
     recover_map_free(&x.map);
     rkeys_free(x.keys);
+    return rc;
+}
+
+int recover_replay(int dirfd, recover_state *rs, recover_map *map, rkeys **keys, buf *err)
+{
+    replay x = {.dirfd = dirfd, .rs = rs, .err = err, .keep = 1};
+    int rc = run(&x);
+    *map = x.map;
+    *keys = x.keys;
     return rc;
 }
 

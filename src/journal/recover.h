@@ -87,6 +87,19 @@ typedef struct recover_state {
  * cutting the history there would be a repair). Release rs with recover_free. */
 int recover_run(int dirfd, recover_state *rs, FILE *report, buf *err);
 
+struct recover_map;
+struct rkeys;
+/* recover_run for a standby (journal_standby.c): the lists with their leases, and the
+ * keys, stay in *map and *keys (the caller's after the call, even on failure; free them
+ * with recover_map_free and rkeys_free) instead of going into rs, which gets the rest. */
+int recover_replay(int dirfd, recover_state *rs, struct recover_map *map,
+                   struct rkeys **keys, buf *err);
+
+/* Moves map's lists (their entries stay, without a list) with their leases, and keys'
+ * keys, into rs, sorted by name, as recover_run hands them over. Returns 0, or -1 on
+ * ENOMEM (what was moved is rs's, freed by recover_free). */
+int recover_hand_over(struct recover_map *map, struct rkeys *keys, recover_state *rs);
+
 /* Frees what rs still owns. */
 void recover_free(recover_state *rs);
 

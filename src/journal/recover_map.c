@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* recover_map.c - the replay's lists by name and their open leases by (list, id), so that
- * each record finds what it changes at once, among a million. */
+ * each record finds what it changes at once, among a million; a list record applied to
+ * them (the same rules for a start's replay and a standby's records as they come). */
 #include "recover_map.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/hash.h"
+#include "wal.h"
 
 /* ---- names to lists --------------------------------------------------------------------- */
 
@@ -146,4 +149,128 @@ void recover_map_free(recover_map *m)
     free(m->b);
     m->b = NULL;
     m->nb = m->n = 0;
+}
+
+/* ---- a list record applied ------------------------------------------------------------- */
+
+/* A TAKE: positions one after the other, each in the list as left by the last. */
+static int apply_take(const wal_rec *r, list *l, char *why, size_t wl)
+{
+    const uint8_t *p = r->data, *end = r->data + r->data_len;
+    for (uint64_t i = 0; i < r->n; i++) {
+        uint64_t pos;
+        if (wal_get_varint(&p, end, &pos) != 0)
+            return snprintf(why, wl, "malformed positions"), RECOVER_BAD;
+        if (!l || pos >= list_length(l)) {
+            snprintf(why, wl, "takes line %llu of a list of %zu lines",
+                     (unsigned long long)pos, l ? list_length(l) : 0);
+            return RECOVER_BAD;
+        }
+        if ((r->flag ? list_move_to_back(l, (size_t)pos) : list_remove(l, (size_t)pos)) != 0)
+            return RECOVER_NOMEM;
+    }
+    return p == end ? 0 : (snprintf(why, wl, "malformed positions"), RECOVER_BAD);
+}
+
+/* A LEASE or an OWN (a line on loan, to an owner for OWN: its TAKE came before), a RENEW
+ * (a new deadline; a lease unknown has been settled) or a SETTLE (ACK forgets the lease;
+ * RELEASE also puts its line back at the head, even if the lease is unknown). */
+static int apply_lease(recover_map *m, const wal_rec *r, rent *e)
+{
+    rlease *known = recover_lease_find(m, e, r->id);
+    if (r->type == WAL_RENEW) {
+        if (known)
+            known->until = (int64_t)r->n;
+        return 0;
+    }
+    if (r->type == WAL_LEASE || r->type == WAL_OWN) {
+        if (known)
+            return 0;               /* carried again by a compaction */
+        rlease *l = malloc(sizeof *l + r->data_len + r->owner_len + 1);
+        if (!l)
+            return RECOVER_NOMEM;
+        l->id = r->id;
+        l->until = (int64_t)r->n;
+        l->len = r->data_len;
+        l->who_len = r->owner_len;
+        memcpy(l->line, r->data, r->data_len);
+        if (r->owner_len)
+            memcpy(l->line + r->data_len, r->owner, r->owner_len);
+        if (recover_lease_add(m, e, l) != 0) {
+            free(l);
+            return RECOVER_NOMEM;
+        }
+        return 0;
+    }
+    if (known)
+        recover_lease_remove(m, e, known);
+    if (r->flag) {
+        if (!e->l && !(e->l = list_create()))
+            return RECOVER_NOMEM;
+        if (list_push_front(e->l, (const char *)r->data, r->data_len) != 0)
+            return RECOVER_NOMEM;
+    }
+    return 0;
+}
+
+int recover_map_apply(recover_map *m, rent *e, const wal_rec *r, list *def, char *why,
+                      size_t wl)
+{
+    list *fresh = NULL;
+    const char *cwhy = "out of memory";
+    if (r->type == WAL_DROP) {  /* its defining record or not: the list is gone */
+        list_free(def);
+        list_free(e->l);        /* nothing of it is handed over unless it comes back */
+        e->l = NULL;
+        recover_drop_leases(m, e);
+        return 0;
+    } else if (def) {
+        fresh = def;
+    } else if (r->type == WAL_REPLACE || r->type == WAL_SNAPSHOT) {
+        return 0;               /* not its list's definition: the state holds it already */
+    } else if (r->type == WAL_RESET ||
+               ((r->type == WAL_PUSH || r->type == WAL_PUSH_MANY) && !e->l)) {
+        /* RESET empties a list and keeps its columns, as the store does. */
+        if (!(fresh = list_create()) ||
+            (r->type == WAL_RESET && e->l && list_copy_columns(fresh, e->l) != 0)) {
+            list_free(fresh);
+            return RECOVER_NOMEM;
+        }
+    }
+    if (fresh) {
+        list_free(e->l);
+        e->l = fresh;
+        if (r->type != WAL_PUSH && r->type != WAL_PUSH_MANY)
+            recover_drop_leases(m, e);
+    }
+    if (r->type == WAL_LEASE || r->type == WAL_SETTLE || r->type == WAL_OWN ||
+        r->type == WAL_RENEW)
+        return apply_lease(m, r, e);
+    if (r->type == WAL_COLUMNS) {
+        /* The columns of the list its REPLACE or SNAPSHOT just defined. One after the
+         * SNAPSHOT of a compaction left unfinished names the columns the list had then,
+         * which replay has reached too: setting them again changes nothing. */
+        if (!e->l && !(e->l = list_create()))
+            return RECOVER_NOMEM;
+        if (wal_columns_apply(r, e->l, &cwhy) != 0)
+            return snprintf(why, wl, "%s", cwhy), RECOVER_BAD;
+        return 0;
+    }
+    if (r->type == WAL_PUSH) {
+        const char *s = (const char *)r->data;
+        if ((r->flag ? list_push_back(e->l, s, r->data_len)
+                     : list_push_front(e->l, s, r->data_len)) != 0)
+            return RECOVER_NOMEM;
+    } else if (r->type == WAL_PUSH_MANY) {
+        /* wal_decode checked that the count and the lines agree. */
+        const uint8_t *p = r->data, *end = r->data + r->data_len;
+        const char *s;
+        size_t len;
+        while (wal_next_line(&p, end, &s, &len) == 1)
+            if ((r->flag ? list_push_back(e->l, s, len) : list_push_front(e->l, s, len)) != 0)
+                return RECOVER_NOMEM;
+    } else if (r->type == WAL_TAKE) {
+        return apply_take(r, e->l, why, wl);
+    }
+    return 0;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* recover_map.h - the replay's lists by name and their open leases by (list, id). Private
- * to journal/ (recover.c). */
+/* recover_map.h - the replay's lists by name and their open leases by (list, id), and a
+ * list record applied to them. Private to journal/ (recover.c, journal_standby.c). */
 #ifndef STSD_RECOVER_MAP_H
 #define STSD_RECOVER_MAP_H
 
@@ -31,6 +31,8 @@ typedef struct rent {
     size_t def_log;        /* 1 + index of the log of its defining record; 0: none */
     size_t def_off;
     uint64_t def_id;       /* its snapshot file (0: none) */
+    uint64_t snap_id;      /* a standby's: the SNAPSHOT record's file that defines it */
+    uint32_t snap_gen;     /* once that log's COMPACT_DONE comes (0: none pending) */
     size_t name_len;
     char name[];
 } rent;
@@ -55,6 +57,18 @@ int recover_lease_add(recover_map *m, rent *e, rlease *l);
 void recover_lease_remove(recover_map *m, rent *e, rlease *l);
 /* Forgets e's leases (RESET, INITFILE, a snapshot that carries them again). */
 void recover_drop_leases(recover_map *m, rent *e);
+
+/* What recover_map_apply found. */
+enum { RECOVER_BAD = -1, RECOVER_NOMEM = -2 };
+
+struct wal_rec;
+/* Applies list record r (not a key's, COMPACT_DONE or NOOP) to e, by the rules of
+ * recover.h for a record at or after e's defining one: def is the list r defines when r
+ * is that record (REPLACE, SNAPSHOT: loaded by the caller; e takes it, or it is freed),
+ * NULL otherwise (a REPLACE or SNAPSHOT then changes nothing). Returns 0, RECOVER_BAD with
+ * the reason in why[0..wl) (the record does not fit the state), or RECOVER_NOMEM. */
+int recover_map_apply(recover_map *m, rent *e, const struct wal_rec *r, list *def,
+                      char *why, size_t wl);
 
 /* Frees every entry, its list and its leases. */
 void recover_map_free(recover_map *m);

@@ -819,6 +819,130 @@ def test_leases_and_once_survive_failover(T):
     check(L.wait_follower(15) is not None, "node %d not back as a follower" % L.id)
 
 
+# ---- 6b ----------------------------------------------------------------------------------
+
+def observe(node, names):
+    """What node answers of lists names and of the keys: STATUS (names, lines, leases),
+    every line in order, LEASES and COLUMNS of each list, KEYS, the runs by name."""
+    a = ok_answer(node, "STATUS", {"FORMAT": "JSON"})
+    status = sorted((x["name"], x["lines"], x["leased"]) for x in json.loads(a[2])["lists"])
+    lists = {}
+    for name in names:
+        st, h, b = node.req("LEASES", {"FILENAME": name})
+        lists[name] = (peek_all(node, name) if is_ok(b) else None, body_text(b),
+                       body_text(node.req("COLUMNS", {"FILENAME": name})[2]))
+    a = ok_answer(node, "KEYS", {"FORMAT": "JSON"})
+    keys = sorted((k["name"], k["value"], k["version"]) for k in json.loads(a[2])["keys"]
+                  if k["name"] != "ttl")
+    a = ok_answer(node, "RUNS", {"FORMAT": "JSON"})
+    runs = sorted(r["name"] for r in json.loads(a[2])["runs"])
+    return status, lists, keys, runs
+
+
+def test_standby_serves_from_memory(T):
+    """Changes of every kind on a list of 200k lines and beside it, then kill -9 of the
+    leader: the new leader answers every list and key as the old one did, and took its
+    state from memory (the hot standby), not from its directory."""
+    cl = T.cluster()
+    L = leader_of(cl)
+    big = "".join("line-%06d\n" % i for i in range(200000))
+    hdr = "id,kind\n" + "".join("r%d,%s\n" % (i, "ab"[i % 2]) for i in range(50))
+    for n in cl.nodes:
+        write_file(n, "big.csv", big)
+        write_file(n, "hdr.csv", hdr)
+        write_file(n, "small.csv", "s1\ns2\ns3\n")
+    a = ok_answer(L, "INITFILE", {"FILENAME": "big.csv"})
+    check(body_text(a[2]) == b"200000", "INITFILE big.csv: %s" % show(a))
+    ok_answer(L, "INITFILE", {"FILENAME": "hdr.csv", "HEADER": "TRUE"})
+    ok_answer(L, "INITFILE", {"FILENAME": "small.csv"})
+    rnd = random.Random(40)
+    for i in range(300):
+        ok_answer(L, "ADD", {"FILENAME": "big.csv", "LINE": "add-%d" % i,
+                             "ADD_MODE": "LAST" if i % 2 else "FIRST"})
+        ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "FALSE",
+                              "READ_MODE": rnd.choice(["FIRST", "LAST", "RANDOM"])})
+        if i % 10 == 0:
+            ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "TRUE"})
+    leases = [ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "FALSE", "LEASE": 300})
+              [1].get("x-sts-lease") for _ in range(6)]
+    ok_answer(L, "ACK", {"FILENAME": "big.csv", "LEASE": leases[0]})
+    ok_answer(L, "ACK", {"FILENAME": "big.csv", "LEASE": leases[1]})
+    ok_answer(L, "RELEASE", {"FILENAME": "big.csv", "LEASE": leases[2]})
+    ok_answer(L, "RELEASE", {"FILENAME": "big.csv", "LEASE": leases[3]})
+    ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "FALSE", "OWNER": "alice", "LEASE": 300})
+    ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "FALSE", "OWNER": "alice", "LEASE": 200})
+    ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "FALSE", "OWNER": "bob", "LEASE": 300})
+    ok_answer(L, "ACK", {"FILENAME": "big.csv", "OWNER": "bob"})
+    ok_answer(L, "ADDMULTI", {"FILENAME": "multi.csv", "LINES": "m1\nm2\nm3", "ADD_MODE": "LAST"})
+    ok_answer(L, "ADDMULTI", {"FILENAME": "big.csv", "LINES": "b1\nb2", "ADD_MODE": "FIRST"})
+    ok_answer(L, "ADD", {"FILENAME": "gone.csv", "LINE": "g"})
+    ok_answer(L, "READ", {"FILENAME": "gone.csv", "KEEP": "FALSE", "LEASE": 300})
+    ok_answer(L, "DROP", {"FILENAME": "gone.csv"})
+    ok_answer(L, "ADD", {"FILENAME": "back.csv", "LINE": "old"})
+    ok_answer(L, "DROP", {"FILENAME": "back.csv"})
+    ok_answer(L, "ADD", {"FILENAME": "back.csv", "LINE": "new"})
+    for x in ("r1", "r2", "r3"):
+        ok_answer(L, "ADD", {"FILENAME": "reset.csv", "LINE": x})
+    ok_answer(L, "RESET", {"FILENAME": "reset.csv"})
+    ok_answer(L, "ADD", {"FILENAME": "reset.csv", "LINE": "after"})
+    ok_answer(L, "RESET", {"FILENAME": "hdr.csv"})
+    ok_answer(L, "ADD", {"FILENAME": "hdr.csv", "LINE": "z,b"})
+    ok_answer(L, "READ", {"FILENAME": "small.csv", "KEEP": "FALSE", "LEASE": 300})
+    ok_answer(L, "ADD", {"FILENAME": "small.csv", "LINE": "s4"})
+    ok_answer(L, "INITFILE", {"FILENAME": "small.csv"})
+    for cmd, p in [("SET", {"NAME": "a", "VALUE": "1"}), ("SET", {"NAME": "b", "VALUE": "2",
+                                                                 "TTL": 300}),
+                   ("INCR", {"NAME": "c", "BY": 5}), ("INCR", {"NAME": "c", "BY": -2}),
+                   ("DEL", {"NAME": "a"}), ("SET", {"NAME": "d", "VALUE": "x"}),
+                   ("EXPIRE", {"NAME": "d", "TTL": 300}), ("SET", {"NAME": "e", "VALUE": "y"}),
+                   ("SET", {"NAME": "e", "VALUE": "z"}), ("SET", {"NAME": "ttl", "VALUE": "t",
+                                                                   "TTL": 4})]:
+        ok_answer(L, cmd, p)
+    set_at = time.time()
+    sem = ok_answer(L, "INCR", {"NAME": "sem", "BY": 1, "MAX": 1, "LEASE": 300})[1].get(
+        "x-sts-lease")
+    sem2 = ok_answer(L, "INCR", {"NAME": "sem2", "BY": 3, "LEASE": 300})[1].get("x-sts-lease")
+    ok_answer(L, "ACK", {"NAME": "sem2", "LEASE": sem2})
+    ok_answer(L, "ONCE", {"NAME": "o1", "LEASE": 300})
+    run2 = ok_answer(L, "ONCE", {"NAME": "o2", "LEASE": 300})[1].get("x-sts-lease")
+    ok_answer(L, "DONE", {"NAME": "o2", "LEASE": run2, "VALUE": "built"})
+    names = ["big.csv", "hdr.csv", "small.csv", "multi.csv", "gone.csv", "back.csv",
+             "reset.csv"]
+    before = observe(L, names)
+    check(before[1]["gone.csv"][0] is None, "gone.csv still answers after DROP")
+    check(len(before[1]["big.csv"][0]) > 199000, "big.csv has %d lines" %
+          len(before[1]["big.csv"][0]))
+    time.sleep(1.0)             # every node applies what the reads above saw committed
+    L.kill()
+    M = leader_of(cl, 10, among=cl.others(L))
+    after = observe(M, names)
+    for what, x, y in zip(("STATUS", "lists", "KEYS", "RUNS"), before, after):
+        if what == "lists":
+            for name in names:
+                check(x[name] == y[name], "list %s: the new leader answers %r... (%s lines), "
+                      "the old one answered %r... (%s lines)" %
+                      (name, y[name][1:], y[name][0] and len(y[name][0]), x[name][1:],
+                       x[name][0] and len(x[name][0])))
+        check(x == y, "%s differs: before %r, after %r" % (what, x, y))
+    with open(M.log, "rb") as f:
+        log = f.read()
+    check(b"taken from memory" in log and b"from the state directory" not in log,
+          "node %d's log does not say it took its state from memory:\n%s" % (M.id, M.tail(20)))
+    # The state behaves, too: leases, counter leases, runs and TTLs go on.
+    a = M.req("INCR", {"NAME": "sem", "BY": 1, "MAX": 1})
+    check(not is_ok(a[2]), "the semaphore's lease was lost: INCR answered %s" % show(a))
+    ok_answer(M, "RELEASE", {"NAME": "sem", "LEASE": sem})
+    ok_answer(M, "ACK", {"FILENAME": "big.csv", "LEASE": leases[4]})
+    ok_answer(M, "RELEASE", {"FILENAME": "big.csv", "LEASE": leases[5]})
+    a = M.req("ONCE", {"NAME": "o1", "TIMEOUT": 0})
+    check(b"still in progress" in a[2], "ONCE o1 on the new leader: %s" % show(a))
+    while time.time() < set_at + 6:
+        time.sleep(0.2)
+    a = ok_answer(M, "KEYS", {"FORMAT": "JSON"})
+    check("ttl" not in [k["name"] for k in json.loads(a[2])["keys"]],
+          "the key with TTL=4 outlived its deadline on the new leader: %s" % show(a))
+
+
 # ---- 7 -----------------------------------------------------------------------------------
 
 def test_save_writes_on_all_three(T):
@@ -1310,6 +1434,7 @@ TESTS = [
     (test_restarted_node_catches_up_from_snapshot, 120),
     (test_paused_leader, 60),
     (test_leases_and_once_survive_failover, 40),
+    (test_standby_serves_from_memory, 90),
     (test_save_writes_on_all_three, 30),
     (test_rolling_restart, 90),
     (test_bad_cluster_configuration, 45),

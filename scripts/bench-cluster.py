@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """bench-cluster.py - what replicas cost and how fast they fail over, three nodes on
 this machine (docs/benchmarks.md, "Replicas"). Usage: scripts/bench-cluster.py STSD [KILLS]
+or, for failover alone with a list loaded: scripts/bench-cluster.py STSD KILLS LINES [CHANGES]
+(INITFILE of LINES lines, kills, then CHANGES ADD / READ KEEP=FALSE on it and kills again)
 
 1. failover: kill -9 of the leader, then the first OK ADD through a surviving node
    (KILLS times, 10 by default; the killed node restarts with its disk each time);
@@ -57,6 +59,66 @@ def failover(cl, kills):
         leader.start()
         time.sleep(1.5)         # back as a follower before the next kill
     return out
+
+
+def promotion_ms(node):
+    """How long node's last promotion took: from raft's "leads" to "serves", by its log."""
+    lead = serve = None
+    stamp = lambda ln: time.mktime(time.strptime(ln[:19], "%Y-%m-%d %H:%M:%S")) + float(ln[19:23])
+    with open(node.log, errors="replace") as f:
+        for ln in f:
+            if "; loading the state" in ln:
+                lead, serve = stamp(ln), None
+            elif "serves as the leader" in ln and lead is not None:
+                serve = stamp(ln)
+    return (serve - lead) * 1000 if lead is not None and serve is not None else float("nan")
+
+
+def changes(leader, name, n, conns=16):
+    """n changes on list name through leader: ADD and READ KEEP=FALSE in turn."""
+    import http.client
+    import threading
+
+    def client(k):
+        c = http.client.HTTPConnection("127.0.0.1", leader.http_port, timeout=10)
+        for i in range(k, n, conns):
+            path = ("/sts/ADD?FILENAME=%s&LINE=c%d" % (name, i) if i % 2 == 0
+                    else "/sts/READ?FILENAME=%s&KEEP=FALSE" % name)
+            c.request("GET", path)
+            c.getresponse().read()
+        c.close()
+    ts = [threading.Thread(target=client, args=(k,)) for k in range(conns)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+
+
+def failover_loaded(cl, kills, lines, nchanges):
+    leader = cl.leader(20)
+    with open(os.path.join(cl.work, "big.csv"), "w") as f:
+        f.write("".join("line-%07d\n" % i for i in range(lines)))
+    for n in cl.nodes:
+        shutil.copy(os.path.join(cl.work, "big.csv"), os.path.join(n.data, "big.csv"))
+    st, h, b = leader.req("INITFILE", {"FILENAME": "big.csv"}, timeout=120)
+    assert st == 200 and b.find(b"<title>OK") >= 0, b[:200]
+    for what, nch in (("", 0), (" after %d changes" % nchanges, nchanges)):
+        if nch:
+            t = time.time()
+            changes(cl.leader(20), "big.csv", nch)
+            print("  %d changes in %.1f s" % (nch, time.time() - t))
+        time.sleep(2)
+        f, p = [], []
+        for k in range(kills):
+            f += failover(cl, 1)
+            p.append(promotion_ms(cl.leader(20)))
+            time.sleep(3)       # the restarted node rebuilt before the next kill
+        print("failover with %d lines%s, %d kills: first OK ADD after the kill: median %.2f s, "
+              "all: %s; promotion (leads -> serves): %s ms" %
+              (lines, what, kills, statistics.median(f), " ".join("%.2f" % x for x in f),
+               " ".join("%.0f" % x for x in p)))
+        if not nchanges:
+            break
 
 
 def switchover(cl):
@@ -117,9 +179,25 @@ def main():
     kills = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     work = tempfile.mkdtemp(prefix="stsd-bench-cluster.")
     cl = Cluster(stsd, os.path.join(work, "cl")).start()
-    lp = None
     try:
         assert cl.leader(20), "no leader"
+        if len(sys.argv) > 3:
+            failover_loaded(cl, kills, int(sys.argv[3]),
+                            int(sys.argv[4]) if len(sys.argv) > 4 else 0)
+        else:
+            the_rest(cl, stsd, work, kills)
+    finally:
+        cl.stop()
+    if os.environ.get("KEEP"):
+        print("work directory kept:", work)
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def the_rest(cl, stsd, work, kills):
+    """Failover, switchover, the cost of a write and of a proxied read."""
+    lp = None
+    try:
         f = failover(cl, kills)
         print("failover (kill -9 of the leader -> first OK ADD through a survivor), %d kills: "
               "median %.2f s, max %.2f s, all: %s" % (kills, statistics.median(f), max(f),
@@ -152,14 +230,9 @@ def main():
               "directly %.0f/s: ratio %.2f (non-2xx: %d, %d)" %
               (rf, rl, rf / rl, sum(x[1] for x in via_f), sum(x[1] for x in via_l)))
     finally:
-        cl.stop()
         if lp:
             lp.terminate()
             lp.wait(10)
-    if os.environ.get("KEEP"):
-        print("work directory kept:", work)
-    else:
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

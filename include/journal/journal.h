@@ -239,8 +239,10 @@ int journal_mirror_dump(journal *j, void *(*alloc)(size_t), void **out, size_t *
 /* Replaces every file of the directory by those of an image from journal_mirror_dump.
  * Only while no store is loaded from j (a follower). Returns 0 or -1 (logged). */
 int journal_mirror_restore(journal *j, const void *img, size_t len);
-/* Leader now: loads the directory's state into st (empty), as a start would. Returns 0,
- * or -1 with the reason in err. */
+/* Leader now: puts the state into st (empty): the hot standby's, from memory, in time
+ * that grows with the lists, leases and keys; or, if there is none or it stopped
+ * following, the directory's, loaded as a start would. Returns 0, or -1 with the reason
+ * in err. */
 int journal_reload(journal *j, store *st, buf *err);
 /* Opens dir for a replica: its logs and snapshot files are removed first (they are a
  * copy of raft's state, written again from it). As journal_open otherwise. */

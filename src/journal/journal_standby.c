@@ -28,7 +28,6 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/thread.h"
-#include "recover_keys.h"
 #include "recover_map.h"
 #include "snapshot.h"
 #include "wal.h"

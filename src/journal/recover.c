@@ -12,7 +12,6 @@
 
 #include "base/log.h"
 #include "recover_map.h"
-#include "recover_keys.h"
 #include "snapshot.h"
 #include "wal.h"
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* recover_map.h - the replay's lists by name and their open leases by (list, id), and a
- * list record applied to them. Private to journal/ (recover.c, journal_standby.c). */
+/* recover_map.h - the replay's lists by name and their open leases by (list, id), a list
+ * record applied to them, and the keys: key records applied in log order, then handed
+ * over to the recovered state. Private to journal/ (recover.c, journal_standby.c). */
 #ifndef STSD_RECOVER_MAP_H
 #define STSD_RECOVER_MAP_H
 
@@ -8,6 +9,8 @@
 #include <stdint.h>
 
 #include "list/list.h"
+#include "recover.h"
+#include "wal.h"
 
 /* One open lease during the replay: in its list's chain (newest first) and in the
  * replay's table by (list, id), so that a SETTLE finds it at once among a million. */
@@ -61,16 +64,30 @@ void recover_drop_leases(recover_map *m, rent *e);
 /* What recover_map_apply found. */
 enum { RECOVER_BAD = -1, RECOVER_NOMEM = -2 };
 
-struct wal_rec;
 /* Applies list record r (not a key's, COMPACT_DONE or NOOP) to e, by the rules of
  * recover.h for a record at or after e's defining one: def is the list r defines when r
  * is that record (REPLACE, SNAPSHOT: loaded by the caller; e takes it, or it is freed),
  * NULL otherwise (a REPLACE or SNAPSHOT then changes nothing). Returns 0, RECOVER_BAD with
  * the reason in why[0..wl) (the record does not fit the state), or RECOVER_NOMEM. */
-int recover_map_apply(recover_map *m, rent *e, const struct wal_rec *r, list *def,
+int recover_map_apply(recover_map *m, rent *e, const wal_rec *r, list *def,
                       char *why, size_t wl);
 
 /* Frees every entry, its list and its leases. */
 void recover_map_free(recover_map *m);
+
+/* ---- the keys --------------------------------------------------------------------------- */
+
+typedef struct rkeys rkeys;
+
+/* Applies key record r (types WAL_KEY_*) to *m (made on first use). Returns 0, or -1 on
+ * ENOMEM. */
+int rkeys_apply(rkeys **m, const wal_rec *r);
+
+/* Moves the keys that exist and their open leases into rs (sorted by name). Returns 0,
+ * or -1 on ENOMEM (what was moved is rs's, freed by recover_free). */
+int rkeys_hand_over(rkeys *m, recover_state *rs);
+
+/* Frees m (NULL is fine). */
+void rkeys_free(rkeys *m);
 
 #endif

@@ -287,7 +287,8 @@ void journal_standby_push(journal_standby *sb, const void *data, size_t len, uin
         b->end = end;
         b->gen = gen;
         b->len = len;
-        memcpy(b->data, data, len);
+        if (len)                 /* len 0: only the count moves (a piece of no records) */
+            memcpy(b->data, data, len);
     }
     pthread_mutex_lock(&sb->mu);
     if (!b || sb->off) {
@@ -303,6 +304,14 @@ void journal_standby_push(journal_standby *sb, const void *data, size_t len, uin
         sb->tail = b;
         pthread_cond_broadcast(&sb->cv);
     }
+    pthread_mutex_unlock(&sb->mu);
+}
+
+void journal_standby_wait(journal_standby *sb)
+{
+    pthread_mutex_lock(&sb->mu);
+    while ((sb->head || sb->busy) && !sb->stop)
+        pthread_cond_wait(&sb->cv, &sb->mu);
     pthread_mutex_unlock(&sb->mu);
 }
 

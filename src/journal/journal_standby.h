@@ -20,10 +20,14 @@ journal_standby *journal_standby_new(int dirfd, const char *dir, uint64_t pos);
 
 /* A committed batch of another node's records (framed, data[0..len)), written into log
  * generation gen and ending at lsn end: copied and queued for the standby's thread, which
- * applies batches in the order given. Called by one thread (raft's). On ENOMEM the
- * standby stops following (logged). */
+ * applies batches in the order given (len 0: none, the lsn moves to end). Called by one
+ * thread (raft's). On ENOMEM the standby stops following (logged). */
 void journal_standby_push(journal_standby *sb, const void *data, size_t len, uint64_t end,
                           uint32_t gen);
+
+/* Waits until every batch queued is applied: before files the batches may need are
+ * removed (old logs' snapshot files, once a compaction is done). */
+void journal_standby_wait(journal_standby *sb);
 
 /* The directory was replaced (raft's snapshot restored) and holds the state at lsn pos:
  * drops what is queued and the state, and replays the directory into memory, in the

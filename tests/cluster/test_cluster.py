@@ -833,7 +833,7 @@ def observe(node, names):
                        body_text(node.req("COLUMNS", {"FILENAME": name})[2]))
     a = ok_answer(node, "KEYS", {"FORMAT": "JSON"})
     keys = sorted((k["name"], k["value"], k["version"]) for k in json.loads(a[2])["keys"]
-                  if k["name"] != "ttl")
+                  if k["name"] not in ("ttl", "make-leader"))
     a = ok_answer(node, "RUNS", {"FORMAT": "JSON"})
     runs = sorted(r["name"] for r in json.loads(a[2])["runs"])
     return status, lists, keys, runs
@@ -842,8 +842,10 @@ def observe(node, names):
 def test_standby_serves_from_memory(T):
     """Changes of every kind on a list of 200k lines and beside it, then kill -9 of the
     leader: the new leader answers every list and key as the old one did, and took its
-    state from memory (the hot standby), not from its directory."""
-    cl = T.cluster()
+    state from memory (the hot standby), not from its directory. Then the old leader comes
+    back (raft restores a snapshot: its standby is built from the directory) and is made
+    the leader: the same again."""
+    cl = T.cluster(extra=["-Dstsd.cluster.snapshotEntries=64"])
     L = leader_of(cl)
     big = "".join("line-%06d\n" % i for i in range(200000))
     hdr = "id,kind\n" + "".join("r%d,%s\n" % (i, "ab"[i % 2]) for i in range(50))
@@ -941,6 +943,25 @@ def test_standby_serves_from_memory(T):
     a = ok_answer(M, "KEYS", {"FORMAT": "JSON"})
     check("ttl" not in [k["name"] for k in json.loads(a[2])["keys"]],
           "the key with TTL=4 outlived its deadline on the new leader: %s" % show(a))
+    # The old leader back: its standby is built from the snapshot raft restores.
+    mark = os.path.getsize(L.log)
+    L.start()
+    check(L.wait_follower(15) is not None, "node %d not back as a follower" % L.id)
+    ok_answer(M, "ADD", {"FILENAME": "back.csv", "LINE": "later"})
+    ok_answer(M, "READ", {"FILENAME": "big.csv", "KEEP": "FALSE"})
+    before = observe(M, names)
+    time.sleep(1.0)
+    make_leader(cl, L)
+    after = observe(L, names)
+    for what, x, y in zip(("STATUS", "lists", "KEYS", "RUNS"), before, after):
+        check(x == y, "%s differs after the second promotion (node %d)" % (what, L.id))
+    with open(L.log, "rb") as f:
+        f.seek(mark)
+        log = f.read()
+    check(b"standby built from" in log and b"taken from memory" in log and
+          b"from the state directory" not in log,
+          "node %d, back from a snapshot, did not lead from its standby:\n%s" %
+          (L.id, L.tail(20)))
 
 
 # ---- 7 -----------------------------------------------------------------------------------

@@ -246,6 +246,9 @@ int journal_mirror_tidy(journal *j, int own, uint32_t gen, const void *keep, siz
     tidy_list t = {gen, keep, len / 8, NULL, 0, 0};
     size_t gone = 0;
     int rc = 0;
+    /* Hot standby: the batches it still has to apply may load files removed here. */
+    if (j->standby)
+        journal_standby_wait(j->standby);
     pthread_mutex_lock(&j->mu);
     if (!own && j->leading) {
         rc = deposed_locked(j);

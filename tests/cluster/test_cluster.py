@@ -840,12 +840,14 @@ def observe(node, names):
 
 
 def test_standby_serves_from_memory(T):
-    """Changes of every kind on a list of 200k lines and beside it, then kill -9 of the
-    leader: the new leader answers every list and key as the old one did, and took its
-    state from memory (the hot standby), not from its directory. Then the old leader comes
+    """Changes of every kind on a list of 200k lines and beside it, a compaction through
+    the cluster among them, then kill -9 of the leader: the new leader answers every list
+    and key as the old one did, and took its state from memory (the hot standby), not from
+    its directory. Then the old leader comes
     back (raft restores a snapshot: its standby is built from the directory) and is made
     the leader: the same again."""
-    cl = T.cluster(extra=["-Dstsd.cluster.snapshotEntries=64"])
+    cl = T.cluster(extra=["-Dstsd.cluster.snapshotEntries=64",
+                          "-Dstsd.cluster.compactBytes=64K"])
     L = leader_of(cl)
     big = "".join("line-%06d\n" % i for i in range(200000))
     hdr = "id,kind\n" + "".join("r%d,%s\n" % (i, "ab"[i % 2]) for i in range(50))
@@ -865,6 +867,17 @@ def test_standby_serves_from_memory(T):
                               "READ_MODE": rnd.choice(["FIRST", "LAST", "RANDOM"])})
         if i % 10 == 0:
             ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "TRUE"})
+    # Log enough for a compaction through the cluster (compactBytes 64K): its new log
+    # generation, SNAPSHOT records, COMPACT_DONE and tidying reach the standbys too.
+    for i in range(15):
+        ok_answer(L, "ADDMULTI", {"FILENAME": "pad.csv", "LINES": "\n".join(
+            "%s-%d-%d" % ("p" * 100, i, k) for k in range(50))})
+    deadline = time.time() + 30
+    while time.time() < deadline and not all(
+            b"compaction into generation" in open(n.log, "rb").read() for n in cl.nodes):
+        time.sleep(0.2)
+    check(all(b"compaction into generation" in open(n.log, "rb").read() for n in cl.nodes),
+          "no compaction through the cluster within 30 s")
     leases = [ok_answer(L, "READ", {"FILENAME": "big.csv", "KEEP": "FALSE", "LEASE": 300})
               [1].get("x-sts-lease") for _ in range(6)]
     ok_answer(L, "ACK", {"FILENAME": "big.csv", "LEASE": leases[0]})
@@ -909,7 +922,7 @@ def test_standby_serves_from_memory(T):
     run2 = ok_answer(L, "ONCE", {"NAME": "o2", "LEASE": 300})[1].get("x-sts-lease")
     ok_answer(L, "DONE", {"NAME": "o2", "LEASE": run2, "VALUE": "built"})
     names = ["big.csv", "hdr.csv", "small.csv", "multi.csv", "gone.csv", "back.csv",
-             "reset.csv"]
+             "reset.csv", "pad.csv"]
     before = observe(L, names)
     check(before[1]["gone.csv"][0] is None, "gone.csv still answers after DROP")
     check(len(before[1]["big.csv"][0]) > 199000, "big.csv has %d lines" %

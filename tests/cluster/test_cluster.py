@@ -625,6 +625,20 @@ def snapshots(node):
         return []
 
 
+def catch_up(node, index, seconds, leader=None):
+    """Waits until node has applied index; fails after seconds."""
+    end = time.time() + seconds
+    info = None
+    while time.time() < end:
+        info = node.info()
+        if info and info.get("applied_index", 0) >= index:
+            return info
+        time.sleep(0.1)
+    check(False, "node %d did not catch up to index %d in %d s: %r%s" %
+          (node.id, index, seconds, info,
+           "; the leader: %r" % (leader.info(),) if leader else ""))
+
+
 def test_restarted_node_catches_up_from_snapshot(T):
     cl = T.cluster()
     L = leader_of(cl)
@@ -678,15 +692,7 @@ def test_restarted_node_catches_up_from_snapshot(T):
     check(snapshots(A) == [], "node %d had a snapshot before its restart" % A.id)
     commit = L.info()["commit_index"]
     A.start()
-    end = time.time() + 30
-    info = None
-    while time.time() < end:
-        info = A.info()
-        if info and info.get("applied_index", 0) >= commit:
-            break
-        time.sleep(0.1)
-    check(info and info.get("applied_index", 0) >= commit,
-          "node %d did not catch up to index %d in 30 s: %r" % (A.id, commit, info))
+    catch_up(A, commit, 30)
     check(snapshots(A), "node %d caught up without a snapshot (raft dir: %r)" %
           (A.id, os.listdir(os.path.join(A.state, "raft"))))
     T.note("node %d caught up to %d; its snapshots: %s" % (A.id, commit, snapshots(A)))
@@ -1375,16 +1381,7 @@ def test_compaction_bounds_directories(T):
     check(L.wait_follower(20) is not None, "node %d not back as a follower" % L.id)
     commit = M.info()["commit_index"]
     # A sanitizer build on a busy machine takes its time to install the snapshot.
-    end = time.time() + 60
-    info = None
-    while time.time() < end:
-        info = L.info()
-        if info and info.get("applied_index", 0) >= commit:
-            break
-        time.sleep(0.1)
-    check(info and info.get("applied_index", 0) >= commit,
-          "node %d did not catch up to index %d in 60 s: %r; the leader: %r" %
-          (L.id, commit, info, M.info()))
+    catch_up(L, commit, 60, M)
     check(snapshots(L), "node %d caught up without a snapshot" % L.id)
     got = state_files(L)
     check(sum(got.values()) < 450000, "node %d restored %d bytes: %r" % (L.id, sum(got.values()),

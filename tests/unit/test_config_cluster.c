@@ -74,6 +74,18 @@ static void set_fails(config *c, const char *key, const char *value, const char 
     buf_free(&err);
 }
 
+/* Each of the n values in bad refused as set_fails says, with the message "KEY: "VALUE"
+ * " followed by want. */
+static void set_fails_each(config *c, const char *key, const char *const *bad, size_t n,
+                           const char *want)
+{
+    for (size_t i = 0; i < n; i++) {
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s: \"%s\" %s", key, bad[i], want);
+        set_fails(c, key, bad[i], msg);
+    }
+}
+
 /* A config with every default and a dataset directory that exists, for config_validate. */
 static void fresh(config *c)
 {
@@ -154,12 +166,8 @@ static void test_self_timeout_forward_dir(void **state)
     set_ok(&c, "stsd.cluster.self", " 3 ");
     assert_int_equal(c.cluster_self, 3);
     const char *bad_self[] = {"10", "-1", "+1", "x", "", "1.0", "0x1"};
-    for (size_t i = 0; i < sizeof bad_self / sizeof bad_self[0]; i++) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "stsd.cluster.self: \"%s\" is not an integer in 0..9",
-                 bad_self[i]);
-        set_fails(&c, "stsd.cluster.self", bad_self[i], msg);
-    }
+    set_fails_each(&c, "stsd.cluster.self", bad_self, sizeof bad_self / sizeof bad_self[0],
+                   "is not an integer in 0..9");
 
     set_ok(&c, "stsd.cluster.electionTimeout", "100");
     assert_int_equal(c.cluster_election_ms, 100);
@@ -169,12 +177,8 @@ static void test_self_timeout_forward_dir(void **state)
     assert_int_equal(c.cluster_election_ms, 250);
     /* Milliseconds as plain digits, as every number of ours: no unit, no fraction. */
     const char *bad_ms[] = {"99", "0", "60001", "1s", "1000ms", "1.5", "", "-100"};
-    for (size_t i = 0; i < sizeof bad_ms / sizeof bad_ms[0]; i++) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "stsd.cluster.electionTimeout: \"%s\" is not an integer in "
-                 "100..60000", bad_ms[i]);
-        set_fails(&c, "stsd.cluster.electionTimeout", bad_ms[i], msg);
-    }
+    set_fails_each(&c, "stsd.cluster.electionTimeout", bad_ms,
+                   sizeof bad_ms / sizeof bad_ms[0], "is not an integer in 100..60000");
 
     set_ok(&c, "stsd.cluster.forward", "redirect");
     assert_int_equal(c.cluster_redirect, 1);
@@ -194,23 +198,17 @@ static void test_self_timeout_forward_dir(void **state)
     set_ok(&c, "stsd.cluster.pipeline", "64");
     assert_int_equal(c.cluster_pipeline, 64);
     const char *bad_pipe[] = {"0", "65", "-1", "4.5", "", "four"};
-    for (size_t i = 0; i < sizeof bad_pipe / sizeof bad_pipe[0]; i++) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "stsd.cluster.pipeline: \"%s\" is not an integer in 1..64",
-                 bad_pipe[i]);
-        set_fails(&c, "stsd.cluster.pipeline", bad_pipe[i], msg);
-    }
+    set_fails_each(&c, "stsd.cluster.pipeline", bad_pipe,
+                   sizeof bad_pipe / sizeof bad_pipe[0], "is not an integer in 1..64");
     set_ok(&c, "stsd.cluster.compactBytes", "64K");
     assert_int_equal(c.cluster_compact_bytes, 65536);
     set_ok(&c, "stsd.cluster.compactBytes", "2G");
     assert_int_equal(c.cluster_compact_bytes, 2ull << 30);
     const char *bad_compact[] = {"65535", "1K", "0", "12x", "", "-64M", "1025G"};
-    for (size_t i = 0; i < sizeof bad_compact / sizeof bad_compact[0]; i++) {
-        char msg[160];
-        snprintf(msg, sizeof msg, "stsd.cluster.compactBytes: \"%s\" is not a size in "
-                 "64K..1024G bytes (digits with an optional K, M or G suffix)", bad_compact[i]);
-        set_fails(&c, "stsd.cluster.compactBytes", bad_compact[i], msg);
-    }
+    set_fails_each(&c, "stsd.cluster.compactBytes", bad_compact,
+                   sizeof bad_compact / sizeof bad_compact[0],
+                   "is not a size in 64K..1024G bytes (digits with an optional K, M or G "
+                   "suffix)");
 
     set_ok(&c, "stsd.cluster.dir", " /srv/stsd/raft ");
     assert_string_equal(c.cluster_dir, "/srv/stsd/raft");

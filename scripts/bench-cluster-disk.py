@@ -4,6 +4,7 @@
 test's history, three nodes on this machine (docs/benchmarks.md, "A cluster that runs for
 days"). Usage: scripts/bench-cluster-disk.py STSD [LINES] [CHANGES] [KILLS]
            scripts/bench-cluster-disk.py --soak STSD [MILLIONS] [LINES]
+           scripts/bench-cluster-disk.py --latency STSD
 
 1. failover with a small list: 100 lines, kill -9 of the leader, the first OK ADD through
    a survivor (KILLS times, 3 by default);
@@ -18,7 +19,12 @@ days"). Usage: scripts/bench-cluster-disk.py STSD [LINES] [CHANGES] [KILLS]
 --soak, by hand (docs/cluster.md): LINES lines (100,000), then MILLIONS (10) times a million
 changes the same way, with the default compactBytes and snapshotEntries; after each
 million, every node's state directory (journal and raft) and its compactions so far. The
-directories must stay flat once the first compactions are done."""
+directories must stay flat once the first compactions are done.
+
+--latency: one change at a time (2,000 ADDs in a row on one keep-alive connection, 3
+rounds) against a lone stsd with fsync=always and against the leader of three nodes: what
+a commit adds to a lone durable change (docs/benchmarks.md)."""
+import http.client
 import os
 import re
 import shutil
@@ -181,7 +187,44 @@ def soak(stsd, millions, lines):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def one_at_a_time(port, n=2000):
+    """Median and 99th percentile, in microseconds, of n ADDs one after the other."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    took = []
+    for i in range(n):
+        t = time.perf_counter()
+        conn.request("GET", "/sts/ADD?FILENAME=lat&LINE=l%d" % i)
+        r = conn.getresponse()
+        r.read()
+        took.append(time.perf_counter() - t)
+        assert r.status == 200
+    conn.close()
+    took.sort()
+    return statistics.median(took) * 1e6, took[int(0.99 * n)] * 1e6
+
+
+def latency(stsd):
+    work = tempfile.mkdtemp(prefix="stsd-bench-latency.")
+    lp, port, d = lone(stsd, work)
+    cl = Cluster(stsd, os.path.join(work, "cl")).start()
+    try:
+        L = cl.leader(20)
+        for k in range(3):
+            a, b = one_at_a_time(port), one_at_a_time(L.http_port)
+            print("round %d, ADD one at a time: lone fsync=always median %.0f us (p99 %.0f), "
+                  "the leader of three %.0f us (p99 %.0f)" % (k + 1, a[0], a[1], b[0], b[1]),
+                  flush=True)
+    finally:
+        cl.stop()
+        lp.terminate()
+        lp.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
+    if sys.argv[1] == "--latency":
+        latency(os.path.abspath(sys.argv[2]))
+        return
     if sys.argv[1] == "--soak":
         soak(os.path.abspath(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 10,
              int(sys.argv[4]) if len(sys.argv) > 4 else 100000)

@@ -25,6 +25,7 @@ directories must stay flat once the first compactions are done.
 rounds) against a lone stsd with fsync=always and against the leader of three nodes: what
 a commit adds to a lone durable change (docs/benchmarks.md)."""
 import http.client
+import importlib.util
 import os
 import re
 import shutil
@@ -39,6 +40,12 @@ import urllib.request
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "cluster"))
 from cluster import Cluster, Node, free_port  # noqa: E402
+
+# The failover loop is bench-cluster.py's (a file name with a dash: loaded by path).
+_spec = importlib.util.spec_from_file_location(
+    "bench_cluster", os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench-cluster.py"))
+bench_cluster = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_cluster)
 
 LUA = """
 local n, done, limit = 0, 0, tonumber(os.getenv("BENCH_PER_THREAD"))
@@ -87,36 +94,6 @@ def changes(url, n, work):
     if "requests in" not in out:
         raise SystemExit("wrk: %s %s" % (out, err))
     return int(answered(url) - base)
-
-
-def add_ok(node, name, line):
-    st, h, b = node.req("ADD", {"FILENAME": name, "LINE": line}, timeout=3)
-    return st == 200 and b.find(b"<title>OK") >= 0
-
-
-def failover(cl, kills):
-    out = []
-    for k in range(kills):
-        leader = cl.leader(30)
-        assert leader, "no leader"
-        rest = [n for n in cl.nodes if n is not leader]
-        leader.kill()
-        t0 = time.time()
-        t1 = None
-        i = 0
-        while time.time() - t0 < 30 and t1 is None:
-            n = rest[i % 2]
-            i += 1
-            if add_ok(n, "bench", "after-%d" % k):
-                t1 = time.time()
-            else:
-                time.sleep(0.01)
-        assert t1, "no OK ADD 30 s after the kill"
-        out.append(t1 - t0)
-        leader.start()
-        assert leader.wait_follower(60), "the killed node is not back"
-        time.sleep(1.0)
-    return out
 
 
 def add_node(cl, nid):
@@ -240,8 +217,8 @@ def main():
         try:
             L = small.leader(20)
             for i in range(100):
-                assert add_ok(L, "bench", "l%d" % i)
-            f_small = failover(small, kills)
+                assert bench_cluster.add_until_ok([L], "l%d" % i)
+            f_small = bench_cluster.failover(small, kills)
         finally:
             small.stop()
         cl = Cluster(stsd, os.path.join(work, "big")).start()
@@ -253,7 +230,7 @@ def main():
             t = time.time()
             done1 = changes(L.url, n, work)
             print("%d changes: %.1f s" % (done1, time.time() - t))
-            f_big = failover(cl, kills)
+            f_big = bench_cluster.failover(cl, kills)
             print("failover (kill -9 of the leader -> first OK ADD), %d kills: 100 lines: "
                   "median %.2f s (%s); %d lines and %d changes: median %.2f s (%s); ratio %.2f"
                   % (kills, statistics.median(f_small), " ".join("%.2f" % x for x in f_small),

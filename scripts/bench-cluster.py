@@ -57,7 +57,9 @@ def failover(cl, kills):
         assert t1, "no OK after the kill"
         out.append(t1 - t0)
         leader.start()
-        time.sleep(1.5)         # back as a follower before the next kill
+        # Back as a follower before the next kill (its standby rebuilt, with a big list).
+        assert leader.wait_follower(60), "node %d is not back" % leader.id
+        time.sleep(1.0)
     return out
 
 

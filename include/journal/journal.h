@@ -171,39 +171,35 @@ int journal_compact(journal *j, store *st);
 
 /* ---- Replicas (journal_mirror.c; the cluster room drives these) ------------------------ */
 
-/* What is shipped: a batch of framed records, a piece of a snapshot file (id, offset;
- * last: the file is whole), and a compaction's two steps: JOURNAL_GEN (id: the log
- * generation every later batch goes to) and JOURNAL_TIDY (id: the generation whose
- * COMPACT_DONE is committed; data: the snapshot ids of older generations still needed,
- * 8 bytes each, little-endian). ship blocks until the piece is committed by the cluster
- * and written here by journal_mirror_*, and returns 0, or -1 if it never will be known
- * to be (no longer the leader): the changes waiting are then answered "outcome unknown".
- * 3 and 4 are the cluster's own kinds. */
+/* What goes to the cluster. A batch of framed records goes through batch, up to
+ * inflight of them on their way at once (copied before batch returns): the cluster calls
+ * journal_shipped(j, upto, rc) once it is committed and written here, or lost, batches in
+ * the order proposed; batch returns 0, or -1 (nothing will be called). A compaction's two
+ * steps go through piece, which blocks until the piece is committed and written here by
+ * journal_mirror_*: JOURNAL_GEN (id: the log generation every later batch goes to) and
+ * JOURNAL_TIDY (id: the generation whose COMPACT_DONE is committed; data: the snapshot ids
+ * of older generations still needed, 8 bytes each, little-endian). Snapshot files
+ * (INITFILE's, a compaction's) go whole through file, before the record that names them,
+ * blocking until committed. piece and file return 0, or -1 if it never will be known to
+ * be (no longer the leader): the changes waiting are then answered "outcome unknown".
+ * JOURNAL_BATCH and JOURNAL_FILE name the others in the cluster's entries; 3 and 4 are
+ * the cluster's own kinds. */
 typedef enum journal_piece {
     JOURNAL_BATCH = 1, JOURNAL_FILE = 2, JOURNAL_GEN = 5, JOURNAL_TIDY = 6
 } journal_piece;
-typedef int (*journal_ship_fn)(void *ctx, journal_piece kind, uint64_t id, uint64_t off,
-                               int last, const void *data, size_t len);
+typedef struct journal_ship_hooks {
+    int (*piece)(void *ctx, journal_piece kind, uint64_t id, const void *data, size_t len);
+    int (*batch)(void *ctx, const void *data, size_t len, uint64_t upto);
+    int (*file)(void *ctx, uint64_t id, int fd, uint64_t size);
+    int inflight;           /* batches on their way at once, at least 1 */
+} journal_ship_hooks;
 
-/* INITFILE's snapshot file id (fd, size bytes, whole) to the cluster, before its record;
- * blocks until committed. Returns 0 or -1. */
-typedef int (*journal_ship_file_fn)(void *ctx, uint64_t id, int fd, uint64_t size);
-
-/* A batch of framed records (copied before this returns) proposed without waiting: the
- * cluster calls journal_shipped(j, upto, rc) once it is committed and written here, or
- * lost, batches in the order proposed. Returns 0, or -1 (nothing will be called). */
-typedef int (*journal_ship_batch_fn)(void *ctx, const void *data, size_t len, uint64_t upto);
-
-/* Makes j replicated: batches go through fn, INITFILE's files and a compaction's through
- * file (set before the first change, with policy always). Only the leader compacts, once
- * the directory's log outgrows journal_set_compact_threshold: its snapshot of every list
- * goes through the cluster like any change, so every node's directory is compacted at
- * the same place of the log, and raft's snapshots (images of it) stay as small. */
-void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file, void *ctx);
-/* Pipelined replication: the writer proposes batches through fn with up to inflight of
- * them not yet committed (1: each waits for the one before, as with journal_set_ship's
- * fn alone). NULL: none. */
-void journal_set_ship_batch(journal *j, journal_ship_batch_fn fn, int inflight);
+/* Makes j replicated through h (copied), or alone again with NULL (set before the first
+ * change, with policy always). Only the leader compacts, once the directory's log
+ * outgrows journal_set_compact_threshold: its snapshot of every list goes through the
+ * cluster like any change, so every node's directory is compacted at the same place of
+ * the log, and raft's snapshots (images of it) stay as small. */
+void journal_set_ship(journal *j, const journal_ship_hooks *h, void *ctx);
 /* From the cluster's thread: the batch that ends at lsn upto is committed and written
  * into the directory (rc 0), or its outcome will never be known here (rc -1: every wait
  * not answered yet fails, as a failed ship does). */

@@ -235,27 +235,26 @@ static void *hook_main(void *arg)
 
 /* ---- the other threads' side -------------------------------------------------------------- */
 
-/* The journal's hook for INITFILE's snapshot files. */
+/* The journal's hooks: snapshot files (INITFILE's, a compaction's) in pieces, a
+ * compaction's steps, and batches, several on their way at once (journal.h). */
 static int ship_file(void *ctx, uint64_t id, int fd, uint64_t size)
 {
     return cluster_propose_file(ctx, JOURNAL_FILE, id, fd, size, NULL, 0);
 }
 
-/* The journal's ship hook. */
-static int ship(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
-                const void *data, size_t len)
+static int ship_piece(void *ctx, journal_piece kind, uint64_t id, const void *data,
+                      size_t len)
 {
-    return cluster_propose(ctx, (int)kind, id, off, last, data, len);
+    return cluster_propose(ctx, (int)kind, id, 0, 1, data, len);
 }
 
-/* A pipelined batch committed or lost: the journal counts it. */
+/* A batch committed or lost: the journal counts it. */
 static void batch_done(void *ctx, uint64_t upto, int rc)
 {
     cluster *c = ctx;
     journal_shipped(c->j, upto, rc);
 }
 
-/* The journal's hook for its batches, several on their way at once. */
 static int ship_batch(void *ctx, const void *data, size_t len, uint64_t upto)
 {
     return cluster_propose_async(ctx, JOURNAL_BATCH, data, len, batch_done, ctx, upto);
@@ -504,12 +503,11 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
         free(c);
         return NULL;
     }
-    journal_set_ship(j, ship, ship_file, c);
-    journal_set_ship_batch(j, ship_batch, conf->cluster_pipeline);
+    journal_ship_hooks hooks = {ship_piece, ship_batch, ship_file, conf->cluster_pipeline};
+    journal_set_ship(j, &hooks, c);
     journal_set_compact_threshold(j, conf->cluster_compact_bytes);
     if (start_raft(c, dir, err) != 0) {
-        journal_set_ship(j, NULL, NULL, NULL);
-        journal_set_ship_batch(j, NULL, 1);
+        journal_set_ship(j, NULL, NULL);
         /* Whatever raft and libuv got to stays allocated: the process is about to exit. */
         return NULL;
     }
@@ -559,14 +557,20 @@ void cluster_handover(cluster *c, int ms)
 }
 
 /* What a journal ships to once its cluster has stopped: nothing gets committed. */
-static int ship_stopped(void *ctx, journal_piece kind, uint64_t id, uint64_t off, int last,
-                        const void *data, size_t len)
+static int piece_stopped(void *ctx, journal_piece kind, uint64_t id, const void *data,
+                         size_t len)
 {
-    (void)ctx, (void)kind, (void)id, (void)off, (void)last, (void)data, (void)len;
+    (void)ctx, (void)kind, (void)id, (void)data, (void)len;
     return -1;
 }
 
-static int ship_file_stopped(void *ctx, uint64_t id, int fd, uint64_t size)
+static int batch_stopped(void *ctx, const void *data, size_t len, uint64_t upto)
+{
+    (void)ctx, (void)data, (void)len, (void)upto;
+    return -1;
+}
+
+static int file_stopped(void *ctx, uint64_t id, int fd, uint64_t size)
 {
     (void)ctx, (void)id, (void)fd, (void)size;
     return -1;
@@ -589,8 +593,8 @@ void cluster_stop(cluster *c)
     }
     if (c->hook_started)
         pthread_join(c->hook_thread, NULL);
-    journal_set_ship(c->j, ship_stopped, ship_file_stopped, NULL);
-    journal_set_ship_batch(c->j, NULL, 1);
+    static const journal_ship_hooks stopped = {piece_stopped, batch_stopped, file_stopped, 1};
+    journal_set_ship(c->j, &stopped, NULL);
     cluster_fsm_close();
     free(c->dataset_dir);
     pthread_mutex_destroy(&c->mu);

@@ -174,7 +174,7 @@ int journal_write_snapshot(journal *j, const list *l, uint64_t *snap)
         buf_free(&err);
         return -1;
     }
-    if (j->ship && journal_ship_snapshot_file(j, id) != 0) {
+    if (j->ship.batch && journal_ship_snapshot_file(j, id) != 0) {
         pthread_mutex_lock(&j->mu);
         snapref_ids_del(&j->pending, id);
         pthread_mutex_unlock(&j->mu);

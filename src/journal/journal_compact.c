@@ -263,7 +263,7 @@ static int switch_log_replica(journal *j, uint32_t *gen)
     if (rc == 0) {
         j->io = 1;
         pthread_mutex_unlock(&j->mu);
-        rc = j->ship(j->ship_ctx, JOURNAL_GEN, *gen, 0, 1, NULL, 0);
+        rc = j->ship.piece(j->ship_ctx, JOURNAL_GEN, *gen, NULL, 0);
         pthread_mutex_lock(&j->mu);
         j->io = 0;
         pthread_cond_broadcast(&j->cv);
@@ -291,7 +291,7 @@ static int tidy_replica(journal *j, uint32_t gen)
     }
     pthread_mutex_unlock(&j->mu);
     if (rc == 0)
-        rc = j->ship(j->ship_ctx, JOURNAL_TIDY, gen, 0, 1, keep.data, keep.len);
+        rc = j->ship.piece(j->ship_ctx, JOURNAL_TIDY, gen, keep.data, keep.len);
     buf_free(&keep);
     return rc;
 }
@@ -385,7 +385,7 @@ static int write_snapshots(journal *j, compaction *c, buf *err)
         return -1;
     }
     /* A replica's files go to the other nodes before COMPACT_DONE, which names them. */
-    for (size_t i = 0; j->ship && i < c->n; i++)
+    for (size_t i = 0; j->ship.batch && i < c->n; i++)
         if (journal_ship_snapshot_file(j, c->v[i].id) != 0) {
             log_error("journal: compaction failed: a snapshot file did not reach the cluster");
             return -1;
@@ -404,7 +404,7 @@ int journal_compact(journal *j, store *st)
     pthread_mutex_lock(&j->mu);
     unsigned long long was = j->size;
     pthread_mutex_unlock(&j->mu);
-    if ((j->ship ? switch_log_replica(j, &gen) : switch_log(j, &gen, &from)) != 0)
+    if ((j->ship.batch ? switch_log_replica(j, &gen) : switch_log(j, &gen, &from)) != 0)
         goto cleanup;
     log_info("journal: compaction into journal.%010u.log started (the log had %llu bytes)",
              gen, was);
@@ -427,7 +427,7 @@ int journal_compact(journal *j, store *st)
     journal_rec_start(j);
     wal_enc_done(&j->pend, gen, c.lists);
     int ok = journal_append_locked(j, 1, &lsn) == 0 && journal_sync_to_locked(j, lsn, gen) == 0;
-    if (ok && j->ship) {
+    if (ok && j->ship.batch) {
         j->base_size = j->fsize;  /* committed, and so in the directory */
         j->snapset = c.bytes;
     } else if (ok) {
@@ -450,9 +450,9 @@ int journal_compact(journal *j, store *st)
     pthread_mutex_unlock(&j->mu);
     if (!ok)
         goto cleanup;
-    if (j->ship && tidy_replica(j, gen) != 0)
+    if (j->ship.batch && tidy_replica(j, gen) != 0)
         goto cleanup;
-    if (!j->ship)
+    if (!j->ship.batch)
         remove_obsolete(j, gen);
     log_info("journal: compaction done: %zu lists and %zu keys in journal.%010u.log and %zu "
              "snapshot files, %llu bytes", c.lists, c.keys, gen, c.n,
@@ -522,7 +522,7 @@ static void *compact_main(void *arg)
         /* A replica: its writer ships every record and the cluster writes the files; only
          * its leader, still leading, compacts (a follower's log is compacted by the
          * leader's pieces). A broken replica was deposed: nothing to repair here. */
-        int replica = j->ship != NULL;
+        int replica = j->ship.batch != NULL;
         if (replica && (!j->leading || j->cancelled || atomic_load(&j->broken) ||
                         !journal_outgrown_locked(j))) {
             wait = 1;
@@ -552,7 +552,7 @@ int journal_start(journal *j, store *st)
     j->st = st;
     /* A replica has its writer thread (fsync=always) and the compaction thread, which
      * works while the node leads. */
-    if (j->policy == CONF_FSYNC_EVERYSEC && !j->ship) {
+    if (j->policy == CONF_FSYNC_EVERYSEC && !j->ship.batch) {
         if (thread_start(&j->sync_thread, "stsd-fsync", sync_main, j) != 0)
             return -1;
         j->sync_started = 1;

@@ -99,11 +99,9 @@ struct journal {
     store *st;
     /* Replicas (journal_mirror.c): each batch goes to ship before it counts as written;
      * NULL: alone. own_* is what this node appended as leader (its records in pend). */
-    journal_ship_fn ship;
-    journal_ship_file_fn ship_file;
+    journal_ship_hooks ship;    /* ship.batch set: a replica's journal */
     void *ship_ctx;
-    journal_ship_batch_fn ship_batch;   /* pipelined: batches not waited for */
-    int inflight, max_inflight;         /* batches proposed, not yet committed */
+    int inflight;               /* batches proposed, not yet committed */
     uint64_t fired_at;          /* synced when the writer last called waiters back */
     int holds;                  /* changes of several records being logged (journal_hold):
                                  * no batch is cut before they end */

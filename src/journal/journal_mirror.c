@@ -43,22 +43,16 @@ static uint64_t get_u64(const uint8_t *p)
     return v;
 }
 
-void journal_set_ship(journal *j, journal_ship_fn fn, journal_ship_file_fn file,
-                      void *ctx)
+void journal_set_ship(journal *j, const journal_ship_hooks *h, void *ctx)
 {
+    static const journal_ship_hooks alone;
     pthread_mutex_lock(&j->mu);
-    j->ship = fn;
-    j->ship_file = file;
+    j->ship = h ? *h : alone;
+    if (j->ship.inflight < 1)
+        j->ship.inflight = 1;
     j->ship_ctx = ctx;
-    j->prealloc = 0;              /* the file grows by committed pieces only */
-    pthread_mutex_unlock(&j->mu);
-}
-
-void journal_set_ship_batch(journal *j, journal_ship_batch_fn fn, int inflight)
-{
-    pthread_mutex_lock(&j->mu);
-    j->ship_batch = fn;
-    j->max_inflight = inflight > 0 ? inflight : 1;
+    if (h)
+        j->prealloc = 0;          /* the file grows by committed pieces only */
     pthread_mutex_unlock(&j->mu);
 }
 
@@ -84,21 +78,25 @@ void journal_shipped(journal *j, uint64_t upto, int rc)
 
 int journal_replicated(const journal *j)
 {
-    return j && j->ship != NULL;
+    return j && j->ship.batch != NULL;
 }
 
-/* Another leader's piece on a node that led: this node was deposed, and its own records
- * (answered once their lsn is durable) share the lsn space that the piece would move on.
- * Nothing more is answered or written; the node restarts from raft's copy. Locked. */
-static int deposed_locked(journal *j)
+/* Whether a piece is another leader's on a node that led: then this node was deposed,
+ * and its own records (answered once their lsn is durable) share the lsn space that the
+ * piece would move on. Nothing more is answered or written (waiters in place ask again
+ * and get -1); the node restarts from raft's copy. Locked. */
+static int deposed_locked(journal *j, int own)
 {
+    if (own || !j->leading)
+        return 0;
     if (!atomic_exchange(&j->cancelled, 1))
         log_warn("journal: another leader's changes arrive: this node no longer leads; "
                  "nothing it had not got committed is answered");
     atomic_store(&j->broken, 1);
     j->dead_gen = j->gen;
     pthread_cond_broadcast(&j->cv);
-    return -1;
+    journal_fire_locked(j);
+    return 1;
 }
 
 int journal_mirror_batch(journal *j, int own, const void *data, size_t len)
@@ -108,9 +106,8 @@ int journal_mirror_batch(journal *j, int own, const void *data, size_t len)
     uint64_t end = 0;
     uint32_t gen = 0;
     pthread_mutex_lock(&j->mu);
-    if (!own && j->leading) {
-        rc = deposed_locked(j);
-        journal_fire_locked(j);           /* waiters in place ask again: -1 */
+    if (deposed_locked(j, own)) {
+        rc = -1;
     } else if (wal_pwrite_all(j->fd, data, len, j->fsize) != 0) {
         log_error("journal: cannot write a committed batch into %s/journal.%010u.log: %s",
                   j->dir, j->gen, strerror(errno));
@@ -146,7 +143,7 @@ int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const vo
     if (own)
         return 0;                 /* the leader wrote it before shipping it */
     pthread_mutex_lock(&j->mu);
-    int deposed = j->leading ? deposed_locked(j) : 0;
+    int deposed = deposed_locked(j, own);
     pthread_mutex_unlock(&j->mu);
     if (deposed)
         return -1;
@@ -171,11 +168,8 @@ int journal_mirror_gen(journal *j, int own, uint32_t gen)
     uint64_t hsize, moved = 0;
     int rc = -1;
     pthread_mutex_lock(&j->mu);
-    if (!own && j->leading) {
-        rc = deposed_locked(j);
-        journal_fire_locked(j);
+    if (deposed_locked(j, own))
         goto done;
-    }
     if (gen <= j->max_gen) {
         log_error("journal: the cluster starts log generation %u, but %s already has %u",
                   gen, j->dir, j->max_gen);
@@ -250,9 +244,8 @@ int journal_mirror_tidy(journal *j, int own, uint32_t gen, const void *keep, siz
     if (j->standby)
         journal_standby_wait(j->standby);
     pthread_mutex_lock(&j->mu);
-    if (!own && j->leading) {
-        rc = deposed_locked(j);
-        journal_fire_locked(j);
+    if (deposed_locked(j, own)) {
+        rc = -1;
         goto done;
     }
     if (gen != j->gen) {

@@ -423,7 +423,7 @@ void journal_close(journal *j)
     j->standby = NULL;
     /* Still refusing changes: the log may disagree with what was answered. One last
      * rewrite from memory, so that the next start finds what clients were told. */
-    if (j->st && j->fd >= 0 && atomic_load(&j->broken) && !j->ship) {
+    if (j->st && j->fd >= 0 && atomic_load(&j->broken) && !j->ship.batch) {
         pthread_mutex_lock(&j->mu);
         j->stop = 0;               /* the threads are gone; let this compaction finish */
         pthread_mutex_unlock(&j->mu);

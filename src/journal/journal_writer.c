@@ -127,7 +127,7 @@ int journal_outgrown_locked(const journal *j)
 {
     /* A replica's log is what the cluster committed into the directory (fsize); size
      * also counts the leader's records still on their way. */
-    uint64_t size = j->ship ? j->fsize : j->size;
+    uint64_t size = j->ship.batch ? j->fsize : j->size;
     return size > j->threshold && size - j->base_size > j->snapset;
 }
 
@@ -259,28 +259,29 @@ static void log_failed_locked(journal *j, const char *what, int err)
                  "log has been rewritten from memory");
 }
 
-/* Replicas: the batch in out goes to the cluster, which writes it into the log once
- * committed (journal_mirror_batch); durable then. Shipping waits for the cluster's thread,
- * which takes the mutex to write: never while holding it (journal_close's last flush), so
- * records still pending then are dropped, never answered. A batch that fails was never
- * answered either, and may still be committed by the next leader: every wait fails now
- * ("outcome unknown") and the node restarts (cluster/). */
+/* Replicas: the batch in out goes to the cluster, without waiting for its commit once
+ * fewer than ship.inflight are on their way; journal_shipped moves synced on, in order,
+ * once the cluster has written it into the log (journal_mirror_batch). The io role is held
+ * meanwhile, so that nobody else flushes. Records still pending when the mutex may not be
+ * released (journal_close's last flush) are dropped, never answered. A batch that fails
+ * was never answered either, and may still be committed by the next leader: every wait
+ * fails now ("outcome unknown") and the node restarts (cluster/). */
 static int ship_locked(journal *j, uint64_t target, size_t n, int keep_lock)
 {
     int rc = 0;
-    if (j->ship_batch && !keep_lock) {
-        /* Pipelined: the batch goes without waiting for its commit once fewer than
-         * max_inflight are on their way; journal_shipped moves synced on, in order. The
-         * io role is held meanwhile, so that nobody else flushes. */
-        if (!n)
-            return 0;
+    if (!n)
+        return 0;
+    if (keep_lock) {
+        log_warn("journal: %zu bytes of records not committed by the cluster are dropped", n);
+        rc = -1;
+    } else {
         j->io = 1;
-        while (j->inflight >= j->max_inflight && !atomic_load(&j->cancelled))
+        while (j->inflight >= j->ship.inflight && !atomic_load(&j->cancelled))
             pthread_cond_wait(&j->cv, &j->mu);
         if (!atomic_load(&j->cancelled)) {
             j->inflight++;
             pthread_mutex_unlock(&j->mu);
-            rc = j->ship_batch(j->ship_ctx, j->out.data, n, target);
+            rc = j->ship.batch(j->ship_ctx, j->out.data, n, target);
             pthread_mutex_lock(&j->mu);
             if (rc != 0)
                 j->inflight--;
@@ -288,34 +289,11 @@ static int ship_locked(journal *j, uint64_t target, size_t n, int keep_lock)
             rc = -1;
         }
         j->io = 0;
-        buf_clear(&j->out);
-        if (rc == 0 && target > j->written)
-            j->written = target;
-        else if (rc != 0) {
-            atomic_store(&j->broken, 1);
-            atomic_store(&j->cancelled, 1);
-            j->dead_gen = j->gen;
-        }
-        pthread_cond_broadcast(&j->cv);
-        return rc;
-    }
-    if (n && keep_lock) {
-        log_warn("journal: %zu bytes of records not committed by the cluster are dropped", n);
-        rc = -1;
-    } else if (n) {
-        j->io = 1;
-        pthread_mutex_unlock(&j->mu);
-        rc = j->ship(j->ship_ctx, JOURNAL_BATCH, 0, 0, 1, j->out.data, n);
-        pthread_mutex_lock(&j->mu);
-        j->io = 0;
     }
     buf_clear(&j->out);
-    if (rc == 0) {
-        if (target > j->written)
-            j->written = target;
-        if (target > j->synced)
-            j->synced = target;
-    } else {
+    if (rc == 0 && target > j->written) {
+        j->written = target;
+    } else if (rc != 0) {
         atomic_store(&j->broken, 1);
         atomic_store(&j->cancelled, 1);
         j->dead_gen = j->gen;
@@ -355,7 +333,7 @@ int journal_flush_locked(journal *j, int sync, int keep_lock)
         buf_clear(&j->out);
         return -1;
     }
-    if (j->ship)
+    if (j->ship.batch)
         return ship_locked(j, target, n, keep_lock);
     int need_sync = sync && j->synced < target;
     if (!n && !need_sync)
@@ -575,7 +553,7 @@ static void *writer_main(void *arg)
         /* Records to write, or records another thread wrote without syncing them (the
          * compaction thread's tidying): theirs are answers waiting too. */
         /* Pipelined batches committed since the last round, or lost: their waiters. */
-        if (j->ship_batch && (j->synced > j->fired_at ||
+        if (j->ship.batch && (j->synced > j->fired_at ||
                               (atomic_load(&j->cancelled) && heap_top(&j->waits)))) {
             j->fired_at = j->synced;
             journal_fire_locked(j);
@@ -585,7 +563,7 @@ static void *writer_main(void *arg)
         }
         /* Records to write (with a pipeline, synced trails pos while batches are on
          * their way: only new records count). */
-        if (!j->io && (j->pend.len || (!j->ship_batch && j->synced < j->pos &&
+        if (!j->io && (j->pend.len || (!j->ship.batch && j->synced < j->pos &&
                                        j->dead_gen != j->gen))) {
             /* The mutex was released while gathering: another thread may have taken
              * the log's io since, so the conditions are read again. */
@@ -598,7 +576,7 @@ static void *writer_main(void *arg)
             j->last_batch = j->pend_recs;
             journal_flush_locked(j, 1, 0);
             journal_fire_locked(j);
-            if (j->ship && atomic_load(&j->cancelled))
+            if (j->ship.batch && atomic_load(&j->cancelled))
                 cancel_waits_locked(j);   /* the cluster lost this batch's outcome */
             if (j->defs.nold)
                 journal_reap_locked(j);   /* an INITFILE's superseded file, at once */
@@ -681,7 +659,7 @@ int journal_ship_snapshot_file(journal *j, uint64_t id)
             close(fd);
         return -1;
     }
-    int rc = j->ship_file(j->ship_ctx, id, fd, (uint64_t)st.st_size);
+    int rc = j->ship.file(j->ship_ctx, id, fd, (uint64_t)st.st_size);
     close(fd);
     return rc;
 }

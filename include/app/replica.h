@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* replica.h - the app's side of the cluster: the journal of a replica, what a node does
- * when it comes to lead (load the store) and when it stops leading (restart). */
+ * when it comes to lead (load the store) and when it stops leading (empty it, or restart
+ * when that cannot be done safely). */
 #ifndef STSD_REPLICA_H
 #define STSD_REPLICA_H
 
@@ -19,7 +20,8 @@ typedef struct replica {
     cmd_server *srv;             /* its store and journal; srv->cluster is c */
     void (*request_stop)(void);  /* wakes main */
     atomic_int *stopping;        /* main's: a stop was asked for */
-    atomic_int restart;          /* the node stopped leading: main starts stsd again */
+    atomic_int restart;          /* the node must start again from raft's copy: main
+                                  * executes stsd again */
 } replica;
 
 /* Opens the state directory of a replica (its logs and snapshot files removed: raft

@@ -33,6 +33,13 @@ typedef struct cluster_hooks {
     void *ctx;
 } cluster_hooks;
 
+/* The deposed hook asks whether the node must start again from raft's copy (its
+ * directory no longer follows the log) rather than follow on in the same process. */
+int cluster_must_restart(cluster *c);
+/* The deposed hook is done: the store holds nothing of the leadership that ended, and
+ * the node may be promoted again. */
+void cluster_demoted(cluster *c);
+
 /* Starts raft for conf (conf->cluster_self != 0) with its data in dir: bootstraps the
  * cluster on the first start, rejoins it later. j is the journal whose directory the
  * committed entries are written to (its ship hook is set here); SAVE's files go to

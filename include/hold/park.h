@@ -75,6 +75,13 @@ void park_lot_shutdown(park_lot *lot);
  * so, whatever they found. */
 void park_lot_shutdown_answer(park_lot *lot, unsigned status, const char *msg);
 
+/* Ends every parked slot that has an expire callback and was not kept (park_keep) as
+ * park_lot_shutdown does, answering each with this KO (status, msg: static text), but
+ * parks on: a replica that stopped leading tells its waiters so and goes on following. */
+void park_lot_end(park_lot *lot, unsigned status, const char *msg);
+/* Right after park_new, before s is published: park_lot_end leaves s to its owner (a
+ * request forwarded to the leader, whose answer is on its way). */
+void park_keep(park_slot *s);
 /* Stops the timer thread and frees the lot. Every slot must have ended and been
  * resumed (the HTTP server is stopped). NULL is fine. */
 void park_lot_free(park_lot *lot);

@@ -206,6 +206,17 @@ void journal_set_ship(journal *j, const journal_ship_hooks *h, void *ctx);
 void journal_shipped(journal *j, uint64_t upto, int rc);
 /* Whether j is replicated: its failures are "outcome unknown", not "not writable". */
 int journal_replicated(const journal *j);
+/* Whether j counts this node's own records (journal_reload ran, no journal_demote
+ * since). */
+int journal_leading(journal *j);
+/* A replica that stopped leading, from the cluster's thread, before it applies any other
+ * leader's entry: every record the cluster has not committed is dropped and its wait
+ * fails ("outcome unknown"), the journal counts the directory's committed history as a
+ * follower's, and the hot standby is rebuilt from it (O(data), as a snapshot's restore).
+ * The store still holds the leadership's changes: the caller empties it (store_clear,
+ * keys_clear) before the next promotion. Returns the lsn the journal is at, or 0 when j
+ * did not lead. */
+uint64_t journal_demote(journal *j);
 
 /* A read on a replica's leader: *lsn is set to a record that will be shipped after now
  * (the records pending, or a NOOP appended), so that the read is answered once the

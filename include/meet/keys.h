@@ -50,6 +50,10 @@ store_rc keys_expire(store *st, const char *name, int64_t ttl_ms, uint64_t *lsn)
 /* DEL PREFIX: removes every key whose name starts with prefix (non-empty), each as DEL
  * does (its own record, its watchers woken). *n: how many. Stops at the first error. */
 store_rc keys_del_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn);
+/* Every key, counter lease, run and TTL forgotten, recorded nowhere: a replica that
+ * stopped leading (the committed state is its standby's). Waiters are told
+ * STORE_JOURNAL. Returns how many keys there were. Never fails. */
+size_t keys_clear(store *st);
 
 /* GET: appends name's value to out and sets *version. STORE_NO_KEY if absent. */
 store_rc keys_get(store *st, const char *name, buf *out, uint64_t *version);

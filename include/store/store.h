@@ -179,6 +179,12 @@ store_rc store_drop(store *st, const char *name, uint64_t *lsn);
  * STORE_NOMEM) with *n those dropped before it. */
 store_rc store_drop_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn);
 
+/* Every list dropped as DROP does, but recorded nowhere: a replica that stopped leading
+ * forgets what it held (the committed state is its standby's). Waiters are told
+ * STORE_JOURNAL. *n: how many were dropped. Returns 0, or -1 on ENOMEM (some lists may
+ * be left). */
+int store_clear(store *st, size_t *n);
+
 /* ADD with UNIQUE=column: as store_add, refusing with STORE_EXISTS a line whose field
  * ucol (ulen bytes, a column's name) equals that of a line in the list; STORE_NO_COLUMN
  * when the list has no such column (nothing is created then). Every ADD to a list with

@@ -1,20 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* replica.c - the app's side of the cluster: a replica's journal, its store loaded when it
- * comes to lead, a restart when it stops leading.
+ * comes to lead and emptied when it stops.
  *
- * Why a restart: the leader applies a change to its store before raft commits it. A
- * leader deposed with changes in flight would keep in memory what the cluster may never
- * commit; starting again from raft's log and snapshot drops exactly that, with the code
- * every start runs. The HTTP port is closed for the moment the new process takes to bind
- * it again; clients see a refused connection or a 503, both retryable. */
+ * The leader applies a change to its store before raft commits it, so a leader deposed
+ * with changes in flight holds in memory what the cluster may never commit. The cluster
+ * demotes the journal on raft's thread (journal_demote: the uncommitted records dropped,
+ * their answers "outcome unknown", the hot standby rebuilt from the committed directory);
+ * here, the requests still parked are answered 503, and the store and the keys are
+ * emptied without a record, so that the next promotion takes the committed state from
+ * the standby. The process, its connections and its metrics stay. When the directory
+ * itself no longer follows raft's log, or the journal could not be demoted, the node
+ * executes itself again instead, starting from raft's copy. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "app/replica.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "dataset/dataset.h"
+#include "hold/park.h"
+#include "meet/keys.h"
 #include "store/store.h"
 
 /* How long a planned stop waits for a follower to take the leadership. */
@@ -52,6 +59,14 @@ int replica_open_journal(const char *state_dir, store *st, struct journal **out)
     return 0;
 }
 
+/* Starts stsd again from raft's copy (main executes itself). */
+static void restart(replica *r, const char *why)
+{
+    log_warn("cluster: restarting: %s", why);
+    atomic_store(&r->restart, 1);
+    r->request_stop();
+}
+
 static void on_promote(void *ctx)
 {
     replica *r = ctx;
@@ -62,11 +77,13 @@ static void on_promote(void *ctx)
      * adoption records nothing). */
     int rc = journal_reload(srv->j, srv->st, &err);
     if (rc != 0) {
-        log_error("cluster: cannot load the state to lead: %s; restarting",
+        log_error("cluster: cannot load the state to lead: %s",
                   err.data ? err.data : "out of memory");
         buf_free(&err);
-        atomic_store(&r->restart, 1);
-        r->request_stop();
+        /* Deposed meanwhile: the deposed hook, next, empties the store. */
+        if (!journal_leading(srv->j) || cluster_must_restart(r->c))
+            return;
+        restart(r, "the state could not be loaded");
         return;
     }
     buf_free(&err);
@@ -83,12 +100,34 @@ static void on_promote(void *ctx)
 static void on_deposed(void *ctx)
 {
     replica *r = ctx;
+    cmd_server *srv = r->srv;
+    size_t lists = 0;
     if (atomic_load(r->stopping))
         return;                   /* a planned stop handed the leadership over */
-    log_warn("cluster: restarting, to follow the new leader without the changes this node "
-             "had not got committed");
-    atomic_store(&r->restart, 1);
-    r->request_stop();
+    if (cluster_must_restart(r->c)) {
+        restart(r, "the state directory no longer follows the cluster's log");
+        return;
+    }
+    /* A promotion that began before the leadership ended and set the journal leading
+     * after raft's thread demoted it: its records cannot be told apart here. */
+    if (journal_leading(srv->j)) {
+        restart(r, "the journal still counts a leadership that ended");
+        return;
+    }
+    uint64_t t0 = clock_now_ns();
+    /* Waiting requests first (READ, GET, INCR, ONCE with TIMEOUT, BARRIER): whatever
+     * they would find next is no longer this node's to give. Requests forwarded to the
+     * leader go on. */
+    park_lot_end(srv->lot, 503, REPLICA_LEADER_CHANGED);
+    if (store_clear(srv->st, &lists) != 0) {
+        restart(r, "no memory to empty the store");
+        return;
+    }
+    size_t keys = keys_clear(srv->st);
+    cluster_demoted(r->c);
+    log_info("cluster: node %u follows, in the same process: %zu lists and %zu keys of "
+             "its leadership dropped from memory in %.1f ms", cluster_self(r->c), lists, keys,
+             (double)(clock_now_ns() - t0) / 1e6);
 }
 
 int replica_start(replica *r, const char *state_dir)

@@ -46,27 +46,19 @@ static double wall_now(void)
 
 /* ---- the loop's side ---------------------------------------------------------------------- */
 
-static void wake_hooks(cluster *c, int promote)
-{
-    pthread_mutex_lock(&c->mu);
-    if (promote)
-        c->want_promote = 1;
-    else
-        c->want_deposed = 1;
-    pthread_cond_broadcast(&c->cv);
-    pthread_mutex_unlock(&c->mu);
-}
-
 static void on_barrier(struct raft_barrier *req, int status)
 {
     cluster *c = req->data;
-    if (status != 0 || raft_state(&c->raft) != RAFT_LEADER) {
+    if (status != 0 || raft_state(&c->raft) != RAFT_LEADER || !c->promoting) {
         c->promoting = 0;                     /* the tick sees what became of it */
         return;
     }
     log_info("cluster: node %u leads (term %llu); loading the state", c->self,
              (unsigned long long)c->raft.current_term);
-    wake_hooks(c, 1);
+    pthread_mutex_lock(&c->mu);
+    c->want_promote = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
 }
 
 static const char *role_name(int state)
@@ -131,22 +123,20 @@ static void on_tick(uv_timer_t *t)
 {
     cluster *c = t->data;
     int state = raft_state(&c->raft);
+    /* A leadership counts from its barrier: one won while the last is still being
+     * wound up (deposed) starts once it is. */
     if (state == RAFT_LEADER && !c->was_leader && !c->promoting && !atomic_load(&c->deposed)) {
         c->promoting = 1;
+        c->was_leader = 1;
         c->barrier.data = c;
         if (raft_barrier(&c->raft, &c->barrier, on_barrier) != 0)
-            c->promoting = 0;
+            c->promoting = c->was_leader = 0;
     }
-    if (state == RAFT_LEADER)
-        c->was_leader = 1;
-    else if (c->was_leader) {
+    if (state != RAFT_LEADER && c->was_leader) {
         c->was_leader = 0;
         log_warn("cluster: node %u no longer leads (now %s, term %llu)", c->self,
                  role_name(state), (unsigned long long)c->raft.current_term);
-        if (!atomic_exchange(&c->deposed, 1)) {
-            atomic_store(&c->serving, 0);
-            wake_hooks(c, 0);
-        }
+        cluster_fsm_demote(c);
     }
     refresh_stats(c, state);
 }
@@ -313,6 +303,22 @@ int cluster_redirects(const cluster *c)
 void cluster_set_serving(cluster *c)
 {
     atomic_store(&c->serving, 1);
+    uv_async_send(&c->wake);
+}
+
+int cluster_must_restart(cluster *c)
+{
+    return atomic_load(&c->restart);
+}
+
+void cluster_demoted(cluster *c)
+{
+    pthread_mutex_lock(&c->mu);
+    /* A promotion asked before the leadership ended is that leadership's. */
+    c->want_promote = 0;
+    atomic_store(&c->serving, 0);
+    atomic_store(&c->deposed, 0);
+    pthread_mutex_unlock(&c->mu);
     uv_async_send(&c->wake);
 }
 

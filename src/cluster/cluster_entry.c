@@ -32,7 +32,7 @@ void cluster_entry_head(uint8_t *h, int kind, uint64_t nonce, uint64_t id, uint6
     h[1] = (uint8_t)(last != 0);
     for (int i = 0; i < 4; i++)
         h[4 + i] = (uint8_t)(len >> (8 * i));
-    cluster_put64(h + 8, nonce);
+    cluster_put64(h + CLUSTER_ENTRY_NONCE, nonce);
     cluster_put64(h + 16, id);
     cluster_put64(h + 24, off);
 }
@@ -49,7 +49,7 @@ int cluster_entry_read(const uint8_t *p, size_t size, cluster_entry *e)
     e->kind = p[0];
     e->last = p[1];
     e->len = (size_t)p[4] | (size_t)p[5] << 8 | (size_t)p[6] << 16 | (size_t)p[7] << 24;
-    e->nonce = cluster_get64(p + 8);
+    e->nonce = cluster_get64(p + CLUSTER_ENTRY_NONCE);
     e->id = cluster_get64(p + 16);
     e->off = cluster_get64(p + 24);
     e->data = p + CLUSTER_ENTRY_HEAD;

@@ -13,6 +13,8 @@
 
 /* Bytes before a piece's data in an entry. */
 #define CLUSTER_ENTRY_HEAD 32
+/* Where the proposing process's nonce is in the head. */
+#define CLUSTER_ENTRY_NONCE 8
 
 /* An entry's head, decoded. */
 typedef struct cluster_entry {

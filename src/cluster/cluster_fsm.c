@@ -9,6 +9,7 @@
  * the journal's counters, not the files. A snapshot: magic, the table's length (4 bytes,
  * little-endian), the table (cluster_members.c), then the journal's image. */
 #include <string.h>
+#include <sys/random.h>
 
 #include "cluster_entry.h"
 #include "cluster_fsm.h"
@@ -20,6 +21,34 @@
 #define SNAP_MAGIC "STSDCLU1"
 #define SNAP_MAGIC_LEN 8
 
+/* Wakes the hooks' thread for the deposed hook. */
+static void want_deposed(cluster *c)
+{
+    pthread_mutex_lock(&c->mu);
+    c->want_deposed = 1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
+void cluster_fsm_demote(cluster *c)
+{
+    uint64_t nonce;
+    c->promoting = c->was_leader = 0;
+    /* Entries this process proposed until now count as another node's from here: the
+     * journal forgets the records they carry (journal_demote), so that those the next
+     * leader still commits are written and applied as anyone's. */
+    if (getrandom(&nonce, sizeof nonce, 0) != sizeof nonce)
+        nonce = c->nonce * 6364136223846793005ULL + 1442695040888963407ULL;
+    c->nonce = nonce;
+    uint64_t upto = journal_demote(c->j);
+    if (upto > c->stale_upto)
+        c->stale_upto = upto;
+    if (!atomic_exchange(&c->deposed, 1)) {
+        atomic_store(&c->serving, 0);
+        want_deposed(c);
+    }
+}
+
 static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **result)
 {
     cluster *c = fsm->data;
@@ -29,9 +58,15 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **r
         log_error("cluster: an entry of %zu bytes is malformed; ignored", b->len);
         return 0;
     }
-    /* Proposed by this process: only ever as leader, so its records are counted by its
-     * journal already (a deposed node restarts, with a new nonce). */
+    /* Proposed by this process in its leadership now: its records are counted by its
+     * journal already. Another leader's entry while the journal counts this node's own:
+     * this node stopped leading, before the tick said so. */
     int own = e.nonce == c->nonce;
+    if (!own && journal_leading(c->j)) {
+        log_warn("cluster: node %u applies another leader's entry: it no longer leads",
+                 c->self);
+        cluster_fsm_demote(c);
+    }
     int rc = 0;
     switch (e.kind) {
     case JOURNAL_BATCH:
@@ -59,12 +94,11 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **r
     default:
         log_error("cluster: an entry of unknown kind %d; ignored", e.kind);
     }
-    if (rc != 0 && !atomic_exchange(&c->deposed, 1)) {
+    if (rc != 0 && !atomic_exchange(&c->restart, 1)) {
         /* The directory no longer follows the log: start again from raft's copy. */
-        pthread_mutex_lock(&c->mu);
-        c->want_deposed = 1;
-        pthread_cond_broadcast(&c->cv);
-        pthread_mutex_unlock(&c->mu);
+        atomic_store(&c->deposed, 1);
+        atomic_store(&c->serving, 0);
+        want_deposed(c);
     }
     return 0;
 }

@@ -8,6 +8,10 @@
 /* Fills c->fsm: apply writes committed pieces into c->j (and the nodes' table, SAVE's
  * files), snapshot and restore are the table and the state directory's image. */
 void cluster_fsm_init(cluster *c);
+/* This node stopped leading: on the loop's thread, before any other leader's entry is
+ * applied. A new nonce, the journal demoted (journal_demote), the hooks' thread woken
+ * for the deposed hook; no promotion until cluster_demoted. */
+void cluster_fsm_demote(cluster *c);
 /* Frees what snapshots kept between them; after raft stopped. */
 void cluster_fsm_close(void);
 

@@ -34,7 +34,9 @@ struct cluster {
     cluster_hooks hooks;
     /* Written into every entry this process proposes: an entry applied with it is one
      * whose records the journal counted already (see journal_mirror_batch). */
-    uint64_t nonce;
+    uint64_t nonce;              /* the loop's: a new one each time the node stops leading */
+    uint64_t stale_upto;         /* the loop's: batches ending at or before this lsn are
+                                  * of a leadership that ended (journal_demote) */
 
     /* The loop's own: raft, its io, and the handles that wake it. */
     uv_loop_t loop;
@@ -59,10 +61,15 @@ struct cluster {
     int transferring, transferred;
     cluster_stats stats;         /* the loop's copy, refreshed each tick */
     atomic_int serving;          /* leader with its store loaded: answers requests */
-    atomic_int deposed;          /* stopped leading (or failed to start): restarting */
+    atomic_int deposed;          /* stopped leading: the store is being emptied, no new
+                                  * promotion until cluster_demoted (or, with restart,
+                                  * for good) */
+    atomic_int restart;          /* the directory no longer follows raft's log: the
+                                  * node must start again from raft's copy */
     atomic_int draining;         /* a planned handover: new requests are not served */
 
-    /* The hooks' thread: promote and deposed run there, in that order at most once each. */
+    /* The hooks' thread: promote and deposed run there, one at a time, deposed first
+     * when both are wanted. */
     pthread_t hook_thread;
     int hook_started;
     int want_promote, want_deposed, hooks_stop;

@@ -67,6 +67,9 @@ static int start(cluster *c, piece *p)
 {
     switch (p->op) {
     case CLUSTER_OP_APPLY:
+        /* Stamped here, on the loop's thread, so that whether an entry is this node's
+         * is decided as the loop changes its nonce (cluster_fsm.c), not before. */
+        cluster_put64((uint8_t *)p->buf.base + CLUSTER_ENTRY_NONCE, c->nonce);
         p->req.apply.data = p;
         return raft_apply(&c->raft, &p->req.apply, &p->buf, 1, on_applied);
     case CLUSTER_OP_ADD:
@@ -92,8 +95,11 @@ void cluster_queue_run(cluster *c)
         int rv = RAFT_NOTLEADER;
         /* Leading, and loading the store (promoting) or serving: the lease timer may
          * end an adopted lease while the store loads. */
-        if (!c->stop && raft_state(&c->raft) == RAFT_LEADER && !atomic_load(&c->deposed) &&
-            (atomic_load(&c->serving) || c->promoting))
+        /* A batch of a leadership that ended is never proposed: were this node leading
+         * again, its records would reach the directory without the store's changes. */
+        int stale = p->done_fn && p->done_arg <= c->stale_upto;
+        if (!c->stop && !stale && raft_state(&c->raft) == RAFT_LEADER &&
+            !atomic_load(&c->deposed) && (atomic_load(&c->serving) || c->promoting))
             rv = start(c, p);
         if (rv != 0) {
             if (rv != RAFT_NOTLEADER)
@@ -121,7 +127,8 @@ static piece *entry_piece(cluster *c, int kind, uint64_t id, uint64_t off, int l
         log_error("cluster: no memory for an entry of %zu bytes", plen + len);
         return NULL;
     }
-    cluster_entry_head(b, kind, c->nonce, id, off, last, (uint32_t)(plen + len));
+    /* The nonce is stamped as the loop proposes it (start). */
+    cluster_entry_head(b, kind, 0, id, off, last, (uint32_t)(plen + len));
     if (plen)
         memcpy(b + CLUSTER_ENTRY_HEAD, prefix, plen);
     memset(b + CLUSTER_ENTRY_HEAD + plen + len, 0, size - CLUSTER_ENTRY_HEAD - plen - len);

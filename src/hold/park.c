@@ -29,6 +29,7 @@ struct park_slot {
     uint32_t heap_at;          /* place in lot->deadlines, or HEAP_NONE; under lot->lock */
     park_expire_fn expire;
     void *ctx;
+    int kept;                  /* park_keep: park_lot_end leaves it to its owner */
     int fd;                    /* the client's socket once armed, else -1 */
     park_resume_fn resume;
     void *conn;                /* park_arm's: what the resume needs, never the request */
@@ -276,12 +277,11 @@ void park_lot_shutdown_answer(park_lot *lot, unsigned status, const char *msg)
     pthread_mutex_unlock(&lot->lock);
 }
 
-void park_lot_shutdown(park_lot *lot)
+/* Ends every slot with an expire callback (but the kept ones, when keep_kept) through
+ * it with PARK_SHUTDOWN, answering status and msg instead when status is nonzero. */
+static void end_all(park_lot *lot, int keep_kept, unsigned status, const char *msg)
 {
-    if (!lot)
-        return;
     pthread_mutex_lock(&lot->lock);
-    lot->shut = 1;
     for (;;) {
         /* Claim a batch under the lock, end it outside (expire takes other locks). A
          * claimed slot stays alive: its edge reference goes only after park_finish. */
@@ -289,7 +289,7 @@ void park_lot_shutdown(park_lot *lot)
         size_t k = 0;
         for (size_t i = 0; i < lot->deadlines.n && k < 256;) {
             park_slot *s = lot->deadlines.v[i];
-            if (s->expire && park_claim(s)) {
+            if (s->expire && !(keep_kept && s->kept) && park_claim(s)) {
                 heap_remove(&lot->deadlines, s);
                 batch[k++] = s;
             } else {
@@ -302,20 +302,43 @@ void park_lot_shutdown(park_lot *lot)
         for (size_t i = 0; i < k; i++) {
             park_slot *s = batch[i];
             s->expire(s, PARK_SHUTDOWN, &s->result, s->ctx);
-            if (lot->shut_status) {
+            if (status) {
                 /* Whatever the waiter found, the answer that counts is the reason. */
                 buf_clear(&s->result.text);
                 buf_clear(&s->result.headers);
                 s->result.kind = REPLY_KO;
-                s->result.status = lot->shut_status;
+                s->result.status = status;
                 s->result.lsn = 0;
-                buf_puts(&s->result.text, lot->shut_msg);
+                buf_puts(&s->result.text, msg);
             }
             park_finish(s);
         }
         pthread_mutex_lock(&lot->lock);
     }
     pthread_mutex_unlock(&lot->lock);
+}
+
+void park_lot_shutdown(park_lot *lot)
+{
+    if (!lot)
+        return;
+    pthread_mutex_lock(&lot->lock);
+    lot->shut = 1;
+    unsigned status = lot->shut_status;
+    const char *msg = lot->shut_msg;
+    pthread_mutex_unlock(&lot->lock);
+    end_all(lot, 0, status, msg);
+}
+
+void park_lot_end(park_lot *lot, unsigned status, const char *msg)
+{
+    if (lot)
+        end_all(lot, 1, status, msg);
+}
+
+void park_keep(park_slot *s)
+{
+    s->kept = 1;
 }
 
 size_t park_lot_count(park_lot *lot)

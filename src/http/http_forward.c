@@ -354,6 +354,7 @@ int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, reque
         job_free(jb);
         return -1;
     }
+    park_keep(jb->slot);          /* the leader's answer is what ends it */
     q->result.park = jb->slot;
     pthread_mutex_lock(&f->mu);
     if (f->tail)

@@ -107,6 +107,12 @@ struct journal {
                                  * no batch is cut before they end */
     int leading;                /* journal_reload ran: this node's own records are in the
                                  * lsn space, so no other leader's may be counted in it */
+    uint32_t demotions;         /* journal_demote's calls: a ship or a reload begun before
+                                 * one belongs to a leadership that is over */
+    /* The lsns of the last leadership's records that the cluster had not committed when
+     * it ended, (void_lo, void_hi]: never answerable, though the follower's lsns move
+     * past them (journal_answerable reads them without the lock). */
+    _Atomic uint64_t void_lo, void_hi;
     struct journal_standby *standby; /* a follower's state in memory (journal_standby.c),
                                  * taken by journal_reload; NULL: read the directory */
     pthread_t sync_thread, compact_thread, writer_thread;

@@ -59,6 +59,11 @@ void journal_set_ship(journal *j, const journal_ship_hooks *h, void *ctx)
 void journal_shipped(journal *j, uint64_t upto, int rc)
 {
     pthread_mutex_lock(&j->mu);
+    if (j->demotions && upto <= atomic_load(&j->void_hi)) {
+        /* A batch of a leadership that ended: journal_demote counted it out. */
+        pthread_mutex_unlock(&j->mu);
+        return;
+    }
     j->inflight--;
     /* A batch lost makes every later one's outcome unknown too, even if raft commits an
      * earlier one after saying so: nothing more is answered (the node is deposed). */
@@ -79,6 +84,63 @@ void journal_shipped(journal *j, uint64_t upto, int rc)
 int journal_replicated(const journal *j)
 {
     return j && j->ship.batch != NULL;
+}
+
+int journal_leading(journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    int leading = j->leading;
+    pthread_mutex_unlock(&j->mu);
+    return leading;
+}
+
+uint64_t journal_demote(journal *j)
+{
+    pthread_mutex_lock(&j->mu);
+    if (!j->leading) {
+        pthread_mutex_unlock(&j->mu);
+        return 0;
+    }
+    j->leading = 0;
+    j->demotions++;
+    /* What the cluster has not committed is void, before any wait is told so: a request
+     * polling its answer must never find it durable once this node's lsns, following
+     * the new leader, move past it. */
+    atomic_store(&j->void_lo, j->synced);
+    atomic_store(&j->void_hi, j->pos);
+    journal_cancel_waits_locked(j);
+    /* The directory holds the committed history (the cluster writes it, the leader's
+     * batches too): the journal's counts become its, as a follower's. A batch the writer
+     * is shipping now is dropped when it comes back (ship_locked, journal_shipped). */
+    buf_clear(&j->pend);
+    j->pend_recs = 0;
+    j->size = j->fsize;
+    j->written = j->synced = j->pos;
+    j->fired_at = j->synced;
+    j->inflight = 0;
+    j->compact_due = 0;
+    /* Which file defines each list, and the files superseded, were this leadership's,
+     * uncommitted changes included: a superseded file must not be removed on their
+     * word. The next promotion sets them from the state it takes. */
+    snapref_free(&j->defs);
+    j->pending.n = 0;
+    /* A failed ship marks the generation dead and holds what came after it (as a lone
+     * journal's failed write does, until a compaction rewrites it): here those records
+     * are void instead, and the generation lives on as the cluster's. */
+    atomic_store(&j->broken, 0);
+    j->dead_gen = 0;
+    j->held_from = j->held = 0;
+    atomic_store(&j->cancelled, 0);
+    uint64_t pos = j->pos;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    uint64_t lo = atomic_load(&j->void_lo);
+    log_info("journal: this node follows again; %llu bytes of records it had not got "
+             "committed are dropped (lsns %llu to %llu)", (unsigned long long)(pos - lo),
+             (unsigned long long)lo, (unsigned long long)pos);
+    if (j->standby)
+        journal_standby_build(j->standby, pos);
+    return pos;
 }
 
 /* Whether a piece is another leader's on a node that led: then this node was deposed,
@@ -148,7 +210,10 @@ int journal_mirror_file(journal *j, int own, uint64_t id, uint64_t off, const vo
     if (deposed)
         return -1;
     wal_snap_name(name, sizeof name, id);
-    int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    /* From its first piece: a file of this name this node wrote as a leader whose change
+     * was never committed is replaced, not overwritten in part. */
+    int fd = openat(j->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC | (off == 0 ? O_TRUNC : 0),
+                    0600);
     if (fd < 0 || wal_pwrite_all(fd, data, len, off) != 0) {
         log_error("journal: cannot write %s/%s: %s", j->dir, name, strerror(errno));
         if (fd >= 0)
@@ -276,7 +341,7 @@ int journal_fence(journal *j, uint64_t *lsn)
 {
     int rc = 0;
     pthread_mutex_lock(&j->mu);
-    if (atomic_load(&j->broken) || j->cancelled) {
+    if (atomic_load(&j->broken) || j->cancelled || (j->ship.batch && !j->leading)) {
         rc = -1;
     } else if (j->pend.len) {
         *lsn = j->pos;            /* records not shipped yet: their commit comes later */

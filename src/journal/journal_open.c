@@ -296,13 +296,21 @@ int journal_reload(journal *j, store *st, buf *err)
     pthread_mutex_lock(&j->mu);
     while (j->io)
         pthread_cond_wait(&j->cv, &j->mu);
-    uint32_t gen = j->gen;
+    uint32_t gen = j->gen, demotions = j->demotions;
     uint64_t fsize = j->fsize, pos = j->pos;
+    /* Leading from here: the lease timer may end an adopted lease at once, and its
+     * record is this leadership's. */
+    j->leading = 1;
     pthread_mutex_unlock(&j->mu);
     if (load_to_lead(j, gen, fsize, pos, &rs, &from_memory, err) != 0 ||
         adopt_all(j, &rs, st, err) != 0)
         goto done;
     pthread_mutex_lock(&j->mu);
+    if (j->demotions != demotions) {
+        pthread_mutex_unlock(&j->mu);
+        buf_puts(err, "this node stopped leading while it loaded the state");
+        goto done;
+    }
     for (size_t i = 0; i < rs.nlists; i++) {
         uint64_t prev;
         snapref_set(&j->defs, rs.names[i], rs.def_ids[i], &prev);
@@ -315,7 +323,6 @@ int journal_reload(journal *j, store *st, buf *err)
     if (j->gen > j->max_gen)
         j->max_gen = j->gen;
     j->snapset = rs.snap_bytes;
-    j->leading = 1;
     pthread_mutex_unlock(&j->mu);
     log_info("journal: %zu lists, %zu keys and %zu leases taken %s in %.1f ms", rs.nlists,
              rs.nkeys, rs.nleases, from_memory ? "from memory (the standby)" :

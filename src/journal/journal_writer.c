@@ -42,7 +42,14 @@
 static int durable(const journal *j, uint64_t lsn)
 {
     uint64_t done = j->policy == CONF_FSYNC_ALWAYS ? j->synced : j->written;
-    return lsn <= done && !(lsn > j->held_from && lsn <= j->held);
+    return lsn <= done && !(lsn > j->held_from && lsn <= j->held) && !journal_voided(j, lsn);
+}
+
+int journal_voided(const journal *j, uint64_t lsn)
+{
+    journal *m = (journal *)j;
+    return lsn > atomic_load_explicit(&m->void_lo, memory_order_acquire) &&
+           lsn <= atomic_load_explicit(&m->void_hi, memory_order_acquire);
 }
 
 /* The waiter whose record is the earliest, taken out if durable now; else NULL. */
@@ -67,7 +74,11 @@ static void publish_locked(journal *j)
 
 int journal_answerable(journal *j, uint64_t lsn)
 {
-    if (lsn <= atomic_load_explicit(&j->answerable, memory_order_acquire))
+    /* The void first: answerable moves past it once the node follows. */
+    uint64_t upto = atomic_load_explicit(&j->answerable, memory_order_acquire);
+    if (journal_voided(j, lsn))
+        return -1;
+    if (lsn <= upto)
         return 0;
     if (atomic_load_explicit(&j->cancelled, memory_order_acquire))
         return -1;
@@ -185,6 +196,12 @@ int journal_append_locked(journal *j, int internal, uint64_t *lsn)
         atomic_fetch_add(&j->refused, 1);
         goto refuse;
     }
+    if (j->ship.batch && !j->leading) {
+        /* A replica that does not lead (any more): a change begun while it led, the
+         * lease timer's, a compaction's step. */
+        atomic_fetch_add(&j->refused, 1);
+        goto refuse;
+    }
     if (j->pend.oom || len <= WAL_FRAME_SIZE || len - WAL_FRAME_SIZE > WAL_MAX_BODY) {
         log_error("journal: a record could not be built (out of memory or too big); "
                   "that change is refused");
@@ -279,10 +296,19 @@ static int ship_locked(journal *j, uint64_t target, size_t n, int keep_lock)
         while (j->inflight >= j->ship.inflight && !atomic_load(&j->cancelled))
             pthread_cond_wait(&j->cv, &j->mu);
         if (!atomic_load(&j->cancelled)) {
+            uint32_t demotions = j->demotions;
             j->inflight++;
             pthread_mutex_unlock(&j->mu);
             rc = j->ship.batch(j->ship_ctx, j->out.data, n, target);
             pthread_mutex_lock(&j->mu);
+            if (j->demotions != demotions) {
+                /* The leadership ended meanwhile: journal_demote counted this batch out
+                 * and voided its records; the cluster drops it. */
+                j->io = 0;
+                buf_clear(&j->out);
+                pthread_cond_broadcast(&j->cv);
+                return -1;
+            }
             if (rc != 0)
                 j->inflight--;
         } else {
@@ -436,7 +462,7 @@ int journal_poll(journal *j, uint64_t lsn)
     pthread_mutex_lock(&j->mu);
     if (j->policy != CONF_FSYNC_ALWAYS && !j->writer_started)
         write_through_locked(j, lsn);
-    int rc = durable(j, lsn) ? 0 : j->cancelled ? -1 : 1;
+    int rc = durable(j, lsn) ? 0 : j->cancelled || journal_voided(j, lsn) ? -1 : 1;
     journal_fire_locked(j);
     pthread_mutex_unlock(&j->mu);
     return rc;
@@ -464,7 +490,7 @@ int journal_when_durable(journal *j, uint64_t lsn, journal_done_fn fn, void *ctx
         write_through_locked(j, lsn);
     if (durable(j, lsn)) {
         rc = 0;
-    } else if (j->cancelled) {
+    } else if (j->cancelled || journal_voided(j, lsn)) {
         rc = -1;
     } else if (wait_add(j, lsn, fn, ctx) != 0) {
         rc = 2;                   /* no memory to wait without a thread: block instead */
@@ -481,7 +507,7 @@ int journal_wait(journal *j, uint64_t lsn)
     int rc = 0;
     pthread_mutex_lock(&j->mu);
     while (!durable(j, lsn)) {
-        if (j->cancelled) {
+        if (j->cancelled || journal_voided(j, lsn)) {
             rc = -1;
             break;
         }
@@ -507,7 +533,7 @@ int journal_wait(journal *j, uint64_t lsn)
 }
 
 /* Every wait not durable now fails, and so will every later one. */
-static void cancel_waits_locked(journal *j)
+void journal_cancel_waits_locked(journal *j)
 {
     j->cancelled = 1;
     pthread_cond_broadcast(&j->cv);
@@ -523,7 +549,7 @@ static void cancel_waits_locked(journal *j)
 void journal_cancel_waits(journal *j)
 {
     pthread_mutex_lock(&j->mu);
-    cancel_waits_locked(j);
+    journal_cancel_waits_locked(j);
     pthread_mutex_unlock(&j->mu);
 }
 
@@ -558,7 +584,7 @@ static void *writer_main(void *arg)
             j->fired_at = j->synced;
             journal_fire_locked(j);
             if (atomic_load(&j->cancelled))
-                cancel_waits_locked(j);
+                journal_cancel_waits_locked(j);
             continue;
         }
         /* Records to write (with a pipeline, synced trails pos while batches are on
@@ -577,7 +603,7 @@ static void *writer_main(void *arg)
             journal_flush_locked(j, 1, 0);
             journal_fire_locked(j);
             if (j->ship.batch && atomic_load(&j->cancelled))
-                cancel_waits_locked(j);   /* the cluster lost this batch's outcome */
+                journal_cancel_waits_locked(j);   /* the cluster lost this batch's outcome */
             if (j->defs.nold)
                 journal_reap_locked(j);   /* an INITFILE's superseded file, at once */
             continue;

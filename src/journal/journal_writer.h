@@ -33,6 +33,12 @@ int journal_sync_bg_locked(journal *j);
 int journal_sync_to_locked(journal *j, uint64_t lsn, uint32_t gen);
 /* Calls back (without the mutex) every waiter whose record is durable now. */
 void journal_fire_locked(journal *j);
+/* Every wait not durable now fails (-1), and so will every later one, until `cancelled`
+ * is cleared (journal_demote alone does). */
+void journal_cancel_waits_locked(journal *j);
+/* Whether lsn is one of the records a leadership that ended left uncommitted. Takes no
+ * lock. */
+int journal_voided(const journal *j, uint64_t lsn);
 /* Turns on refusal of changes, logging what failed. */
 void journal_set_broken_locked(journal *j, const char *what, int err);
 /* Removes the superseded snapshot files whose successor is on disk (the mutex is

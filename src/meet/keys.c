@@ -186,6 +186,16 @@ static void serve_locked(store *st, keys_table *t, key *k, uint64_t lsn, key_wai
     }
 }
 
+void keys_unqueue_all_locked(keys_table *t, key *k, store_rc rc, key_waiter **done)
+{
+    while (k->incr_head || k->watch_head) {
+        key_waiter *w = k->incr_head ? k->incr_head : k->watch_head;
+        dequeue(t, w);
+        if (w->claim(w))
+            done_push(done, w, rc);
+    }
+}
+
 void keys_finish(key_waiter *done)
 {
     while (done) {

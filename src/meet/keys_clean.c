@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* keys_clean.c - keys cleaned up between runs: EXPIRE (a deadline on a key, which
- * the lease timer then deletes: keys_lease_expire) and DEL PREFIX. */
+ * the lease timer then deletes: keys_lease_expire) and DEL PREFIX; all of them forgotten
+ * when a replica stops leading (keys_clear). */
 #include "meet/keys.h"
 
 #include <pthread.h>
@@ -68,4 +69,31 @@ store_rc keys_del_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn
     free(hit);
     keys_finish(done);
     return rc;
+}
+
+size_t keys_clear(store *st)
+{
+    keys_table *t = store_keys(st);
+    key_waiter *done = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&t->lock);
+    for (size_t i = 0; i < t->nb; i++)
+        for (key *k = t->b[i], *next; k; k = next) {
+            next = k->hnext;      /* keys_maybe_drop frees k */
+            keys_unqueue_all_locked(t, k, STORE_JOURNAL, &done);
+            keys_drop_leases(t, k);
+            if (k->version) {
+                store_bytes_release(st, k->len);
+                t->count--;
+                n++;
+            }
+            free(k->value);
+            k->value = NULL;
+            k->len = 0;
+            k->version = 0;
+            keys_maybe_drop(t, k);
+        }
+    pthread_mutex_unlock(&t->lock);
+    keys_finish(done);
+    return n;
 }

@@ -17,6 +17,9 @@ int keys_record(store *st, const store_key_rec *r, uint64_t *lsn);
 /* DEL of k (which exists): recorded, its value and leases dropped, its waiters chained on
  * *done. STORE_OK, or STORE_JOURNAL with nothing changed. */
 store_rc keys_del_locked(store *st, key *k, uint64_t *lsn, key_waiter **done);
+/* Takes every waiter off k's queues, chaining those still waiting on *done to be told
+ * rc. */
+void keys_unqueue_all_locked(keys_table *t, key *k, store_rc rc, key_waiter **done);
 /* After the lock: tells each waiter of done its answer. */
 void keys_finish(key_waiter *done);
 

@@ -13,8 +13,8 @@
 #include "store_wait.h"
 
 /* Takes every waiter off e's queue (lock held): those still waiting are chained on *done
- * to be told STORE_DROPPED; those ended already (deadline, shutdown) are let go. */
-static void unqueue_all_locked(entry *e, store_waiter **done)
+ * to be told rc; those ended already (deadline, shutdown) are let go. */
+static void unqueue_all_locked(entry *e, store_rc rc, store_waiter **done)
 {
     while (e->wait_head) {
         store_waiter *w = e->wait_head;
@@ -22,13 +22,15 @@ static void unqueue_all_locked(entry *e, store_waiter **done)
         if (!w->claim(w))
             continue;
         w->count = 0;
-        w->rc = STORE_DROPPED;
+        w->rc = rc;
         w->next = *done;
         *done = w;
     }
 }
 
-store_rc store_drop(store *st, const char *name, uint64_t *lsn)
+/* DROP, recorded first (record) or not (store_clear); waiters are told wrc. */
+static store_rc drop_one(store *st, const char *name, int record, store_rc wrc,
+                         uint64_t *lsn)
 {
     uint64_t scratch;
     lsn = lsn ? lsn : &scratch;
@@ -42,7 +44,7 @@ store_rc store_drop(store *st, const char *name, uint64_t *lsn)
         list_free(fresh);
         return STORE_NOT_LOADED;
     }
-    if (st->rec && st->rec->drop(st->rec_ctx, name, lsn) != 0) {
+    if (record && st->rec && st->rec->drop(st->rec_ctx, name, lsn) != 0) {
         store_names_drop_end(st, e, 0);
         list_free(fresh);
         return STORE_JOURNAL;
@@ -51,7 +53,7 @@ store_rc store_drop(store *st, const char *name, uint64_t *lsn)
     e->l = fresh;
     store_lease_drop_locked(st, e);
     store_waiter *done = NULL;
-    unqueue_all_locked(e, &done);
+    unqueue_all_locked(e, wrc, &done);
     /* A name that comes back starts its counts afresh. */
     e->added_total = e->removed_total = 0;
     rate_init(&e->rate, rate_now_ms());
@@ -60,6 +62,27 @@ store_rc store_drop(store *st, const char *name, uint64_t *lsn)
     list_free(old);
     store_wait_finish(st, done, *lsn);
     return STORE_OK;
+}
+
+store_rc store_drop(store *st, const char *name, uint64_t *lsn)
+{
+    return drop_one(st, name, 1, STORE_DROPPED, lsn);
+}
+
+int store_clear(store *st, size_t *n)
+{
+    size_t count;
+    store_rc rc = STORE_OK;
+    *n = 0;
+    entry **all = store_entries_sorted(st, &count);
+    if (!all)
+        return -1;
+    for (size_t i = 0; i < count && rc != STORE_NOMEM; i++) {
+        rc = drop_one(st, all[i]->name, 0, STORE_JOURNAL, NULL);
+        *n += rc == STORE_OK;
+    }
+    free(all);
+    return rc == STORE_NOMEM ? -1 : 0;
 }
 
 store_rc store_drop_prefix(store *st, const char *prefix, size_t *n, uint64_t *lsn)

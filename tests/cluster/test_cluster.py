@@ -1457,6 +1457,147 @@ def test_barrier_across_failover(T):
               "party %s, arriving again on the new leader: %s" % (who, show(a) if a else
                                                                   "no answer"))
 
+# ---- 15 ----------------------------------------------------------------------------------
+
+def metric(node, line_start):
+    """The value of the first /metrics line of node that starts with line_start, or
+    None."""
+    c = http.client.HTTPConnection("127.0.0.1", node.http_port, timeout=5)
+    try:
+        c.request("GET", "/metrics")
+        text = c.getresponse().read().decode()
+    except (OSError, http.client.HTTPException):
+        return None
+    finally:
+        c.close()
+    for line in text.splitlines():
+        if line.startswith(line_start):
+            return float(line.split()[-1])
+    return None
+
+
+def lines_or_none(node, name):
+    """Every line of list name, or none when it is not loaded."""
+    a = node.req("LENGTH", {"FILENAME": name})
+    return [] if a[0] == 200 and NOT_LOADED in a[2] else peek_all(node, name)
+
+
+def test_deposed_leader_keeps_process(T):
+    """The leader is paused until another node leads, with a keep-alive connection open to
+    it, a READ and a GET waiting on it and changes sent to it while paused. Resumed, it
+    stops leading in the same process: the same pid and start time, its counters going
+    on, the waiting READ and GET answered 503, each change it took as leader either
+    answered OK and in the cluster, or answered 503; the keep-alive connection, the same
+    socket, is answered through the new leader. Then it is made the leader again and has
+    the cluster's lists and keys, from its standby, and none of the changes it dropped."""
+    cl = T.cluster()
+    L = leader_of(cl)
+    pid = L.proc.pid
+    ok_answer(L, "ADD", {"FILENAME": "base.csv", "LINE": "b0"})
+    ok_answer(L, "SET", {"NAME": "k", "VALUE": "1"})
+    ka = http.client.HTTPConnection("127.0.0.1", L.http_port, timeout=10)
+
+    def ka_req(cmd, params):
+        ka.request("GET", "/sts/%s?%s" % (cmd, urllib.parse.urlencode(params)))
+        r = ka.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+
+    a = ka_req("LENGTH", {"FILENAME": "base.csv"})
+    check(a[0] == 200 and body_text(a[2]) == b"1", "LENGTH on the leader: %s" % show(a))
+    ka_port = ka.sock.getsockname()[1]
+    started = metric(L, "process_start_time_seconds")
+    served = metric(L, 'stsd_requests_total{command="LENGTH",result="ok"}')
+    check(started and served, "no metrics from node %d" % L.id)
+    answers, alock = [], threading.Lock()
+
+    def send(tag, cmd, params, timeout=20):
+        a = L.req(cmd, params, timeout=timeout)
+        with alock:
+            answers.append((tag, cmd, params, a))
+
+    waiting = [threading.Thread(target=send, args=("waiting", "READ",
+                                {"FILENAME": "empty.csv", "TIMEOUT": "20"}, 30), daemon=True),
+               threading.Thread(target=send, args=("waiting", "GET",
+                                {"NAME": "k", "VERSION": "1", "TIMEOUT": "20"}, 30),
+                                daemon=True)]
+    for t in waiting:
+        t.start()
+    time.sleep(0.3)
+    L.pause()
+    resumed = False
+    try:
+        t0 = time.time()
+        sent = [threading.Thread(target=send, args=("paused", "ADD",
+                                 {"FILENAME": "taken.csv", "LINE": "t%d" % i}), daemon=True)
+                for i in range(8)]
+        for t in sent:
+            t.start()
+        M = leader_of(cl, 3 * ELECTION_MS / 1000 + 5, among=cl.others(L))
+        T.note("node %d paused; node %d leads %.2f s later" % (L.id, M.id, time.time() - t0))
+        ok_answer(M, "ADD", {"FILENAME": "base.csv", "LINE": "b1"})
+        ok_answer(M, "SET", {"NAME": "k2", "VALUE": "2"})
+        L.resume()
+        resumed = True
+        for t in waiting + sent:
+            t.join(40)
+    finally:
+        if not resumed:
+            L.resume()
+    check(L.wait_follower(15) is not None, "node %d not a follower: %r" % (L.id, L.info()))
+    check(L.alive() and L.proc.pid == pid, "node %d's process did not live on" % L.id)
+    log = L.tail(100000)
+    check("restarting" not in log, "node %d restarted:\n%s" % (L.id, L.tail(20)))
+    check("follows, in the same process" in log, "node %d did not say it follows in the same "
+          "process:\n%s" % (L.id, L.tail(20)))
+    check(metric(L, "process_start_time_seconds") == started, "node %d's start time moved" %
+          L.id)
+    for tag, cmd, params, a in answers:
+        if tag == "waiting":
+            check(a[0] == 503 and b"Leader changed" in a[2],
+                  "%s waiting on node %d while it stopped leading: %s" % (cmd, L.id, show(a)))
+    took = [p["LINE"] for tag, cmd, p, a in answers
+            if tag == "paused" and a[0] == 200 and is_ok(a[2])]
+    unknown = [p["LINE"] for tag, cmd, p, a in answers if tag == "paused" and a[0] == 503]
+    check(len(took) + len(unknown) == 8, "ADDs sent to the paused leader, answered neither OK "
+          "nor 503: %s" % [show(a) for tag, c, p, a in answers if tag == "paused"])
+    T.note("ADDs sent while paused: %d OK, %d 503 (%s)" % (
+        len(took), len(unknown), "; ".join(sorted(set(body_text(a[2])[:50].decode(
+            "utf-8", "replace") for tag, c, p, a in answers if tag == "paused")))))
+    on_m = set(lines_or_none(M, "taken.csv"))
+    check(set(took) <= on_m, "ADDs answered OK are missing on the new leader: %s" %
+          sorted(set(took) - on_m))
+    # The same socket, answered through the new leader within a few tries.
+    a = None
+    for _ in range(50):
+        a = ka_req("LENGTH", {"FILENAME": "base.csv"})
+        if a[0] == 200:
+            break
+        check(a[0] == 503, "keep-alive request to node %d: %s" % (L.id, show(a)))
+        time.sleep(0.1)
+    check(a[0] == 200 and body_text(a[2]) == b"2" and a[1].get("x-sts-leader") == str(M.id),
+          "keep-alive LENGTH through node %d: %s %r" % (L.id, show(a), a[1]))
+    check(ka.sock.getsockname()[1] == ka_port, "the keep-alive connection was made again")
+    ka.close()
+    now = metric(L, 'stsd_requests_total{command="LENGTH",result="ok"}')
+    check(now is not None and now >= served, "node %d's counters went back: %s then %s" %
+          (L.id, served, now))
+    # Led again, in the same process: the cluster's state, from the standby.
+    want_taken = sorted(on_m)
+    make_leader(cl, L)
+    check(L.proc.pid == pid, "node %d's process changed on the way back to leading" % L.id)
+    check(sorted(peek_all(L, "base.csv")) == ["b0", "b1"], "base.csv on node %d: %r" %
+          (L.id, peek_all(L, "base.csv")))
+    got = sorted(lines_or_none(L, "taken.csv"))
+    check(got == want_taken, "taken.csv on node %d leading again: %r, the cluster had %r" %
+          (L.id, got, want_taken))
+    for name, value in (("k", b"1"), ("k2", b"2")):
+        a = ok_answer(L, "GET", {"NAME": name})
+        check(body_text(a[2]) == value, "GET %s on node %d: %s" % (name, L.id, show(a)))
+    check("taken from memory (the standby)" in L.tail(100000).split("follows, in the same "
+          "process")[-1], "node %d did not lead again from its standby" % L.id)
+    ok_answer(L, "ADD", {"FILENAME": "base.csv", "LINE": "b2"})
+    check(length(L, "base.csv") == 3, "ADD on node %d leading again" % L.id)
+
 
 TESTS = [
     (test_every_command_through_each_node, 40),
@@ -1473,6 +1614,7 @@ TESTS = [
     (test_nodes_by_host_name, 45),
     (test_compaction_bounds_directories, 180),
     (test_barrier_across_failover, 60),
+    (test_deposed_leader_keeps_process, 90),
 ]
 
 

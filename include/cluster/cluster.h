@@ -8,10 +8,12 @@
  * What is replicated is the journal: each group-commit batch of records is one raft
  * entry (journal_set_ship), INITFILE's snapshot files go as chunks of about 1 MiB before
  * the record that names them, and every node writes the committed entries into its own
- * state directory (journal_mirror_*). Only the leader has a live store: it is loaded from
- * that directory when the node wins an election (the promote hook), and a node that loses
- * the leadership restarts (the deposed hook), so that nothing not committed survives in
- * its memory. Followers forward requests to the leader. */
+ * state directory (journal_mirror_*); followers apply them to a hot standby as well. Only
+ * the leader has a live store: it is taken from the standby when the node wins an
+ * election (the promote hook). A node that loses the leadership has its journal demoted
+ * on raft's thread (journal_demote) and its store emptied (the deposed hook), so that
+ * nothing not committed survives in its memory, and follows on in the same process.
+ * Followers forward requests to the leader. */
 #ifndef STSD_CLUSTER_H
 #define STSD_CLUSTER_H
 

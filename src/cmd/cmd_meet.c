@@ -18,7 +18,9 @@
 #include <string.h>
 
 #include "base/clock.h"
+#include "hold/commit.h"
 #include "hold/park.h"
+#include "journal/journal.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
 #include "meet/barrier.h"
@@ -98,15 +100,31 @@ static void answer_outcome(cmd_result *r, const meet_arrival *m)
 }
 
 /* Answers every arrival of batch whose slot is still open, and drops the batch's
- * membership references. */
+ * membership references. On a replica the answers wait for a record shipped after the
+ * barrier opened (journal_fence), as reads do: a leader cut off from the others, which a
+ * new leader may already have replaced, opens no barrier that counts. */
 static void answer_batch(barrier_arrival *batch)
 {
+    uint64_t fence = 0;
+    int fenced = 0, no_leader = 0;
     for (barrier_arrival *a = batch, *nx; a; a = nx) {
         nx = a->next;
         meet_arrival *m = (meet_arrival *)a;
         if (park_claim(m->slot)) {
-            answer_outcome(park_result(m->slot), m);
-            park_finish(m->slot);
+            cmd_result *r = park_result(m->slot);
+            struct journal *j = m->srv->j;
+            answer_outcome(r, m);
+            if (!fenced && journal_replicated(j)) {
+                fenced = 1;
+                no_leader = journal_fence(j, &fence) != 0;
+            }
+            if (no_leader) {
+                buf_clear(&r->headers);
+                cmd_ko(r, 503, COMMIT_NO_LEADER);
+                park_finish(m->slot);
+            } else {
+                commit_finish(j, m->slot, fence);
+            }
             meet_unref(m);                     /* expire will not run */
         }
         meet_unref(m);

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_journal_mirror.c - a replica's state directory written by committed pieces: a
- * compaction's new log generation (JOURNAL_GEN) and its tidying (JOURNAL_TIDY), and a node
- * that comes to lead while the newest generation holds no record yet. */
+ * compaction's new log generation (JOURNAL_GEN) and its tidying (JOURNAL_TIDY), a node
+ * that comes to lead while the newest generation holds no record yet, and a leader that
+ * is deposed with a change on its way (journal_demote). */
+#include <stdatomic.h>
+#include <unistd.h>
+
 #include "journal_fixture.h"
+#include "meet/keys.h"
 
 /* A follower's journal on the fixture's directory, its store empty. */
 static journal *replica(store **st)
@@ -108,12 +113,95 @@ static void test_generation_and_tidy(void **s)
     jclose(j, st);
 }
 
+/* The cluster as the demotion test sees it: batches kept, never committed. */
+static _Atomic uint64_t shipped_upto;
+
+static int keep_piece(void *ctx, journal_piece kind, uint64_t id, const void *data,
+                      size_t len)
+{
+    (void)ctx, (void)kind, (void)id, (void)data, (void)len;
+    return -1;
+}
+
+static int keep_batch(void *ctx, const void *data, size_t len, uint64_t upto)
+{
+    (void)ctx, (void)data, (void)len;
+    atomic_store(&shipped_upto, upto);
+    return 0;
+}
+
+static int keep_file(void *ctx, uint64_t id, int fd, uint64_t size)
+{
+    (void)ctx, (void)id, (void)fd, (void)size;
+    return -1;
+}
+
+/* A leader deposed with a change on its way: the change's wait fails and stays failed
+ * while the node, following, moves its lsns past it; the batch's late outcome changes
+ * nothing; no change is taken while it follows; led again, the state is the committed
+ * one, from the standby, without the change. */
+static void test_demote(void **s)
+{
+    (void)s;
+    store *st;
+    journal *j = replica(&st);
+    static const journal_ship_hooks h = {keep_piece, keep_batch, keep_file, 1};
+    journal_set_ship(j, &h, NULL);
+    journal_attach(j, st);
+    pushes(j, "a", 0, 3);
+    buf err = BUF_INIT;
+    if (journal_reload(j, st, &err) != 0)
+        fail_msg("journal_reload: %s", err.data);
+    assert_int_equal(journal_leading(j), 1);
+    uint64_t lsn = 0;
+    assert_int_equal(store_add(st, "a", "uncommitted", 11, 1, 0, &lsn), STORE_OK);
+    for (int i = 0; i < 2000 && atomic_load(&shipped_upto) < lsn; i++)
+        usleep(1000);
+    assert_true(atomic_load(&shipped_upto) >= lsn);
+    assert_int_equal(journal_answerable(j, lsn), 1);
+    uint64_t at = journal_demote(j);
+    assert_true(at >= lsn);
+    assert_int_equal(journal_leading(j), 0);
+    assert_int_equal(journal_demote(j), 0);       /* once */
+    assert_int_equal(journal_answerable(j, lsn), -1);
+    journal_shipped(j, atomic_load(&shipped_upto), -1);     /* late: ignored */
+    assert_int_equal(journal_broken(j), 0);
+    pushes(j, "a", 10, 5);                                  /* the next leader's */
+    assert_int_equal(journal_answerable(j, lsn), -1);
+    assert_int_equal(journal_when_durable(j, lsn, NULL, NULL), -1);
+    assert_int_equal(store_add(st, "a", "follower", 8, 1, 0, NULL), STORE_JOURNAL);
+    size_t n;
+    assert_int_equal(store_clear(st, &n), 0);
+    assert_int_equal(n, 1);
+    keys_clear(st);
+    if (journal_reload(j, st, &err) != 0)
+        fail_msg("journal_reload: %s", err.data);
+    buf_free(&err);
+    assert_int_equal(length_of(st, "a"), 8);
+    buf out = BUF_INIT;
+    size_t count;
+    assert_int_equal(store_read(st, "a", STORE_LAST, 1, 1, &out, &count, NULL), STORE_OK);
+    size_t off = 0, len = 0;
+    const char *line = store_next_line(&out, &off, &len);
+    assert_non_null(line);
+    assert_int_equal(len, 4);
+    assert_memory_equal(line, "a-14", 4);
+    buf_free(&out);
+    /* Leading again: a change is taken and shipped after everything before. */
+    assert_int_equal(store_add(st, "a", "again", 5, 1, 0, &lsn), STORE_OK);
+    assert_true(lsn > at);
+    journal_attach(NULL, st);
+    journal_close(j);
+    store_free(st);
+}
+
 int main(void)
 {
     log_set_level(LOG_ERROR);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lead_with_empty_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generation_and_tidy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_demote, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* test_store_cleanup.c - bulk adds and clean-up in the store and the journal: ADDMULTI
  * all or none, DROP's tombstones (lookups, STATUS, limits, a name coming back, waiters
- * told), key TTLs expiring, and PUSH_MANY, DROP and deadlines replayed and carried over
- * by a compaction. */
+ * told), key TTLs expiring, PUSH_MANY, DROP and deadlines replayed and carried over by a
+ * compaction, and everything forgotten unrecorded (a replica that stops leading). */
 #include "journal_fixture.h"
 #include "base/clock.h"
 #include "meet/keys.h"
@@ -96,6 +96,60 @@ static void test_drop_tombstone(void **s)
     assert_int_equal(store_count(st), 2);
     buf_free(&out);
     store_free(st);
+}
+
+/* A replica that stops leading: every list, lease and key forgotten, waiters told, and
+ * not a record written (the committed state is elsewhere). */
+static void test_clear_unrecorded(void **s)
+{
+    (void)s;
+    store *st;
+    size_t bad, n, count;
+    uint64_t v;
+    journal *j = jopen(CONF_FSYNC_NO, 0, &st);
+    store_span lines3[] = {span("a"), span("b"), span("c")};
+    assert_int_equal(store_add_many(st, "one", lines3, 3, 1, 0, &bad, NULL), STORE_OK);
+    assert_int_equal(store_add(st, "two", "x", 1, 1, 0, NULL), STORE_OK);
+    buf out = BUF_INIT, ids = BUF_INIT;
+    assert_int_equal(store_read_leased(st, "one", STORE_FIRST, 1, 60000, &out, &count, &ids,
+                                       NULL), STORE_OK);
+    assert_int_equal(store_read(st, "two", STORE_FIRST, 0, 1, &out, &count, NULL), STORE_OK);
+    twaiter t = {0};
+    t.w.name = "two";
+    t.w.n = 1;
+    t.w.arm = w_arm;
+    t.w.claim = w_claim;
+    t.w.served = w_served;
+    assert_int_equal(store_read_wait(st, &t.w, &out, &count), STORE_WAITING);
+    assert_int_equal(keys_set_ttl(st, "k", "1", 1, -1, 60000, &v, NULL), STORE_OK);
+    assert_int_equal(keys_set(st, "c", "5", 1, -1, &v, NULL), STORE_OK);
+    key_incr q = {1, INT64_MIN, INT64_MAX, 60000, 0};
+    key_out o;
+    assert_int_equal(keys_incr(st, "c", &q, &o), STORE_OK);
+    journal_stats before, after;
+    journal_get_stats(j, &before);
+    assert_int_equal(store_clear(st, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(keys_clear(st), 2);
+    journal_get_stats(j, &after);
+    assert_int_equal(after.records, before.records);
+    assert_true(t.served);
+    assert_int_equal(t.rc, STORE_JOURNAL);
+    assert_int_equal(store_count(st), 0);
+    assert_int_equal(length_of(st, "one"), (size_t)-1);
+    assert_int_equal(keys_count(st), 0);
+    assert_string_equal(key_of(st, "k"), "-");
+    int64_t next;
+    assert_int_equal(store_lease_expire(st, clock_wall_ms() + 120000, &next), 0);
+    assert_int_equal(keys_lease_expire(st, clock_wall_ms() + 120000, &next), 0);
+    /* Names come back as new ones. */
+    assert_int_equal(store_add(st, "one", "z", 1, 1, 0, NULL), STORE_OK);
+    assert_int_equal(length_of(st, "one"), 1);
+    assert_int_equal(keys_set(st, "c", "7", 1, -1, &v, NULL), STORE_OK);
+    assert_string_equal(key_of(st, "c"), "7/1");
+    buf_free(&out);
+    buf_free(&ids);
+    jclose(j, st);
 }
 
 static void test_key_ttl(void **s)
@@ -208,6 +262,7 @@ int main(void)
         cmocka_unit_test(test_key_ttl),
         cmocka_unit_test_setup_teardown(test_journal_replay, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drop_replaced, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_clear_unrecorded, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@ test's history, three nodes on this machine (docs/benchmarks.md, "A cluster that
 days"). Usage: scripts/bench-cluster-disk.py STSD [LINES] [CHANGES] [KILLS]
            scripts/bench-cluster-disk.py --soak STSD [MILLIONS] [LINES]
            scripts/bench-cluster-disk.py --latency STSD
+           scripts/bench-cluster-disk.py --demote STSD [LINES] [ROUNDS]
 
 1. failover with a small list: 100 lines, kill -9 of the leader, the first OK ADD through
    a survivor (KILLS times, 3 by default);
@@ -23,7 +24,12 @@ directories must stay flat once the first compactions are done.
 
 --latency: one change at a time (2,000 ADDs in a row on one keep-alive connection, 3
 rounds) against a lone stsd with fsync=always and against the leader of three nodes: what
-a commit adds to a lone durable change (docs/benchmarks.md)."""
+a commit adds to a lone durable change (docs/benchmarks.md).
+
+--demote: LINES (1M) loaded, then ROUNDS (3) times: the leader paused (SIGSTOP) until
+another node leads, resumed; what its log says the demotion cost (the standby rebuilt
+from the directory on raft's thread, the store emptied), the time from SIGCONT until it
+answers as a follower, and that its process is the same."""
 import http.client
 import importlib.util
 import os
@@ -198,7 +204,47 @@ def latency(stsd):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def log_ms(text, pattern):
+    """The last 'in N ms' of the lines of text matching pattern."""
+    found = re.findall(pattern + r".* in ([0-9.]+) ms", text)
+    return float(found[-1]) if found else None
+
+
+def demote(stsd, lines, rounds):
+    work = tempfile.mkdtemp(prefix="stsd-bench-demote.")
+    cl = Cluster(stsd, os.path.join(work, "cl")).start()
+    try:
+        load(cl.leader(20), lines)
+        for k in range(rounds):
+            L = cl.leader(20)
+            pid = L.proc.pid
+            L.pause()
+            try:
+                M = cl.leader(20, among=cl.others(L))
+            finally:
+                t0 = time.time()
+                L.resume()
+            follower = L.wait_follower(30)
+            t1 = time.time()
+            with open(L.log, errors="replace") as f:
+                text = f.read()
+            print("round %d, %d lines: node %d (pid %s, %s) follows node %d %.0f ms after "
+                  "SIGCONT; standby rebuilt in %s ms, store emptied in %s ms" % (
+                      k + 1, lines, L.id, pid, "same process" if L.proc.pid == pid and
+                      L.alive() else "RESTARTED", M.id, (t1 - t0) * 1000,
+                      log_ms(text, "standby built from"),
+                      log_ms(text, "follows, in the same process")), flush=True)
+            assert follower is not None
+    finally:
+        cl.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def main():
+    if sys.argv[1] == "--demote":
+        demote(os.path.abspath(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 1000000,
+               int(sys.argv[4]) if len(sys.argv) > 4 else 3)
+        return
     if sys.argv[1] == "--latency":
         latency(os.path.abspath(sys.argv[2]))
         return

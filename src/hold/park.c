@@ -338,7 +338,11 @@ void park_lot_end(park_lot *lot, unsigned status, const char *msg)
 
 void park_keep(park_slot *s)
 {
+    /* Under the lot's lock, which park_lot_end reads it under: the slot is in the lot's
+     * heap from park_new on. */
+    pthread_mutex_lock(&s->lot->lock);
     s->kept = 1;
+    pthread_mutex_unlock(&s->lot->lock);
 }
 
 size_t park_lot_count(park_lot *lot)

@@ -306,9 +306,12 @@ class Run:
 
 
 def compaction_summary(r):
-    """What the nodes' logs say of compaction and raft's snapshots during the run."""
+    """What the nodes' logs say of compaction, raft's snapshots and leaders that stopped
+    leading (in their process, or by executing themselves again) during the run."""
     marks = (("compactions", "compaction into generation"),
-             ("restores from a snapshot", "state directory restored from a snapshot"))
+             ("restores from a snapshot", "state directory restored from a snapshot"),
+             ("demotions in the same process", "follows, in the same process"),
+             ("restarts", "cluster: restarting"))
     counts = {k: 0 for k, _ in marks}
     for n in (r.cl.nodes if r.cl else []):
         try:
@@ -318,7 +321,7 @@ def compaction_summary(r):
             continue
         for k, m in marks:
             counts[k] += text.count(m)
-    return "compaction: %s, on all nodes" % ", ".join("%d %s" % (v, k) for k, v in counts.items())
+    return "nodes' logs: %s, on all nodes" % ", ".join("%d %s" % (v, k) for k, v in counts.items())
 
 
 def run_one(args, seed):

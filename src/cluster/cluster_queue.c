@@ -67,9 +67,6 @@ static int start(cluster *c, piece *p)
 {
     switch (p->op) {
     case CLUSTER_OP_APPLY:
-        /* Stamped here, on the loop's thread, so that whether an entry is this node's
-         * is decided as the loop changes its nonce (cluster_fsm.c), not before. */
-        cluster_put64((uint8_t *)p->buf.base + CLUSTER_ENTRY_NONCE, c->nonce);
         p->req.apply.data = p;
         return raft_apply(&c->raft, &p->req.apply, &p->buf, 1, on_applied);
     case CLUSTER_OP_ADD:
@@ -99,8 +96,15 @@ void cluster_queue_run(cluster *c)
          * again, its records would reach the directory without the store's changes. */
         int stale = p->done_fn && p->done_arg <= c->stale_upto;
         if (!c->stop && !stale && raft_state(&c->raft) == RAFT_LEADER &&
-            !atomic_load(&c->deposed) && (atomic_load(&c->serving) || c->promoting))
+            !atomic_load(&c->deposed) && (atomic_load(&c->serving) || c->promoting)) {
+            /* Stamped here, on the loop's thread, so that whether an entry is this
+             * node's is decided as the loop changes its nonce (cluster_fsm.c). */
+            if (p->op == CLUSTER_OP_APPLY) {
+                uint8_t *head = p->buf.base;
+                cluster_put64(head + CLUSTER_ENTRY_NONCE, c->nonce);
+            }
             rv = start(c, p);
+        }
         if (rv != 0) {
             if (rv != RAFT_NOTLEADER)
                 log_warn("cluster: %s", raft_errmsg(&c->raft));

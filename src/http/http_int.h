@@ -36,6 +36,13 @@ typedef struct request {
     int leader;       /* a cluster node's X-STS-Leader on the answers made here: the
                        * leader's id, 0 when none is known; -1: no such header (stsd
                        * alone, the dashboard, /metrics) */
+    /* The last command answer with only our fixed headers, kept for the connection's
+     * next one of the same length and content type (http_route.c, send_reused): its
+     * bytes are copied into sent, which the response sends from, so that a keep-alive
+     * READ costs no response, header or allocation. NULL: none kept. */
+    struct MHD_Response *resp;
+    const char *resp_ctype;
+    buf sent;
 } request;
 
 struct http_server {

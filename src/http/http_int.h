@@ -22,7 +22,7 @@ typedef struct request {
     size_t target;    /* where its origin form starts in uri (http_route) */
     buf body;         /* a POST body, up to maxBodySize */
     buf path;         /* decoded path */
-    buf page;         /* the answer's bytes; MHD sends them from here */
+    buf page;         /* the answer's bytes; MHD sends them from here (or from sent) */
     params prm;
     cmd_result result;
     park_slot *slot;  /* the request is parked (suspended) on this slot */

@@ -107,8 +107,10 @@ params_rc params_decode(const char *s, size_t len, buf *out)
 
 static int param_lookup(const char *name, size_t len)
 {
+    /* The first byte first: most names differ there, and strlen is then never run. */
     for (int i = 0; i < PARAM_COUNT; i++)
-        if (strlen(param_names[i]) == len && memcmp(param_names[i], name, len) == 0)
+        if (param_names[i][0] == name[0] && strlen(param_names[i]) == len &&
+            memcmp(param_names[i], name, len) == 0)
             return i;
     return -1;
 }
@@ -142,9 +144,30 @@ static params_rc param_store(params *p, int id, const char *v, size_t len, int d
     return PARAMS_OK;
 }
 
+/* The parameter a name in the query means (-1: none of ours), decoded first only if it
+ * has escapes: into store's spare room, given back at once, so that a request's names
+ * cost no allocation of their own. */
+static params_rc name_lookup(params *p, const char *s, size_t len, int *id)
+{
+    *id = -1;
+    if (!memchr(s, '%', len) && !memchr(s, '+', len)) {
+        if (len)
+            *id = param_lookup(s, len);
+        return PARAMS_OK;
+    }
+    size_t keep = p->store.len;
+    params_rc rc = params_decode(s, len, &p->store);
+    if (rc == PARAMS_OK && p->store.len > keep)
+        *id = param_lookup(p->store.data + keep, p->store.len - keep);
+    if (p->store.data) {               /* NULL only if the first reserve failed */
+        p->store.len = keep;
+        p->store.data[keep] = '\0';
+    }
+    return rc;
+}
+
 params_rc params_parse_urlencoded(params *p, const char *s, size_t len)
 {
-    buf name = BUF_INIT;
     params_rc rc = PARAMS_OK;
     const char *end = s + len;
     while (s < end && rc == PARAMS_OK) {
@@ -152,16 +175,14 @@ params_rc params_parse_urlencoded(params *p, const char *s, size_t len)
         const char *pair_end = amp ? amp : end;
         const char *eq = memchr(s, '=', (size_t)(pair_end - s));
         const char *name_end = eq ? eq : pair_end;
-        buf_clear(&name);
-        rc = params_decode(s, (size_t)(name_end - s), &name);
-        if (rc == PARAMS_OK && name.len) {
-            int id = param_lookup(name.data, name.len);
+        int id;
+        rc = name_lookup(p, s, (size_t)(name_end - s), &id);
+        if (rc == PARAMS_OK && id >= 0) {
             const char *v = eq ? eq + 1 : pair_end;
             rc = param_store(p, id, v, (size_t)(pair_end - v), 1);
         }
         s = amp ? amp + 1 : end;
     }
-    buf_free(&name);
     return rc;
 }
 

@@ -48,6 +48,9 @@ static void pool_set(request *head)
 
 static void request_destroy(request *q)
 {
+    if (q->resp)
+        MHD_destroy_response(q->resp);
+    buf_free(&q->sent);
     buf_free(&q->uri);
     buf_free(&q->body);
     buf_free(&q->path);
@@ -90,7 +93,7 @@ static void request_put(request *q)
 {
     /* Don't let one huge request pin its buffers for the thread's lifetime. */
     if (q->body.cap > 65536 || q->page.cap > 65536 || q->result.text.cap > 65536 ||
-        q->prm.store.cap > 65536 || q->uri.cap > 65536) {
+        q->prm.store.cap > 65536 || q->uri.cap > 65536 || q->sent.cap > 65536) {
         request_destroy(q);
         return;
     }

@@ -22,7 +22,7 @@ typedef struct request {
     size_t target;    /* where its origin form starts in uri (http_route) */
     buf body;         /* a POST body, up to maxBodySize */
     buf path;         /* decoded path */
-    buf page;         /* the answer's bytes; MHD sends them from here */
+    buf page;         /* the answer's bytes; MHD sends them from here (or from sent) */
     params prm;
     cmd_result result;
     park_slot *slot;  /* the request is parked (suspended) on this slot */
@@ -36,6 +36,13 @@ typedef struct request {
     int leader;       /* a cluster node's X-STS-Leader on the answers made here: the
                        * leader's id, 0 when none is known; -1: no such header (stsd
                        * alone, the dashboard, /metrics) */
+    /* The last command answer with only our fixed headers, kept for the connection's
+     * next one of the same length and content type (http_route.c, send_reused): its
+     * bytes are copied into sent, which the response sends from, so that a keep-alive
+     * READ costs no response, header or allocation. NULL: none kept. */
+    struct MHD_Response *resp;
+    const char *resp_ctype;
+    buf sent;
 } request;
 
 struct http_server {

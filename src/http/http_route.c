@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "accept.h"
 #include "http_forward.h"
@@ -55,6 +56,41 @@ static enum MHD_Result send_page_with(struct MHD_Connection *c, unsigned status,
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* Queues q's page with our headers and no other, as send_page_with does, through the
+ * response kept in q when it has the same length and content type. MHD answers a
+ * connection's requests one after another and lets go of a response once it is sent, so
+ * when the next request runs no one reads q->sent any more: its bytes can change under
+ * the same response (created PERSISTENT over them: MHD sends from them, never copies). */
+static enum MHD_Result send_reused(struct MHD_Connection *c, request *q, unsigned status,
+                                   const char *ctype)
+{
+    if (!q->resp || q->resp_ctype != ctype || q->sent.len != q->page.len) {
+        if (q->resp)
+            MHD_destroy_response(q->resp);
+        q->resp = NULL;
+        buf_clear(&q->sent);
+        if (buf_append(&q->sent, q->page.data, q->page.len) != 0)
+            return send_page_with(c, status, q->page.data, q->page.len, ctype, NULL, -1);
+        struct MHD_Response *r = MHD_create_response_from_buffer(
+            q->sent.len, q->sent.data, MHD_RESPMEM_PERSISTENT);
+        if (!r)
+            return MHD_NO;
+        if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype) != MHD_YES ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
+                                    "no-cache, no-store, must-revalidate") != MHD_YES ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_PRAGMA, "no-cache") != MHD_YES ||
+            MHD_add_response_header(r, MHD_HTTP_HEADER_EXPIRES, "0") != MHD_YES) {
+            MHD_destroy_response(r);
+            return MHD_NO;
+        }
+        q->resp = r;
+        q->resp_ctype = ctype;
+    } else {
+        memcpy(q->sent.data, q->page.data, q->page.len);
+    }
+    return MHD_queue_response(c, status, q->resp);
 }
 
 static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
@@ -142,9 +178,11 @@ enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c,
     stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
     if (rc != 0)
         return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    return send_page_with(c, status, q->page.data, q->page.len,
-                          q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
-                          q->result.kind == REPLY_KO ? NULL : &q->result.headers, q->leader);
+    const char *ctype = q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type();
+    const buf *extra = q->result.kind == REPLY_KO ? NULL : &q->result.headers;
+    if (q->leader < 0 && (!extra || extra->len == 0))
+        return send_reused(c, q, status, ctype);
+    return send_page_with(c, status, q->page.data, q->page.len, ctype, extra, q->leader);
 }
 
 /* Suspends c until q's slot ends (park.h); the slot may end before or during this. */
@@ -319,24 +357,54 @@ static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c,
     return http_send_result(h, c, q);
 }
 
+/* The request headers a command reads, in one pass over them instead of a lookup each
+ * (every lookup walks the whole list); the first of each name wins, as
+ * MHD_lookup_connection_value's. */
+typedef struct wanted_headers {
+    const char *authorization, *origin, *sec_fetch_site, *ui_header, *accept;
+} wanted_headers;
+
+static void take_header(const char **slot, const char *want, size_t want_len,
+                        const char *key, size_t key_len, const char *value)
+{
+    if (!*slot && key_len == want_len && strncasecmp(key, want, want_len) == 0)
+        *slot = value;
+}
+
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 size_t key_len, const char *value, size_t value_len)
+{
+    wanted_headers *w = cls;
+#define TAKE(slot, name) take_header(&w->slot, name, sizeof name - 1, key, key_len, value)
+    TAKE(authorization, MHD_HTTP_HEADER_AUTHORIZATION);
+    TAKE(origin, MHD_HTTP_HEADER_ORIGIN);
+    TAKE(sec_fetch_site, "Sec-Fetch-Site");
+    TAKE(ui_header, CSRF_HEADER);
+    TAKE(accept, MHD_HTTP_HEADER_ACCEPT);
+#undef TAKE
+    return MHD_YES;
+}
+
 /* Everything else: a command under /sts/ (or the help page, or "unknown command"). */
 static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, request *q,
                                      const char *method)
 {
     socklen_t alen;
     const struct sockaddr *addr = peer(c, &alen);
+    wanted_headers w = {0};
+    MHD_get_connection_values_n(c, MHD_HEADER_KIND, on_header, &w);
     cmd_request cq = {
         .path = q->path.data, .path_len = q->path.len,
         .method = strcmp(method, "GET") == 0    ? CMD_GET
                 : strcmp(method, "POST") == 0 ? CMD_POST
                                                 : CMD_OTHER,
         .prm = &q->prm, .addr = addr, .addr_len = alen,
-        .authorization = header(c, MHD_HTTP_HEADER_AUTHORIZATION),
-        .origin = header(c, MHD_HTTP_HEADER_ORIGIN),
-        .sec_fetch_site = header(c, "Sec-Fetch-Site"),
-        .ui_header = header(c, CSRF_HEADER),
+        .authorization = w.authorization,
+        .origin = w.origin,
+        .sec_fetch_site = w.sec_fetch_site,
+        .ui_header = w.ui_header,
     };
-    cq.accept_json = accept_prefers_json(header(c, MHD_HTTP_HEADER_ACCEPT));
+    cq.accept_json = accept_prefers_json(w.accept);
     q->t0 = clock_now_ns();
     if (h->srv->cluster)
         return route_clustered(h, c, q, &cq, method);

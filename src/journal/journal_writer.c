@@ -367,13 +367,22 @@ int journal_flush_locked(journal *j, int sync, int keep_lock)
     j->io = 1;
     if (!keep_lock)
         pthread_mutex_unlock(&j->mu);
-    if (n && wal_pwrite_all(fd, j->out.data, n, at) != 0) {
+    /* One system call writes and syncs the batch when nothing before it waits for a
+     * sync: the writer blocks in the kernel once per batch, not after a second call. */
+    int together = n && need_sync && j->synced + n >= target;
+    if (together && wal_pwrite_dsync(fd, j->out.data, n, at) != 0) {
+        e = errno;
+        what = "write and fdatasync";
+        /* Cut what part of the batch got in, so that the log ends with a whole record. */
+        if (ftruncate(fd, (off_t)at) != 0)
+            log_error("journal: cannot cut a partial write: %s", strerror(errno));
+    } else if (!together && n && wal_pwrite_all(fd, j->out.data, n, at) != 0) {
         e = errno;
         what = "write";
         /* Cut what part of the batch got in, so that the log ends with a whole record. */
         if (ftruncate(fd, (off_t)at) != 0)
             log_error("journal: cannot cut a partial write: %s", strerror(errno));
-    } else if (need_sync && wal_datasync(fd) != 0) {
+    } else if (!together && need_sync && wal_datasync(fd) != 0) {
         e = errno;
         what = "fdatasync";
     }

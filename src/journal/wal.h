@@ -47,6 +47,11 @@ int wal_fsync(int fd);
 const hist *wal_fsync_hist(uint64_t *last_ns);
 /* fdatasync through the seam (the log's data and size). Returns 0, or -1 with errno set. */
 int wal_datasync(int fd);
+/* Writes all n bytes at off and makes them durable as wal_datasync would, in one system
+ * call where the kernel can (pwritev2 with RWF_DSYNC: a range of the file synced, so
+ * only when every byte before off already is). Timed as a sync. Returns 0, or -1 with
+ * errno set: then what got in, and whether any of it is durable, is unknown. */
+int wal_pwrite_dsync(int fd, const void *p, size_t n, uint64_t off);
 /* Reserves disk blocks for fd's bytes [off, off + len), so that writing them later cannot
  * meet a full disk; the file's size grows to cover them (they read as zeros). Returns 0,
  * or -1 with errno set (EOPNOTSUPP where the file system cannot). */

@@ -9,7 +9,7 @@
  * With $STSD_SLOWSYNC_MS, every successful fsync and fdatasync first takes that long (a
  * slow disk). With $STSD_SKIPSYNC, every one returns 0 at once without syncing: what the
  * group-commit path costs without the disk (docs/benchmarks.md, "The group-commit path
- * without the disk"). */
+ * without the disk"). pwritev2 with RWF_DSYNC is a pwrite and an fdatasync to it. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -144,4 +145,26 @@ int fsync(int fd)
 int fdatasync(int fd)
 {
     return fake_sync(fd, "fdatasync");
+}
+
+/* The journal's write and sync in one call (wal_pwrite_dsync): the same as its pwrite
+ * followed by fdatasync here, so that failing, slow and skipped syncs apply to it too. */
+ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+{
+    if (!(flags & RWF_DSYNC)) {
+        ssize_t (*real)(int, const struct iovec *, int, off_t, int) =
+            (ssize_t (*)(int, const struct iovec *, int, off_t, int))dlsym(RTLD_NEXT,
+                                                                            "pwritev2");
+        return real(fd, iov, cnt, off, flags);
+    }
+    ssize_t total = 0;
+    for (int i = 0; i < cnt; i++) {
+        ssize_t w = pwrite(fd, iov[i].iov_base, iov[i].iov_len, off + total);
+        if (w < 0)
+            return total ? total : -1;
+        total += w;
+        if ((size_t)w < iov[i].iov_len)
+            break;
+    }
+    return fake_sync(fd, "fdatasync") != 0 ? -1 : total;
 }

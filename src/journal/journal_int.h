@@ -111,7 +111,10 @@ struct journal {
                                  * one belongs to a leadership that is over */
     /* The lsns of the last leadership's records that the cluster had not committed when
      * it ended, (void_lo, void_hi]: never answerable, though the follower's lsns move
-     * past them (journal_answerable reads them without the lock). */
+     * past them (journal_answerable reads them without the lock). One range is enough:
+     * the demotion fails every wait at once and calls the answer hook, so every request
+     * polling in place learns its fate in its loop's next turn, long before the node
+     * can have led and been deposed again. */
     _Atomic uint64_t void_lo, void_hi;
     struct journal_standby *standby; /* a follower's state in memory (journal_standby.c),
                                  * taken by journal_reload; NULL: read the directory */

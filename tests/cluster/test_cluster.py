@@ -1495,6 +1495,8 @@ def test_deposed_leader_keeps_process(T):
     pid = L.proc.pid
     ok_answer(L, "ADD", {"FILENAME": "base.csv", "LINE": "b0"})
     ok_answer(L, "SET", {"NAME": "k", "VALUE": "1"})
+    ok_answer(L, "ADD", {"FILENAME": "empty.csv", "LINE": "e"})
+    ok_answer(L, "READ", {"FILENAME": "empty.csv", "KEEP": "FALSE"})
     ka = http.client.HTTPConnection("127.0.0.1", L.http_port, timeout=10)
 
     def ka_req(cmd, params):
@@ -1522,7 +1524,12 @@ def test_deposed_leader_keeps_process(T):
                                 daemon=True)]
     for t in waiting:
         t.start()
-    time.sleep(0.3)
+    end = time.time() + 10
+    while time.time() < end and not (
+            metric(L, 'stsd_list_waiters{list="empty.csv"}') == 1 and
+            (metric(L, "stsd_key_watchers") or 0) >= 1):
+        time.sleep(0.05)
+    check(time.time() < end, "the READ and the GET are not waiting on node %d" % L.id)
     L.pause()
     resumed = False
     try:

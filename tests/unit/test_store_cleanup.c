@@ -57,6 +57,17 @@ static void w_served(store_waiter *w, store_rc rc)
     t->served = 1;
 }
 
+/* t waiting for one line of name. */
+static void twaiter_on(twaiter *t, const char *name)
+{
+    memset(t, 0, sizeof *t);
+    t->w.name = name;
+    t->w.n = 1;
+    t->w.arm = w_arm;
+    t->w.claim = w_claim;
+    t->w.served = w_served;
+}
+
 static void test_drop_tombstone(void **s)
 {
     (void)s;
@@ -71,12 +82,8 @@ static void test_drop_tombstone(void **s)
     buf out = BUF_INIT;
     size_t count;
     assert_int_equal(store_read(st, "two", STORE_FIRST, 0, 1, &out, &count, NULL), STORE_OK);
-    twaiter t = {0};
-    t.w.name = "two";
-    t.w.n = 1;
-    t.w.arm = w_arm;
-    t.w.claim = w_claim;
-    t.w.served = w_served;
+    twaiter t;
+    twaiter_on(&t, "two");
     buf_clear(&out);
     assert_int_equal(store_read_wait(st, &t.w, &out, &count), STORE_WAITING);
     assert_int_equal(store_drop(st, "two", NULL), STORE_OK);
@@ -114,12 +121,8 @@ static void test_clear_unrecorded(void **s)
     assert_int_equal(store_read_leased(st, "one", STORE_FIRST, 1, 60000, &out, &count, &ids,
                                        NULL), STORE_OK);
     assert_int_equal(store_read(st, "two", STORE_FIRST, 0, 1, &out, &count, NULL), STORE_OK);
-    twaiter t = {0};
-    t.w.name = "two";
-    t.w.n = 1;
-    t.w.arm = w_arm;
-    t.w.claim = w_claim;
-    t.w.served = w_served;
+    twaiter t;
+    twaiter_on(&t, "two");
     assert_int_equal(store_read_wait(st, &t.w, &out, &count), STORE_WAITING);
     assert_int_equal(keys_set_ttl(st, "k", "1", 1, -1, 60000, &v, NULL), STORE_OK);
     assert_int_equal(keys_set(st, "c", "5", 1, -1, &v, NULL), STORE_OK);

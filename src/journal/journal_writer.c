@@ -339,6 +339,11 @@ void journal_hold(journal *j, int on)
 
 int journal_flush_locked(journal *j, int sync, int keep_lock)
 {
+    /* A replica's batch is cut once the pipeline has room for it, not before: it then
+     * takes every record that came in while the batches before were being committed. */
+    while (j->ship.batch && !keep_lock && j->inflight >= j->ship.inflight &&
+           !atomic_load(&j->cancelled))
+        pthread_cond_wait(&j->cv, &j->mu);
     /* A change of several records being logged: the batch ends after it (microseconds:
      * its thread appends them one after the other under its list's lock). */
     while (j->holds)

@@ -1249,6 +1249,9 @@ def test_nodes_by_host_name(T):
     cl = T.cluster(raft_host="localhost")
     L = leader_of(cl)
     F = cl.others(L)[0]
+    # The leader serves once one follower has its entries; the other may hear from it a
+    # moment later (its connection to a name is made on the resolver's next round).
+    check(F.wait_follower(10) is not None, "node %d does not know the leader" % F.id)
     for i in range(20):
         ok_answer(F, "ADD", {"FILENAME": "named.csv", "LINE": "n%d" % i, "ADD_MODE": "LAST"})
     for n in cl.nodes:

@@ -5,6 +5,7 @@
 #ifndef STSD_CLOCK_H
 #define STSD_CLOCK_H
 
+#include <pthread.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -14,6 +15,13 @@ int64_t clock_now_ms(void);
 
 /* CLOCK_MONOTONIC's time ns nanoseconds from now, for pthread_cond_timedwait. */
 struct timespec clock_deadline_ns(uint64_t ns);
+
+/* CLOCK_MONOTONIC's time at deadline_ms (a clock_now_ms() value), for
+ * pthread_cond_timedwait: now if it has passed. */
+struct timespec clock_deadline_at_ms(int64_t deadline_ms);
+
+/* Initializes cv to wait by CLOCK_MONOTONIC. Returns 0, or an errno value. */
+int clock_cond_init(pthread_cond_t *cv);
 
 /* The wall clock (CLOCK_REALTIME) since the epoch, in nanoseconds and in milliseconds:
  * for what must keep its meaning across a restart (lease deadlines in the journal) or

@@ -77,6 +77,17 @@ int cluster_remove_node(cluster *c, unsigned id, buf *msg);
 
 /* This node's id; whether forwarding answers 307 (stsd.cluster.forward=redirect). */
 unsigned cluster_self(const cluster *c);
+
+/* The raft index this node has applied: on a leader, at least every change it has
+ * acknowledged (the answer of a write goes after its entry is applied), so that a
+ * follower that has applied as far has seen them all (READINDEX, a follower's read). */
+uint64_t cluster_applied(cluster *c);
+/* Waits until this node has applied raft index idx, or until deadline_ms
+ * (clock_now_ms()). Returns 0, or -1 on the deadline or when the cluster stops. */
+int cluster_wait_applied(cluster *c, uint64_t idx, int64_t deadline_ms);
+/* Counts a ReadIndex round of this follower for n reads: ok, they were answered here;
+ * else each got a 503 (cluster_stats, the metrics). */
+void cluster_count_reads(cluster *c, size_t n, int ok);
 int cluster_redirects(const cluster *c);
 
 /* Set by the promote hook once the store is loaded: this node answers from now on. */
@@ -97,6 +108,8 @@ typedef struct cluster_stats {
     int serving;
     uint64_t term, commit, applied, last_index;
     uint64_t leader_changes;   /* times the known leader changed since start */
+    uint64_t local_reads;      /* reads this node answered from its standby */
+    uint64_t read_rounds, read_rounds_failed;  /* READINDEX rounds for them */
     double leader_since;       /* wall-clock seconds of the last change */
     size_t n;
     cluster_node_stats nodes[CONF_CLUSTER_MAX];

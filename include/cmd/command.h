@@ -32,6 +32,8 @@ typedef struct cmd_server {
     struct audit *audit;  /* stsd.auditLog (NULL: off) */
     struct cluster *cluster; /* replicas (NULL: alone): set before serving, never changed */
     struct barrier_table *barriers; /* BARRIER (meet/barrier.h): not journaled, no list's */
+    struct journal *view; /* a follower's read (CMD_VIEW): lists and keys are read from this
+                           * journal's hot standby, held by journal_view_begin, not from st */
 } cmd_server;
 
 /* One request as the HTTP edge hands it over: what dispatch needs to decide it. */
@@ -69,6 +71,11 @@ enum {
                                  * change of many at once */
     CMD_LOCAL   = 1 << 8,  /* in a cluster, answered by the node asked: never forwarded to
                             * the leader, no read fence (STOP, CLUSTER) */
+    CMD_VIEW    = 1 << 9,  /* changes nothing and reads only lists and keys: a follower
+                            * answers it from its hot standby after a ReadIndex round
+                            * (stsd.cluster.followerReads), unless it waits (TIMEOUT=) */
+    CMD_VIEW_PAGE = 1 << 10, /* the same, for its HTML answer only (its JSON document holds
+                              * what only the leader knows: rates, waiters) */
 };
 
 #define CMD_MAX_PARAMS 8
@@ -137,6 +144,9 @@ const cmd_def *command_at(int i);
 const char *command_name(int i);
 /* Whether command i (from cmd_result.cmd; -1: none) is CMD_LOCAL. */
 int command_is_local(int i);
+/* Whether a follower may answer command i with parameters p (and json, the result's) from
+ * its hot standby: CMD_VIEW, or CMD_VIEW_PAGE unless in_json, and no TIMEOUT. */
+int command_viewable(int i, const params *p, int in_json);
 
 /* The row of the command name[0..len) (exact: names are upper case), or NULL. */
 const cmd_def *command_lookup(const char *name, size_t len);

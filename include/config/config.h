@@ -74,6 +74,7 @@ typedef struct config {
     size_t cluster_compact_bytes;    /* stsd.cluster.compactBytes: 64 MiB */
     int cluster_pipeline;            /* stsd.cluster.pipeline: batches in flight, 1 */
     int cluster_join;                /* stsd.cluster.join: false (true: no bootstrap) */
+    int cluster_follower_reads;      /* stsd.cluster.followerReads: true */
 } config;
 
 /* Fills c with every default. Returns 0, or -1 on ENOMEM. */

@@ -224,6 +224,29 @@ uint64_t journal_demote(journal *j);
  * deposed leader answers none). Returns 0, or -1 if changes are refused (not leading). */
 int journal_fence(journal *j, uint64_t *lsn);
 
+/* ---- a follower's reads --------------------------------------------------------------------
+ * A replica that follows answers a read itself, from its hot standby, once it has
+ * applied as far as the leader had when asked (a ReadIndex round, http/http_view.c):
+ * journal_view_position after cluster_wait_applied, journal_view_wait, then the reads
+ * between journal_view_begin and journal_view_end. */
+
+/* The lsn of the committed history this node holds (a follower's: every batch applied by
+ * raft so far). */
+uint64_t journal_view_position(journal *j);
+/* Waits until the hot standby is at lsn or later, or deadline_ms (clock_now_ms()).
+ * Returns 0, or -1 (the deadline, no standby). */
+int journal_view_wait(journal *j, uint64_t lsn, int64_t deadline_ms);
+/* Holds the standby's state still for reads (several threads at once). Returns 0, or -1
+ * (nothing held) when there is none to read: this node leads now, or its standby stopped
+ * following. */
+int journal_view_begin(journal *j);
+void journal_view_end(journal *j);
+/* As store_length, store_status and keys_get, from the standby. */
+store_rc journal_view_length(journal *j, const char *name, size_t *len);
+long journal_view_status(journal *j, void (*fn)(const char *name, size_t len, void *ctx),
+                         void *ctx);
+store_rc journal_view_get(journal *j, const char *name, buf *out, uint64_t *version);
+
 /* A planned handover: waits up to ms until every record appended is committed (nothing
  * pending, nothing in flight). Returns 0, or -1 on timeout. */
 int journal_quiesce(journal *j, int ms);

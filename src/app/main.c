@@ -329,7 +329,7 @@ static int open_state(app *a)
         return -1;
     }
     a->srv = (cmd_server){a->st, a->ds, conf, a->lot, a->j, a->acc.http.auth, a->audit, NULL,
-                         a->barriers};
+                         a->barriers, NULL};
     /* A replica loads the files when it first comes to lead (app/replica.c). */
     if (conf->cluster_self)
         return 0;

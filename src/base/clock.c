@@ -29,6 +29,25 @@ struct timespec clock_deadline_ns(uint64_t ns)
     return t;
 }
 
+struct timespec clock_deadline_at_ms(int64_t deadline_ms)
+{
+    int64_t left = deadline_ms - clock_now_ms();
+    return clock_deadline_ns(left > 0 ? (uint64_t)left * 1000000u : 0);
+}
+
+int clock_cond_init(pthread_cond_t *cv)
+{
+    pthread_condattr_t ca;
+    int rc = pthread_condattr_init(&ca);
+    if (rc == 0) {
+        rc = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        if (rc == 0)
+            rc = pthread_cond_init(cv, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    return rc;
+}
+
 uint64_t clock_wall_ns(void)
 {
     return ns_of(CLOCK_REALTIME);

@@ -28,6 +28,7 @@
 #include "cluster_net.h"
 #include "cluster_queue.h"
 #include "cluster_save.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/thread.h"
 #include "journal/journal.h"
@@ -138,6 +139,8 @@ static void on_tick(uv_timer_t *t)
                  role_name(state), (unsigned long long)c->raft.current_term);
         cluster_fsm_demote(c);
     }
+    /* Entries the state machine does not see (barriers, configurations) move it too. */
+    cluster_note_applied(c, raft_last_applied(&c->raft));
     refresh_stats(c, state);
 }
 
@@ -242,6 +245,8 @@ static int ship_piece(void *ctx, journal_piece kind, uint64_t id, const void *da
 static void batch_done(void *ctx, uint64_t upto, int rc)
 {
     cluster *c = ctx;
+    /* Before the answers go: a READINDEX asked after one of them covers its entry. */
+    cluster_note_applied(c, raft_last_applied(&c->raft));
     journal_shipped(c->j, upto, rc);
 }
 
@@ -295,6 +300,27 @@ unsigned cluster_self(const cluster *c)
     return c->self;
 }
 
+uint64_t cluster_applied(cluster *c)
+{
+    return atomic_load(&c->applied);
+}
+
+int cluster_wait_applied(cluster *c, uint64_t idx, int64_t deadline_ms)
+{
+    if (atomic_load(&c->applied) >= idx)
+        return 0;
+    struct timespec until = clock_deadline_at_ms(deadline_ms);
+    int rc = 0;
+    pthread_mutex_lock(&c->applied_mu);
+    atomic_fetch_add(&c->applied_waiters, 1);
+    while (atomic_load(&c->applied) < idx && rc == 0)
+        if (pthread_cond_timedwait(&c->applied_cv, &c->applied_mu, &until) == ETIMEDOUT)
+            rc = atomic_load(&c->applied) >= idx ? 0 : -1;
+    atomic_fetch_sub(&c->applied_waiters, 1);
+    pthread_mutex_unlock(&c->applied_mu);
+    return rc;
+}
+
 int cluster_redirects(const cluster *c)
 {
     return c->redirect;
@@ -328,6 +354,18 @@ void cluster_get_stats(cluster *c, cluster_stats *s)
     *s = c->stats;
     pthread_mutex_unlock(&c->mu);
     s->serving = atomic_load(&c->serving);
+    s->local_reads = atomic_load(&c->local_reads);
+    s->read_rounds = atomic_load(&c->read_rounds);
+    s->read_rounds_failed = atomic_load(&c->read_rounds_failed);
+}
+
+void cluster_count_reads(cluster *c, size_t n, int ok)
+{
+    atomic_fetch_add(&c->read_rounds, 1);
+    if (ok)
+        atomic_fetch_add(&c->local_reads, n);
+    else
+        atomic_fetch_add(&c->read_rounds_failed, 1);
 }
 
 /* ---- start and stop ----------------------------------------------------------------------- */
@@ -502,6 +540,12 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
         c->nonce = (uint64_t)wall_now() ^ (uint64_t)getpid() << 32;
     pthread_mutex_init(&c->mu, NULL);
     pthread_cond_init(&c->cv, NULL);
+    pthread_mutex_init(&c->applied_mu, NULL);
+    if (clock_cond_init(&c->applied_cv) != 0) {
+        buf_puts(err, "cannot make a condition variable");
+        free(c);
+        return NULL;
+    }
     if (cluster_members_from_config(c, conf, err) != 0 || !node_of(c, c->self)) {
         if (!err->len)
             buf_printf(err, "stsd.cluster.self=%u names no stsd.cluster.node.%u", c->self,
@@ -605,5 +649,7 @@ void cluster_stop(cluster *c)
     free(c->dataset_dir);
     pthread_mutex_destroy(&c->mu);
     pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->applied_mu);
+    pthread_cond_destroy(&c->applied_cv);
     free(c);
 }

@@ -49,6 +49,18 @@ void cluster_fsm_demote(cluster *c)
     }
 }
 
+void cluster_note_applied(cluster *c, uint64_t idx)
+{
+    if (idx <= atomic_load(&c->applied))
+        return;
+    atomic_store(&c->applied, idx);
+    if (atomic_load(&c->applied_waiters)) {
+        pthread_mutex_lock(&c->applied_mu);
+        pthread_cond_broadcast(&c->applied_cv);
+        pthread_mutex_unlock(&c->applied_mu);
+    }
+}
+
 static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **result)
 {
     cluster *c = fsm->data;
@@ -100,6 +112,9 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **r
         atomic_store(&c->serving, 0);
         want_deposed(c);
     }
+    /* Raft counts this entry as applied once we return (before its request's callback):
+     * a waiting read on this node may go now. */
+    cluster_note_applied(c, raft_last_applied(&c->raft) + 1);
     return 0;
 }
 

@@ -12,6 +12,8 @@ void cluster_fsm_init(cluster *c);
  * applied. A new nonce, the journal demoted (journal_demote), the hooks' thread woken
  * for the deposed hook; no promotion until cluster_demoted. */
 void cluster_fsm_demote(cluster *c);
+/* Raft's thread: raft index idx is applied; wakes cluster_wait_applied's waiters. */
+void cluster_note_applied(cluster *c, uint64_t idx);
 /* Frees what snapshots kept between them; after raft stopped. */
 void cluster_fsm_close(void);
 

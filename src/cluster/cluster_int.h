@@ -68,6 +68,15 @@ struct cluster {
                                   * node must start again from raft's copy */
     atomic_int draining;         /* a planned handover: new requests are not served */
 
+    /* The raft index applied to the state machine (raft's last_applied), published by
+     * the loop for the other threads: a ReadIndex read waits for it (cluster_applied). */
+    _Atomic uint64_t applied;
+    atomic_int applied_waiters;
+    pthread_mutex_t applied_mu;
+    pthread_cond_t applied_cv;
+    /* A follower's reads (cluster_count_reads). */
+    _Atomic uint64_t local_reads, read_rounds, read_rounds_failed;
+
     /* The hooks' thread: promote and deposed run there, one at a time, deposed first
      * when both are wanted. */
     pthread_t hook_thread;

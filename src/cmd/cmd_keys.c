@@ -13,6 +13,7 @@
 #include "base/num.h"
 #include "hold/commit.h"
 #include "hold/park.h"
+#include "journal/journal.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
 #include "meet/keys.h"
@@ -342,7 +343,8 @@ void cmd_get(const cmd_server *srv, const params *p, cmd_result *r)
         return wait_key(srv, name, 0, (uint64_t)version, NULL, clock_now_ms() + ms, r);
     buf value = BUF_INIT;
     uint64_t v;
-    store_rc rc = keys_get(srv->st, name, &value, &v);
+    store_rc rc = srv->view ? journal_view_get(srv->view, name, &value, &v)
+                            : keys_get(srv->st, name, &value, &v);
     value_answer(r, rc, name, &value, v);
     buf_free(&value);
 }

@@ -15,6 +15,7 @@
 #include "cmd_keys.h"
 #include "cmd_param.h"
 #include "cmd_wait.h"
+#include "journal/journal.h"
 
 #define PEEK_LIMIT_DEFAULT 100
 #define PEEK_LIMIT_MAX     1000
@@ -40,7 +41,9 @@
 static int ko_list_state(const cmd_server *srv, cmd_result *r, const char *name, size_t nlen)
 {
     size_t len = 0;
-    store_rc rc = strlen(name) == nlen ? store_length(srv->st, name, &len) : STORE_NOT_LOADED;
+    store_rc rc = strlen(name) != nlen ? STORE_NOT_LOADED
+                : srv->view            ? journal_view_length(srv->view, name, &len)
+                                       : store_length(srv->st, name, &len);
     if (rc != STORE_OK || len == 0) {
         cmd_ko_store(r, rc != STORE_OK ? rc : STORE_EMPTY, name, nlen);
         return 1;
@@ -328,7 +331,9 @@ void cmd_length(const cmd_server *srv, const params *p, cmd_result *r)
     const char *name = cmd_list_name(p, r, &nlen);
     if (!name)
         return;
-    store_rc rc = strlen(name) == nlen ? store_length(srv->st, name, &len) : STORE_NOT_LOADED;
+    store_rc rc = strlen(name) != nlen ? STORE_NOT_LOADED
+                : srv->view            ? journal_view_length(srv->view, name, &len)
+                                       : store_length(srv->st, name, &len);
     cmd_count_answer(r, rc, name, nlen, len);
 }
 

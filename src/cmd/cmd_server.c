@@ -15,6 +15,7 @@
 #include "cluster/cluster.h"
 #include "cmd_answer.h"
 #include "config/config.h"
+#include "journal/journal.h"
 #include "meet/keys.h"
 
 #define MSG_ALONE "No cluster: this stsd runs alone (stsd.cluster.self is not set) !"
@@ -66,7 +67,8 @@ void cmd_status(const cmd_server *srv, const params *p, cmd_result *r)
 {
     if (r->json)
         return status_json(srv, r);
-    long n = store_status(srv->st, status_entry, &r->text);
+    long n = srv->view ? journal_view_status(srv->view, status_entry, &r->text)
+                       : store_status(srv->st, status_entry, &r->text);
     if (n < 0)
         return cmd_ko(r, 400, MSG_NOMEM);
     if (n == 0)
@@ -314,6 +316,26 @@ void cmd_cluster(const cmd_server *srv, const params *p, cmd_result *r)
 }
 
 /* NODE=: a node id, 1..CONF_CLUSTER_MAX. Returns it, or 0 with the KO in r. */
+void cmd_read_index(const cmd_server *srv, const params *p, cmd_result *r)
+{
+    (void)p;
+    if (!srv->cluster)
+        return cmd_ko(r, 400, MSG_ALONE);
+    /* Read before the fence the edge adds (commit_begin): every change answered before
+     * this question came is at or below it. */
+    uint64_t idx = cluster_applied(srv->cluster);
+    if (r->json) {
+        json j;
+        cmd_json_start(r, &j);
+        json_key(&j, "index");
+        json_uint(&j, idx);
+        json_obj_end(&j);
+        return;
+    }
+    r->kind = REPLY_OK;
+    buf_printf(&r->text, "%llu", (unsigned long long)idx);
+}
+
 static unsigned node_param(const params *p, cmd_result *r)
 {
     size_t len;

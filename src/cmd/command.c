@@ -89,10 +89,10 @@ static const cmd_def commands[] = {
      {P_FILENAME, P_LINE, P_FIND_MODE, P_KEEP, P_TIMEOUT, P_LEASE,
       {"COLUMN", "name", 1, "LINE is the whole value of this column (EQUALS, through the "
        "column's index)"}, P_FIELDS}},
-    {"LENGTH", cmd_length, CMD_REF | CMD_LOOKS, FIELD_LENGTH,
+    {"LENGTH", cmd_length, CMD_REF | CMD_LOOKS | CMD_VIEW, FIELD_LENGTH,
      "The number of lines of a list.",
      {P_FILENAME}},
-    {"STATUS", cmd_status, CMD_REF | CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+    {"STATUS", cmd_status, CMD_REF | CMD_LOOKS | CMD_JSON | CMD_VIEW_PAGE, FIELD_MESSAGE,
      "Every list and its length, sorted by name (in JSON: also on loan, waiters, rates, "
      "time to empty).",
      {{0}}},
@@ -125,6 +125,11 @@ static const cmd_def commands[] = {
      "The nodes of the cluster as this node sees them: each one's id, URL and role, the "
      "leader, this node's term, commit and applied index, each follower's lag (asked of "
      "the leader). Answered by the node asked, never forwarded.",
+     {{0}}},
+    {"READINDEX", cmd_read_index, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+     "The raft index the leader has applied, answered once a record appended after the "
+     "question is committed (proof that it still leads): a follower that has applied as "
+     "far answers a read itself (stsd.cluster.followerReads). Forwarded to the leader.",
      {{0}}},
     {"CLUSTERADD", cmd_cluster_add, CMD_ADMIN, FIELD_MESSAGE,
      "Add a node to the cluster (on the leader): its URL goes to every node, then raft "
@@ -159,7 +164,7 @@ static const cmd_def commands[] = {
      {P_NAME, {"VALUE", "text", 0, "the value (bytes, up to stsd.maxLineSize)"},
       P_IF_VERSION, {"TTL", "seconds", 1, "the key disappears this long after (up to 30 "
        "days); without it, a SET ends the key's TTL"}}},
-    {"GET", cmd_get, CMD_LOOKS | CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
+    {"GET", cmd_get, CMD_LOOKS | CMD_WAITS | CMD_JSON | CMD_VIEW, FIELD_MESSAGE,
      "A key's value, its version in X-STS-Version. With VERSION and TIMEOUT: waits while "
      "the version is still VERSION, then answers the state (also at the timeout).",
      {P_NAME, {"VERSION", "n", 1, "wait while the key's version is n (0: while it does "
@@ -264,6 +269,17 @@ const char *command_name(int i)
 int command_is_local(int i)
 {
     return i >= 0 && i < N_COMMANDS && (commands[i].flags & CMD_LOCAL);
+}
+
+int command_viewable(int i, const params *p, int in_json)
+{
+    if (i < 0 || i >= N_COMMANDS)
+        return 0;
+    unsigned f = commands[i].flags;
+    if (!(f & CMD_VIEW) && !((f & CMD_VIEW_PAGE) && !in_json))
+        return 0;
+    /* A wait is the leader's: its watchers and waiters live there. */
+    return params_get(p, PARAM_TIMEOUT, NULL) == NULL;
 }
 
 const cmd_def *command_lookup(const char *name, size_t len)

@@ -152,6 +152,11 @@ const conf_key conf_keys[] = {
      "1", "batches of changes the leader has on their way to the followers at once, each "
      "answered once committed, in order; 1: each waits for the one before (on one disk "
      "per node, one big batch per fsync beats several small ones: docs/benchmarks.md)"},
+    {"stsd.cluster.followerReads", "stsd.cluster.followerReads", CT_BOOL,
+     F(cluster_follower_reads), 0, 1, "true",
+     "true: a follower answers LENGTH, STATUS (HTML) and GET itself, from its hot standby, "
+     "once it has applied what the leader had applied when asked (READINDEX, one question "
+     "for every read that came meanwhile); false: it passes them to the leader"},
     {"stsd.cluster.compactBytes", "stsd.cluster.compactBytes", CT_SIZE,
      F(cluster_compact_bytes), 64 * KIB, 1024 * GIB, "64M",
      "log size in the state directory past which the leader compacts it, once the log "

@@ -23,6 +23,7 @@
 #include "hold/commit.h"
 #include "journal/journal.h"
 #include "http_forward.h"
+#include "http_view.h"
 #include "http_int.h"
 #include "http_route.h"
 
@@ -404,7 +405,16 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
         free(h);
         return NULL;
     }
+    if (srv->cluster && srv->j && conf->cluster_follower_reads &&
+        !(h->view = view_start(conf, srv, err))) {
+        forward_stop(h->fwd);
+        iplimit_free(h->per_ip);
+        close(fd);
+        free(h);
+        return NULL;
+    }
     if (!(h->loops = http_loops_start(h->threads, start_daemon, h, err))) {
+        view_stop(h->view);
         forward_stop(h->fwd);
         iplimit_free(h->per_ip);
         close(fd);
@@ -445,6 +455,7 @@ void http_stop(http_server *h, int timeout_ms)
     /* Once no HTTP thread can hand it a request: transfers still going are cut. Their
      * requests were answered by park_lot_shutdown, or abandoned with their connections
      * just now (a late answer then goes nowhere: park.h). */
+    view_stop(h->view);
     forward_stop(h->fwd);
     iplimit_free(h->per_ip);
     free(h);

@@ -50,6 +50,8 @@ struct http_server {
     int listen_fd;
     const cmd_server *srv;
     struct http_forward *fwd; /* a cluster node's requests for the leader (NULL: alone) */
+    struct http_view *view;   /* a follower's reads (NULL: alone, or
+                               * stsd.cluster.followerReads=false) */
     const config *conf;
     unsigned threads;         /* stsd.threads, 0 resolved to the cores */
     http_access acc;

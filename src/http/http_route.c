@@ -10,6 +10,7 @@
 
 #include "accept.h"
 #include "http_forward.h"
+#include "http_view.h"
 #include "target.h"
 #include "base/clock.h"
 #include "base/stats.h"
@@ -211,6 +212,8 @@ enum MHD_Result http_send_parked(const http_server *h, struct MHD_Connection *c,
     memcpy(q->result.who, mine.who, sizeof q->result.who);
     park_unref(q->slot);
     q->slot = NULL;
+    if (q->result.kind == REPLY_VIEW)     /* a follower's read, its round done */
+        view_run(h->view, q);
     return http_send_result(h, c, q);
 }
 
@@ -344,6 +347,11 @@ static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c,
         command_exec(h->srv, cq, &q->result);
         return answer_command(h, c, q);
     }
+    /* A read this node can answer itself, as fresh as the leader would (http_view.h). */
+    if (k == CLUSTER_FORWARD && h->view &&
+        command_viewable(q->result.cmd, &q->prm, q->result.json) &&
+        view_send(h->view, h->srv->lot, c, q, leader) == 0)
+        return park_connection(c, q);     /* until the round ends: a round trip */
     const char *target = q->uri.data + q->target;
     size_t target_len = q->uri.len - q->target;
     if (k == CLUSTER_NO_LEADER)

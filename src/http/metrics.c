@@ -326,6 +326,16 @@ static void cluster_metrics(const cmd_server *srv, buf *b)
            "Times this node saw the leader change to a known one.");
     buf_printf(b, "stsd_cluster_leader_changes_total %llu\n",
                (unsigned long long)s.leader_changes);
+    family(b, "stsd_cluster_local_reads_total", "counter",
+           "Reads this follower answered from its hot standby after a ReadIndex round.");
+    buf_printf(b, "stsd_cluster_local_reads_total %llu\n", (unsigned long long)s.local_reads);
+    family(b, "stsd_cluster_read_index_rounds_total", "counter",
+           "This follower's READINDEX questions to the leader, one for every read that came "
+           "while the last was out (result: ok, or failed: those reads got a 503).");
+    buf_printf(b, "stsd_cluster_read_index_rounds_total{result=\"ok\"} %llu\n",
+               (unsigned long long)(s.read_rounds - s.read_rounds_failed));
+    buf_printf(b, "stsd_cluster_read_index_rounds_total{result=\"failed\"} %llu\n",
+               (unsigned long long)s.read_rounds_failed);
     family(b, "stsd_cluster_follower_lag_entries", "gauge",
            "On the leader: entries committed that each follower (node label) does not have yet.");
     for (size_t i = 0; i < s.n; i++)

@@ -194,6 +194,8 @@ int reply_render(const cmd_result *r, buf *out)
     case REPLY_RAW:         /* made whole already (http_forward.c) */
         buf_append(out, r->text.data ? r->text.data : "", r->text.len);
         break;
+    case REPLY_VIEW:        /* never rendered: the edge runs it first (http_view.h) */
+        return -1;
     }
     return out->oom ? -1 : 0;
 }

@@ -77,6 +77,8 @@ int reply_render_json(const cmd_result *r, buf *out, unsigned *status)
     case REPLY_JSON:
     case REPLY_RAW:
         break;
+    case REPLY_VIEW:        /* never rendered: the edge runs it first (http_view.h) */
+        return -1;
     }
     json_obj_end(&j);
     return out->oom ? -1 : 0;

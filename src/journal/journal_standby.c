@@ -14,7 +14,9 @@
  * Why a thread of its own: raft's loop (`stsd-raft`) must keep answering the leader, and
  * a REPLACE may load millions of lines; the loop only copies each batch into the queue.
  * The state is touched by one thread at a time, the one that set `busy`: this thread
- * applying a batch, raft's restoring a snapshot, the cluster's promoting. */
+ * applying a batch, raft's restoring a snapshot, the cluster's promoting. That thread
+ * also holds `view` for writing while it does, so that a follower's reads (HTTP threads,
+ * `view` for reading) see the state between batches, never in the middle of one. */
 #include "journal_standby.h"
 
 #include <errno.h>
@@ -59,6 +61,7 @@ struct journal_standby {
     uint32_t snap_gen, snap_n;  /* highest snapshot number referenced in snap_gen */
     uint32_t max_gen;
     uint64_t snap_bytes;
+    pthread_rwlock_t view;  /* read: a follower's reads; write: the state's busy thread */
     pthread_t thread;
     int started;
 };
@@ -213,7 +216,12 @@ static void *standby_main(void *arg)
         int follow = sb->following;
         sb->busy = 1;
         pthread_mutex_unlock(&sb->mu);
-        int rc = follow ? apply_batch(sb, b, why, sizeof why) : 0;
+        int rc = 0;
+        if (follow) {
+            pthread_rwlock_wrlock(&sb->view);
+            rc = apply_batch(sb, b, why, sizeof why);
+            pthread_rwlock_unlock(&sb->view);
+        }
         pthread_mutex_lock(&sb->mu);
         if (rc != 0)
             stop_following(sb, why);
@@ -259,8 +267,14 @@ journal_standby *journal_standby_new(int dirfd, const char *dir, uint64_t pos)
     sb->following = 1;
     sb->applied = pos;
     pthread_mutex_init(&sb->mu, NULL);
-    pthread_cond_init(&sb->cv, NULL);
-    if (thread_start(&sb->thread, "stsd-standby", standby_main, sb) != 0) {
+    /* Writers first: a stream of reads must not hold the batches back. */
+    pthread_rwlockattr_t va;
+    pthread_rwlockattr_init(&va);
+    pthread_rwlockattr_setkind_np(&va, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&sb->view, &va);
+    pthread_rwlockattr_destroy(&va);
+    if (clock_cond_init(&sb->cv) != 0 ||
+        thread_start(&sb->thread, "stsd-standby", standby_main, sb) != 0) {
         log_warn("journal: cannot start the standby's thread: %s; a promotion will read %s",
                  strerror(errno), dir);
         journal_standby_free(sb);
@@ -324,8 +338,10 @@ int journal_standby_build(journal_standby *sb, uint64_t pos)
     drop_queue(sb);              /* older than the snapshot, which holds them */
     claim(sb);
     pthread_mutex_unlock(&sb->mu);
+    pthread_rwlock_wrlock(&sb->view);
     drop_state(sb);
     int rc = recover_replay(sb->dirfd, &rs, &sb->map, &sb->keys, &err);
+    pthread_rwlock_unlock(&sb->view);
     if (rc == 0) {
         sb->snap_gen = rs.last_gen;
         sb->snap_n = rs.last_snap_n;
@@ -363,6 +379,7 @@ int journal_standby_take(journal_standby *sb, uint64_t pos, recover_state *rs, b
     uint64_t applied = sb->applied;
     sb->off = 1;                 /* this node leads: its store is the state from now on */
     pthread_mutex_unlock(&sb->mu);
+    pthread_rwlock_wrlock(&sb->view);    /* the last read of the standby ends first */
     if (!following) {
         buf_puts(err, "the standby does not follow the cluster");
     } else if (applied != pos) {
@@ -379,6 +396,7 @@ int journal_standby_take(journal_standby *sb, uint64_t pos, recover_state *rs, b
         rc = 0;
     }
     drop_state(sb);
+    pthread_rwlock_unlock(&sb->view);
     pthread_mutex_lock(&sb->mu);
     sb->busy = 0;
     pthread_cond_broadcast(&sb->cv);
@@ -398,8 +416,77 @@ void journal_standby_free(journal_standby *sb)
         pthread_join(sb->thread, NULL);
     drop_queue(sb);
     drop_state(sb);
+    pthread_rwlock_destroy(&sb->view);
     pthread_mutex_destroy(&sb->mu);
     pthread_cond_destroy(&sb->cv);
     free(sb->dir);
     free(sb);
+}
+
+/* ---- a follower's reads ------------------------------------------------------------------ */
+
+int journal_standby_wait_applied(journal_standby *sb, uint64_t lsn, int64_t deadline_ms)
+{
+    struct timespec until = clock_deadline_at_ms(deadline_ms);
+    int rc = 0;
+    pthread_mutex_lock(&sb->mu);
+    while (sb->applied < lsn && !sb->stop && rc == 0)
+        if (pthread_cond_timedwait(&sb->cv, &sb->mu, &until) != 0)
+            rc = sb->applied >= lsn ? 0 : -1;
+    if (sb->applied < lsn)
+        rc = -1;
+    pthread_mutex_unlock(&sb->mu);
+    return rc;
+}
+
+int journal_standby_view_begin(journal_standby *sb)
+{
+    pthread_rwlock_rdlock(&sb->view);
+    pthread_mutex_lock(&sb->mu);
+    int ok = sb->following && !sb->off && !sb->stop;
+    pthread_mutex_unlock(&sb->mu);
+    if (!ok)
+        pthread_rwlock_unlock(&sb->view);
+    return ok ? 0 : -1;
+}
+
+void journal_standby_view_end(journal_standby *sb)
+{
+    pthread_rwlock_unlock(&sb->view);
+}
+
+list *journal_standby_list(journal_standby *sb, const char *name, size_t len)
+{
+    rent *e = recover_map_find(&sb->map, name, len);
+    return e ? e->l : NULL;
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp((*(rent *const *)a)->name, (*(rent *const *)b)->name);
+}
+
+long journal_standby_lists(journal_standby *sb,
+                           void (*fn)(const char *name, const list *l, void *ctx), void *ctx)
+{
+    rent **all = malloc((sb->map.n ? sb->map.n : 1) * sizeof *all);
+    if (!all)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; i < sb->map.nb; i++)
+        for (rent *e = sb->map.b[i]; e; e = e->next)
+            if (e->l && n < sb->map.n)
+                all[n++] = e;
+    /* As STATUS orders a store's lists (store_entries_sorted). */
+    qsort(all, n, sizeof *all, by_name);
+    for (size_t i = 0; i < n; i++)
+        fn(all[i]->name, all[i]->l, ctx);
+    free(all);
+    return (long)n;
+}
+
+int journal_standby_key(journal_standby *sb, const char *name, size_t len, buf *out,
+                        uint64_t *version)
+{
+    return sb->keys ? rkeys_get(sb->keys, name, len, out, version) : 0;
 }

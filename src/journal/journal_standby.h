@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "list/list.h"
 #include "recover.h"
 
 typedef struct journal_standby journal_standby;
@@ -42,6 +43,27 @@ int journal_standby_build(journal_standby *sb, uint64_t pos);
  * follows no more. Returns 0, or -1 with the reason in err (rs is then empty). Release rs
  * with recover_free. */
 int journal_standby_take(journal_standby *sb, uint64_t pos, recover_state *rs, buf *err);
+
+/* ---- a follower's reads: the state between two batches (READINDEX, journal.h) ---------- */
+
+/* Waits until the state is at lsn or later, or until deadline_ms (clock_now_ms()).
+ * Returns 0, or -1 on the deadline or a stop. */
+int journal_standby_wait_applied(journal_standby *sb, uint64_t lsn, int64_t deadline_ms);
+/* Holds the state still for reading (against the busy thread's writes); several readers
+ * at once. Returns 0, or -1 (nothing held) when the standby does not follow the cluster
+ * or was taken by a promotion. The functions below only between begin and end. */
+int journal_standby_view_begin(journal_standby *sb);
+void journal_standby_view_end(journal_standby *sb);
+/* List name[0..len), or NULL when there is none. Read only: several readers share it. */
+list *journal_standby_list(journal_standby *sb, const char *name, size_t len);
+/* Calls fn for every list, in the order of their names (strcmp); returns their number,
+ * or -1 on ENOMEM (no call). */
+long journal_standby_lists(journal_standby *sb,
+                           void (*fn)(const char *name, const list *l, void *ctx), void *ctx);
+/* Key name[0..len): 1 with its value appended to out and its version, 0 if it does not
+ * exist. */
+int journal_standby_key(journal_standby *sb, const char *name, size_t len, buf *out,
+                        uint64_t *version);
 
 /* Stops the thread and frees sb and its state (NULL is fine). */
 void journal_standby_free(journal_standby *sb);

@@ -350,6 +350,17 @@ static void drop_leases(rkey *k)
     k->nleases = 0;
 }
 
+int rkeys_get(const rkeys *m, const char *name, size_t len, buf *out, uint64_t *version)
+{
+    for (const rkey *k = m->b[hash_fnv1a(name, len) & (m->nb - 1)]; k; k = k->next)
+        if (k->name_len == len && memcmp(k->name, name, len) == 0 && k->version) {
+            buf_append(out, k->value, k->len);
+            *version = k->version;
+            return 1;
+        }
+    return 0;
+}
+
 int rkeys_apply(rkeys **mp, const wal_rec *r)
 {
     if (!*mp) {

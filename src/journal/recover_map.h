@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "list/list.h"
 #include "recover.h"
 #include "wal.h"
@@ -86,6 +87,10 @@ int rkeys_apply(rkeys **m, const wal_rec *r);
 /* Moves the keys that exist and their open leases into rs (sorted by name). Returns 0,
  * or -1 on ENOMEM (what was moved is rs's, freed by recover_free). */
 int rkeys_hand_over(rkeys *m, recover_state *rs);
+
+/* Key name[0..len): 1 with its value appended to out and its version, 0 if it does not
+ * exist (never set, or deleted). Read only. */
+int rkeys_get(const rkeys *m, const char *name, size_t len, buf *out, uint64_t *version);
 
 /* Frees m (NULL is fine). */
 void rkeys_free(rkeys *m);

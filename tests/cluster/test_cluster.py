@@ -1609,6 +1609,157 @@ def test_deposed_leader_keeps_process(T):
     check(length(L, "base.csv") == 3, "ADD on node %d leading again" % L.id)
 
 
+# ---- 16 -----------------------------------------------------------------------------------
+
+LOCAL_READS = "stsd_cluster_local_reads_total "
+
+
+def test_follower_reads(T):
+    """A follower answers LENGTH, STATUS and GET itself, from its hot standby, with the
+    leader's bytes (the /metrics counter says it did), and never an answer older than a
+    change acknowledged before the read was sent: a write answered by the leader is seen
+    by a read sent to a follower right after, one by one and under concurrent writes.
+    STATUS in JSON and a GET that waits still go to the leader. With the leader paused, a
+    follower answers 503 "No leader" (retry) or the truth, and once another node leads it
+    sees the changes made there. With stsd.cluster.followerReads=false it passes them on."""
+    cl = T.cluster()
+    L = leader_of(cl)
+    F, G = cl.others(L)
+    for n in (F, G):
+        check(n.wait_follower(15) is not None, "node %d is no follower" % n.id)
+    for i in range(3):
+        ok_answer(L, "ADD", {"FILENAME": "fr.csv", "LINE": "line%d" % i})
+    ok_answer(L, "ADD", {"FILENAME": "drained.csv", "LINE": "x"})
+    ok_answer(L, "READ", {"FILENAME": "drained.csv", "KEEP": "FALSE"})
+    ok_answer(L, "SET", {"NAME": "k1", "VALUE": "v\u00e9 1"})
+    ok_answer(L, "SET", {"NAME": "gone", "VALUE": "x"})
+    ok_answer(L, "DEL", {"NAME": "gone"})
+    ok_answer(L, "INCR", {"NAME": "n", "BY": "5"})
+    # Answered by the follower itself: the same bytes as the leader's.
+    local = [("LENGTH", {"FILENAME": "fr.csv"}), ("LENGTH", {"FILENAME": "drained.csv"}),
+             ("LENGTH", {"FILENAME": "none.csv"}), ("LENGTH", {"FILENAME": "fr.csv",
+                                                                "FORMAT": "JSON"}),
+             ("LENGTH", None), ("STATUS", None), ("GET", {"NAME": "k1"}),
+             ("GET", {"NAME": "gone"}), ("GET", {"NAME": "n"}),
+             ("GET", {"NAME": "k1", "FORMAT": "JSON"})]
+    for n in (F, G):
+        base = metric(n, LOCAL_READS)
+        check(base == 0, "node %d counts %r local reads before any" % (n.id, base))
+        for cmd, p in local:
+            want, got = L.req(cmd, p), n.req(cmd, p)
+            for h in ("content-type", "x-sts-version"):
+                check(want[1].get(h) == got[1].get(h), "%s %r: %s %r on node %d, %r on the "
+                      "leader" % (cmd, p, h, got[1].get(h), n.id, want[1].get(h)))
+            check(got[0] == want[0] and got[2] == want[2],
+                  "%s %r: node %d answered %s, the leader %s" % (cmd, p, n.id, show(got),
+                                                                 show(want)))
+            check(got[1].get("x-sts-leader") == str(L.id),
+                  "%s on node %d: X-STS-Leader %r" % (cmd, n.id, got[1].get("x-sts-leader")))
+        check(metric(n, LOCAL_READS) == len(local),
+              "node %d counts %r local reads, not %d" % (n.id, metric(n, LOCAL_READS),
+                                                         len(local)))
+        # The leader's: STATUS in JSON (rates, waiters), a GET that waits.
+        ok_answer(n, "STATUS", {"FORMAT": "JSON"})
+        a = n.req("GET", {"NAME": "k1", "VERSION": "7", "TIMEOUT": "0.1"})
+        check(a[0] == 200 and b"v" in a[2], "GET VERSION TIMEOUT via node %d: %s" %
+              (n.id, show(a)))
+        check(metric(n, LOCAL_READS) == len(local),
+              "node %d answered a JSON STATUS or a waiting GET itself" % n.id)
+
+    # One by one: a change answered, then a read sent to a follower at once.
+    stale = []
+    for i in range(150):
+        ok_answer(L, "ADD", {"FILENAME": "seq.csv", "LINE": "s%d" % i})
+        n = (F, G)[i % 2]
+        a = n.req("LENGTH", {"FILENAME": "seq.csv"})
+        if a[2] != b"<html><title>OK</title>\n<body>%d</body>\n</html>" % (i + 1):
+            stale.append((n.id, i + 1, show(a)))
+    check(not stale, "reads on followers older than the change answered before them: %r"
+          % stale[:5])
+
+    # Under writes: each read sees at least every ADD answered before it was sent, and no
+    # more than were sent.
+    acked, sent, lock, stop = [0], [0], threading.Lock(), time.time() + 4
+    problems = []
+
+    def writer():
+        c = http.client.HTTPConnection("127.0.0.1", L.http_port, timeout=10)
+        while time.time() < stop:
+            with lock:
+                sent[0] += 1
+            c.request("GET", "/sts/ADD?FILENAME=conc.csv&LINE=c")
+            if is_ok(c.getresponse().read()):
+                with lock:
+                    acked[0] += 1
+        c.close()
+
+    def reader(n):
+        c = http.client.HTTPConnection("127.0.0.1", n.http_port, timeout=10)
+        while time.time() < stop:
+            with lock:
+                low = acked[0]
+            c.request("GET", "/sts/LENGTH?FILENAME=conc.csv")
+            r = c.getresponse()
+            body = r.read()
+            with lock:
+                high = sent[0]
+            if r.status == 200 and NOT_LOADED in body and low == 0:
+                continue
+            try:
+                got = int(body_text(body))
+            except ValueError:
+                problems.append("node %d: %s" % (n.id, body[:80]))
+                continue
+            if not low <= got <= high:
+                problems.append("node %d: %d lines, %d..%d expected" % (n.id, got, low, high))
+        c.close()
+
+    threads = [threading.Thread(target=writer, daemon=True) for _ in range(2)]
+    threads += [threading.Thread(target=reader, args=(n,), daemon=True)
+                for n in (F, G) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(20)
+    check(not problems, "reads on followers under writes: %r" % problems[:5])
+    reads = metric(F, LOCAL_READS) + metric(G, LOCAL_READS)
+    rounds = (metric(F, 'stsd_cluster_read_index_rounds_total{result="ok"}') +
+              metric(G, 'stsd_cluster_read_index_rounds_total{result="ok"}'))
+    T.note("%d ADDs answered; %d reads on the followers in %d READINDEX rounds" %
+           (acked[0], reads, rounds))
+    check(acked[0] > 50 and reads > 200, "too little traffic to judge: %d ADDs, %d reads"
+          % (acked[0], reads))
+
+    # The leader paused: the truth or a 503 to retry, then the new leader's changes.
+    L.pause()
+    try:
+        a = F.req("LENGTH", {"FILENAME": "seq.csv"}, timeout=20)
+        check(a[2] == b"<html><title>OK</title>\n<body>150</body>\n</html>" or
+              (a[0] == 503 and b"No leader" in a[2] and a[1].get("retry-after") == "1"),
+              "a read on node %d with its leader paused: %s" % (F.id, show(a)))
+        M = leader_of(cl, 3 * ELECTION_MS / 1000 + 5, among=(F, G))
+        ok_answer(M, "ADD", {"FILENAME": "seq.csv", "LINE": "after"})
+        O = G if M is F else F
+        a = O.req("LENGTH", {"FILENAME": "seq.csv"})
+        check(a[2] == b"<html><title>OK</title>\n<body>151</body>\n</html>",
+              "node %d after node %d came to lead: %s" % (O.id, M.id, show(a)))
+    finally:
+        L.resume()
+    check(L.wait_follower(15) is not None, "node %d no follower after SIGCONT" % L.id)
+    a = L.req("LENGTH", {"FILENAME": "seq.csv"})
+    check(a[2] == b"<html><title>OK</title>\n<body>151</body>\n</html>",
+          "the old leader, now a follower: %s" % show(a))
+
+    # Switched off: the same answer, from the leader.
+    O.stop()
+    O.start(extra=("-Dstsd.cluster.followerReads=false",))
+    check(O.wait_follower(15) is not None, "node %d no follower after its restart" % O.id)
+    a = O.req("LENGTH", {"FILENAME": "seq.csv"})
+    check(a[2] == b"<html><title>OK</title>\n<body>151</body>\n</html>",
+          "node %d with followerReads=false: %s" % (O.id, show(a)))
+    check(metric(O, LOCAL_READS) == 0, "node %d with followerReads=false read locally" % O.id)
+
+
 TESTS = [
     (test_every_command_through_each_node, 40),
     (test_answers_identical_to_one_stsd, 30),
@@ -1625,6 +1776,7 @@ TESTS = [
     (test_compaction_bounds_directories, 180),
     (test_barrier_across_failover, 60),
     (test_deposed_leader_keeps_process, 90),
+    (test_follower_reads, 90),
 ]
 
 

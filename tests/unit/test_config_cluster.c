@@ -719,6 +719,7 @@ static void test_listing(void **state)
         {"stsd.cluster.join", "false"},
         {"stsd.cluster.snapshotEntries", "8192"},
         {"stsd.cluster.pipeline", "1"},
+        {"stsd.cluster.followerReads", "true"},
         {"stsd.cluster.compactBytes", "67108864"},
     };
     size_t n = sizeof want / sizeof want[0];
@@ -739,7 +740,7 @@ static void test_listing(void **state)
     }
     set_ok(&c, "stsd.cluster.forward", "proxy");
     config_each_key(&c, collect, &p);
-    assert_string_equal(p.val[p.n - 5], "proxy");
+    assert_string_equal(p.val[p.n - 6], "proxy");
     pairs_free(&p);
     config_free(&c);
 }

@@ -11,7 +11,11 @@ or, for failover alone with a list loaded: scripts/bench-cluster.py STSD KILLS L
    between its last OK before and its first OK after (only 503s or refusals between);
 3. cost of a write: wrk, ADD over 50 connections for 5 s, against the cluster's leader and
    against one lone stsd with fsync=always, alternated, 3 rounds each, medians;
-4. READ KEEP=TRUE through a follower (proxied) against the leader directly, the same way."""
+4. READ KEEP=TRUE through a follower (proxied) against the leader directly, the same way;
+5. ADD through a follower (proxied) against the leader directly, the same way;
+6. LENGTH through a follower (answered there, after a READINDEX round:
+   stsd.cluster.followerReads) against the leader directly, the same way, with the
+   READINDEX rounds the follower asked (what the leader carried for its reads)."""
 import os
 import re
 import shutil
@@ -163,6 +167,19 @@ def wrk(url, path, seconds=5, conns=50):
     return float(m.group(1)) if m else 0.0, int(non2xx.group(1)) if non2xx else 0
 
 
+LOCAL_READS = "stsd_cluster_local_reads_total "
+ROUNDS_OK = 'stsd_cluster_read_index_rounds_total{result="ok"} '
+
+
+def metric(node, line_start):
+    """The value of node's first /metrics line that starts with line_start (0 if none)."""
+    with urllib.request.urlopen(node.url + "/metrics", timeout=5) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(line_start):
+                return float(line.split()[-1])
+    return 0.0
+
+
 def lone(stsd, work):
     port = free_port()
     d = os.path.join(work, "lone")
@@ -231,6 +248,29 @@ def the_rest(cl, stsd, work, kills):
         print("READ KEEP=TRUE, 50 connections: through a follower %.0f/s, the leader "
               "directly %.0f/s: ratio %.2f (non-2xx: %d, %d)" %
               (rf, rl, rf / rl, sum(x[1] for x in via_f), sum(x[1] for x in via_l)))
+        via_f, via_l = [], []
+        for _ in range(3):
+            via_f.append(wrk(follower.url, add))
+            via_l.append(wrk(leader.url, add))
+        rf = statistics.median(x[0] for x in via_f)
+        rl = statistics.median(x[0] for x in via_l)
+        print("ADD, 50 connections: through a follower %.0f/s, the leader directly %.0f/s: "
+              "ratio %.2f (non-2xx: %d, %d)" %
+              (rf, rl, rf / rl, sum(x[1] for x in via_f), sum(x[1] for x in via_l)))
+        length = "/sts/LENGTH?FILENAME=w"
+        via_f, via_l = [], []
+        rounds0, reads0 = metric(follower, ROUNDS_OK), metric(follower, LOCAL_READS)
+        for _ in range(3):
+            via_f.append(wrk(follower.url, length))
+            via_l.append(wrk(leader.url, length))
+        rounds, reads = metric(follower, ROUNDS_OK) - rounds0, metric(follower, LOCAL_READS) - reads0
+        rf = statistics.median(x[0] for x in via_f)
+        rl = statistics.median(x[0] for x in via_l)
+        print("LENGTH, 50 connections: on a follower %.0f/s, the leader directly %.0f/s: "
+              "ratio %.2f (non-2xx: %d, %d); the follower answered %.0f reads itself in "
+              "%.0f READINDEX rounds (%.1f reads a round)" %
+              (rf, rl, rf / rl, sum(x[1] for x in via_f), sum(x[1] for x in via_l),
+               reads, rounds, reads / rounds if rounds else 0))
     finally:
         if lp:
             lp.terminate()

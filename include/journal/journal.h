@@ -18,6 +18,7 @@
 #include "config/config.h"
 #include "base/hist.h"
 #include "list/list.h"
+#include "meet/keys.h"
 #include "store/store.h"
 
 typedef struct journal journal;
@@ -241,11 +242,17 @@ int journal_view_wait(journal *j, uint64_t lsn, int64_t deadline_ms);
  * following. */
 int journal_view_begin(journal *j);
 void journal_view_end(journal *j);
-/* As store_length, store_status and keys_get, from the standby. */
+/* As store_length, store_status, store_peek, store_columns, keys_get and keys_list (no
+ * watchers or waiters: they are the leader's), from the standby. */
 store_rc journal_view_length(journal *j, const char *name, size_t *len);
 long journal_view_status(journal *j, void (*fn)(const char *name, size_t len, void *ctx),
                          void *ctx);
+store_rc journal_view_peek(journal *j, const char *name, const store_peek_req *q, buf *out,
+                           size_t *length, size_t *next);
+store_rc journal_view_columns(journal *j, const char *name, list **cols);
 store_rc journal_view_get(journal *j, const char *name, buf *out, uint64_t *version);
+long journal_view_keys(journal *j, const char *prefix,
+                       void (*fn)(const key_info *k, void *ctx), void *ctx);
 
 /* A planned handover: waits up to ms until every record appended is committed (nothing
  * pending, nothing in flight). Returns 0, or -1 on timeout. */

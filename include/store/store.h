@@ -335,6 +335,10 @@ typedef struct store_peek_req {
  * STORE_MATCH_LIMIT (a regex gave up), STORE_NOMEM or STORE_OK. */
 store_rc store_peek(store *st, const char *name, const store_peek_req *q, buf *out,
                     size_t *length, size_t *next);
+/* The same over list l, which the caller holds still for the whole PEEK (a follower's
+ * standby, journal_view_peek). */
+store_rc store_peek_list(const list *l, const store_peek_req *q, buf *out, size_t *length,
+                         size_t *next);
 
 /* The next line of a PEEK result from offset *off (start at 0), which it advances: sets
  * *pos and *len and returns the bytes, or NULL after the last one. */

@@ -10,6 +10,7 @@
 #include "base/csv.h"
 #include "cmd_answer.h"
 #include "cmd_param.h"
+#include "journal/journal.h"
 
 #define MSG_HEADER     "HEADER value has to be TRUE or FALSE !"
 #define MSG_SEPARATOR  "SEPARATOR has to be one byte other than a quote, CR, LF or NUL !"
@@ -58,7 +59,9 @@ void cmd_columns(const cmd_server *srv, const params *p, cmd_result *r)
     if (!name)
         return;
     list *cols = NULL;
-    store_rc rc = strlen(name) == nlen ? store_columns(srv->st, name, &cols) : STORE_NOT_LOADED;
+    store_rc rc = strlen(name) != nlen ? STORE_NOT_LOADED
+                : srv->view            ? journal_view_columns(srv->view, name, &cols)
+                                       : store_columns(srv->st, name, &cols);
     if (rc != STORE_OK)
         return cmd_ko_store(r, rc, name, nlen);
     size_t n = list_column_count(cols);

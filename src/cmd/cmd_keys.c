@@ -448,7 +448,8 @@ void cmd_keys(const cmd_server *srv, const params *p, cmd_result *r)
         json_arr_end(&j);
         json_obj_end(&j);
     } else {
-        n = keys_list(srv->st, prefix, keys_entry, &r->text);
+        n = srv->view ? journal_view_keys(srv->view, prefix, keys_entry, &r->text)
+                      : keys_list(srv->st, prefix, keys_entry, &r->text);
         r->kind = REPLY_LISTING;
     }
     if (n < 0)

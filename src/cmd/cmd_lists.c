@@ -429,8 +429,9 @@ void cmd_peek(const cmd_server *srv, const params *p, cmd_result *r)
     store_peek_req q = {offset, limit, pattern ? &cm.m : NULL, PEEK_SCAN_MAX, PEEK_BUDGET_MS};
     buf lines = BUF_INIT;
     size_t length = 0, next = SIZE_MAX;
-    store_rc rc = strlen(name) == nlen ? store_peek(srv->st, name, &q, &lines, &length, &next)
-                                       : STORE_NOT_LOADED;
+    store_rc rc = strlen(name) != nlen ? STORE_NOT_LOADED
+                : srv->view ? journal_view_peek(srv->view, name, &q, &lines, &length, &next)
+                            : store_peek(srv->st, name, &q, &lines, &length, &next);
     cmd_matcher_free(&cm);
     if (rc == STORE_OK && r->json)
         peek_json(r, name, length, offset, next, &lines);

@@ -109,7 +109,7 @@ static const cmd_def commands[] = {
     {"STOP", cmd_stop, CMD_REF | CMD_ADMIN | CMD_LOCAL, FIELD_MESSAGE,
      "Answer OK, finish the requests in flight, answer every waiter, and exit.",
      {{0}}},
-    {"PEEK", cmd_peek, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+    {"PEEK", cmd_peek, CMD_LOOKS | CMD_JSON | CMD_VIEW, FIELD_MESSAGE,
      "Lines by position (0 is the head) without taking them; with MATCH, only the matching "
      "ones. next_offset says where the next page starts.",
      {P_FILENAME, {"OFFSET", "0", 1, "the first position"},
@@ -181,7 +181,7 @@ static const cmd_def commands[] = {
      "Make a key disappear TTL seconds from now (its version unchanged); its watchers wake "
      "then as on DEL. A later SET without TTL ends it.",
      {P_NAME, {"TTL", "seconds", 0, "how long from now (0.001 to 2592000: 30 days)"}}},
-    {"KEYS", cmd_keys, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+    {"KEYS", cmd_keys, CMD_LOOKS | CMD_JSON | CMD_VIEW_PAGE, FIELD_MESSAGE,
      "Every key as name = value, sorted by name (in JSON: with versions).",
      {{"PREFIX", "text", 1, "only the keys whose name starts with it"}}},
     {"INCR", cmd_incr, CMD_CHANGES | CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
@@ -244,7 +244,7 @@ static const cmd_def commands[] = {
     {"BARRIERS", cmd_barriers, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "Every barrier, sorted by name: its parties, arrivals waiting now and generation.",
      {{0}}},
-    {"COLUMNS", cmd_columns, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
+    {"COLUMNS", cmd_columns, CMD_LOOKS | CMD_JSON | CMD_VIEW, FIELD_MESSAGE,
      "The names of a list's columns (INITFILE HEADER=TRUE), as a header line; none: an "
      "empty answer.",
      {P_FILENAME}},

@@ -154,7 +154,8 @@ const conf_key conf_keys[] = {
      "per node, one big batch per fsync beats several small ones: docs/benchmarks.md)"},
     {"stsd.cluster.followerReads", "stsd.cluster.followerReads", CT_BOOL,
      F(cluster_follower_reads), 0, 1, "true",
-     "true: a follower answers LENGTH, STATUS (HTML) and GET itself, from its hot standby, "
+     "true: a follower answers LENGTH, STATUS, GET, PEEK, KEYS and COLUMNS itself (STATUS "
+     "and KEYS in HTML), from its hot standby, "
      "once it has applied what the leader had applied when asked (READINDEX, one question "
      "for every read that came meanwhile); false: it passes them to the leader"},
     {"stsd.cluster.compactBytes", "stsd.cluster.compactBytes", CT_SIZE,

@@ -490,3 +490,9 @@ int journal_standby_key(journal_standby *sb, const char *name, size_t len, buf *
 {
     return sb->keys ? rkeys_get(sb->keys, name, len, out, version) : 0;
 }
+
+long journal_standby_keys(journal_standby *sb, const char *prefix,
+                          void (*fn)(const key_info *k, void *ctx), void *ctx)
+{
+    return sb->keys ? rkeys_list(sb->keys, prefix, fn, ctx) : 0;
+}

@@ -10,6 +10,7 @@
 
 #include "base/buf.h"
 #include "list/list.h"
+#include "meet/keys.h"
 #include "recover.h"
 
 typedef struct journal_standby journal_standby;
@@ -64,6 +65,12 @@ long journal_standby_lists(journal_standby *sb,
  * exist. */
 int journal_standby_key(journal_standby *sb, const char *name, size_t len, buf *out,
                         uint64_t *version);
+
+/* KEYS: fn for every key whose name starts with prefix (NULL: every key), sorted by name
+ * as keys_list sorts them, with no watchers or waiters. Returns their number, or -1 on
+ * ENOMEM (no call). */
+long journal_standby_keys(journal_standby *sb, const char *prefix,
+                          void (*fn)(const key_info *k, void *ctx), void *ctx);
 
 /* Stops the thread and frees sb and its state (NULL is fine). */
 void journal_standby_free(journal_standby *sb);

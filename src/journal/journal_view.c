@@ -68,3 +68,31 @@ store_rc journal_view_get(journal *j, const char *name, buf *out, uint64_t *vers
         return STORE_NO_KEY;
     return out->oom ? STORE_NOMEM : STORE_OK;
 }
+
+store_rc journal_view_peek(journal *j, const char *name, const store_peek_req *q, buf *out,
+                           size_t *length, size_t *next)
+{
+    const list *l = journal_standby_list(j->standby, name, strlen(name));
+    return l ? store_peek_list(l, q, out, length, next) : STORE_NOT_LOADED;
+}
+
+store_rc journal_view_columns(journal *j, const char *name, list **cols)
+{
+    *cols = NULL;
+    const list *l = journal_standby_list(j->standby, name, strlen(name));
+    if (!l)
+        return STORE_NOT_LOADED;
+    list *c = list_create();
+    if (!c || list_copy_columns(c, l) != 0) {
+        list_free(c);
+        return STORE_NOMEM;
+    }
+    *cols = c;
+    return STORE_OK;
+}
+
+long journal_view_keys(journal *j, const char *prefix,
+                       void (*fn)(const key_info *k, void *ctx), void *ctx)
+{
+    return journal_standby_keys(j->standby, prefix, fn, ctx);
+}

@@ -361,6 +361,36 @@ int rkeys_get(const rkeys *m, const char *name, size_t len, buf *out, uint64_t *
     return 0;
 }
 
+/* Names in byte order, a prefix first: as KEYS sorts a store's keys (keys_view.c). */
+static int by_key_name(const void *a, const void *b)
+{
+    const rkey *x = *(const rkey *const *)a, *y = *(const rkey *const *)b;
+    int c = memcmp(x->name, y->name, x->name_len < y->name_len ? x->name_len : y->name_len);
+    return c ? c : (x->name_len > y->name_len) - (x->name_len < y->name_len);
+}
+
+long rkeys_list(const rkeys *m, const char *prefix, void (*fn)(const key_info *k, void *ctx),
+                void *ctx)
+{
+    size_t plen = prefix ? strlen(prefix) : 0, n = 0;
+    const rkey **v = malloc((m->n ? m->n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < m->nb; i++)
+        for (const rkey *k = m->b[i]; k; k = k->next)
+            if (k->version && k->name_len >= plen && memcmp(k->name, prefix, plen) == 0 &&
+                n < m->n)
+                v[n++] = k;
+    qsort(v, n, sizeof *v, by_key_name);
+    for (size_t i = 0; i < n; i++) {
+        key_info ki = {v[i]->name, v[i]->value ? v[i]->value : "", v[i]->len, v[i]->version,
+                       0, 0};
+        fn(&ki, ctx);
+    }
+    free(v);
+    return (long)n;
+}
+
 int rkeys_apply(rkeys **mp, const wal_rec *r)
 {
     if (!*mp) {

@@ -10,6 +10,7 @@
 
 #include "base/buf.h"
 #include "list/list.h"
+#include "meet/keys.h"
 #include "recover.h"
 #include "wal.h"
 
@@ -91,6 +92,10 @@ int rkeys_hand_over(rkeys *m, recover_state *rs);
 /* Key name[0..len): 1 with its value appended to out and its version, 0 if it does not
  * exist (never set, or deleted). Read only. */
 int rkeys_get(const rkeys *m, const char *name, size_t len, buf *out, uint64_t *version);
+
+/* KEYS over m (journal_standby_keys). Read only. */
+long rkeys_list(const rkeys *m, const char *prefix, void (*fn)(const key_info *k, void *ctx),
+                void *ctx);
 
 /* Frees m (NULL is fine). */
 void rkeys_free(rkeys *m);

@@ -76,50 +76,80 @@ static int accepts(const store_matcher *m, const char *s, size_t len)
     return m->match(s, len, m->ctx);
 }
 
+/* Where a PEEK is: its position, the lines found and scanned, when it must stop. */
+typedef struct peek_walk {
+    size_t pos, found, scanned;
+    int64_t deadline;
+} peek_walk;
+
+/* One turn of PEEK over l, which the caller holds still: a page (no matcher), or up to
+ * PEEK_CHUNK lines scanned. Returns 1 when the PEEK is done (its outcome in *rc), 0 when
+ * another turn must follow. */
+static int peek_turn(const list *l, const store_peek_req *q, peek_walk *w, buf *out,
+                     size_t *length, size_t *next, store_rc *rc)
+{
+    size_t len = list_length(l);
+    *length = len;
+    size_t stop = len;
+    if (!q->m) {
+        if (w->pos < len && len - w->pos > q->limit)
+            stop = w->pos + q->limit;
+    } else if (w->pos < len && len - w->pos > PEEK_CHUNK) {
+        stop = w->pos + PEEK_CHUNK;
+    }
+    *rc = STORE_OK;
+    for (; w->pos < stop && w->found < q->limit; w->pos++) {
+        size_t llen;
+        const char *s = list_get(l, w->pos, &llen);
+        int hit = q->m ? accepts(q->m, s, llen) : 1;
+        if (hit < -1) {
+            *rc = STORE_MATCH_LIMIT;
+            return 1;
+        }
+        if (hit > 0) {
+            if (peek_out(out, w->pos, s, llen) != 0) {
+                *rc = STORE_NOMEM;
+                return 1;
+            }
+            w->found++;
+        }
+        w->scanned++;
+    }
+    if (w->pos >= len)                   /* the end: no next page */
+        return 1;
+    if (w->found >= q->limit || !q->m || w->scanned >= q->max_scan ||
+        rate_now_ms() >= w->deadline) {
+        *next = w->pos;
+        return 1;
+    }
+    return 0;
+}
+
 store_rc store_peek(store *st, const char *name, const store_peek_req *q, buf *out,
                     size_t *length, size_t *next)
 {
     entry *e = store_lookup(st, name);
     if (!e)
         return STORE_NOT_LOADED;
-    size_t pos = q->offset, found = 0, scanned = 0;
-    int64_t deadline = rate_now_ms() + q->budget_ms;
+    peek_walk w = {q->offset, 0, 0, rate_now_ms() + q->budget_ms};
+    store_rc rc;
     *next = SIZE_MAX;
-    for (;;) {
+    for (int done = 0; !done;) {
+        /* A page is one hold of the lock; a scan lets writers in between its chunks. */
         pthread_mutex_lock(&e->lock);
-        size_t len = list_length(e->l);
-        *length = len;
-        size_t stop = len;
-        if (!q->m) {                     /* a page: one hold of the lock */
-            if (pos < len && len - pos > q->limit)
-                stop = pos + q->limit;
-        } else if (pos < len && len - pos > PEEK_CHUNK) {
-            stop = pos + PEEK_CHUNK;
-        }
-        for (; pos < stop && found < q->limit; pos++) {
-            size_t llen;
-            const char *s = list_get(e->l, pos, &llen);
-            int hit = q->m ? accepts(q->m, s, llen) : 1;
-            if (hit < -1) {
-                pthread_mutex_unlock(&e->lock);
-                return STORE_MATCH_LIMIT;
-            }
-            if (hit > 0) {
-                if (peek_out(out, pos, s, llen) != 0) {
-                    pthread_mutex_unlock(&e->lock);
-                    return STORE_NOMEM;
-                }
-                found++;
-            }
-            scanned++;
-        }
+        done = peek_turn(e->l, q, &w, out, length, next, &rc);
         pthread_mutex_unlock(&e->lock);
-        if (pos >= len)                  /* the end: no next page */
-            return STORE_OK;
-        if (found >= q->limit || !q->m || scanned >= q->max_scan ||
-            rate_now_ms() >= deadline) {
-            *next = pos;
-            return STORE_OK;
-        }
     }
+    return rc;
+}
+
+store_rc store_peek_list(const list *l, const store_peek_req *q, buf *out, size_t *length,
+                         size_t *next)
+{
+    peek_walk w = {q->offset, 0, 0, rate_now_ms() + q->budget_ms};
+    store_rc rc;
+    *next = SIZE_MAX;
+    while (!peek_turn(l, q, &w, out, length, next, &rc))
+        ;
+    return rc;
 }

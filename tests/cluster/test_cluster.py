@@ -1615,11 +1615,12 @@ LOCAL_READS = "stsd_cluster_local_reads_total "
 
 
 def test_follower_reads(T):
-    """A follower answers LENGTH, STATUS and GET itself, from its hot standby, with the
+    """A follower answers LENGTH, STATUS, GET, PEEK, KEYS and COLUMNS itself, from its
+    hot standby, with the
     leader's bytes (the /metrics counter says it did), and never an answer older than a
     change acknowledged before the read was sent: a write answered by the leader is seen
     by a read sent to a follower right after, one by one and under concurrent writes.
-    STATUS in JSON and a GET that waits still go to the leader. With the leader paused, a
+    STATUS and KEYS in JSON and a GET that waits still go to the leader. With the leader paused, a
     follower answers 503 "No leader" (retry) or the truth, and once another node leads it
     sees the changes made there. With stsd.cluster.followerReads=false it passes them on."""
     cl = T.cluster()
@@ -1635,13 +1636,22 @@ def test_follower_reads(T):
     ok_answer(L, "SET", {"NAME": "gone", "VALUE": "x"})
     ok_answer(L, "DEL", {"NAME": "gone"})
     ok_answer(L, "INCR", {"NAME": "n", "BY": "5"})
+    write_file(L, "cols.csv", "id,name\n1,ann\n2,bob\n3,cy\n")
+    ok_answer(L, "INITFILE", {"FILENAME": "cols.csv", "HEADER": "TRUE"})
     # Answered by the follower itself: the same bytes as the leader's.
     local = [("LENGTH", {"FILENAME": "fr.csv"}), ("LENGTH", {"FILENAME": "drained.csv"}),
              ("LENGTH", {"FILENAME": "none.csv"}), ("LENGTH", {"FILENAME": "fr.csv",
                                                                 "FORMAT": "JSON"}),
              ("LENGTH", None), ("STATUS", None), ("GET", {"NAME": "k1"}),
              ("GET", {"NAME": "gone"}), ("GET", {"NAME": "n"}),
-             ("GET", {"NAME": "k1", "FORMAT": "JSON"})]
+             ("GET", {"NAME": "k1", "FORMAT": "JSON"}),
+             ("PEEK", {"FILENAME": "fr.csv"}), ("PEEK", {"FILENAME": "fr.csv", "OFFSET": "1",
+                                                        "LIMIT": "1", "FORMAT": "JSON"}),
+             ("PEEK", {"FILENAME": "cols.csv", "MATCH": "b.b", "FIND_MODE": "REGEX_FIND"}),
+             ("PEEK", {"FILENAME": "none.csv"}), ("PEEK", {"FILENAME": "fr.csv", "LIMIT": "0"}),
+             ("KEYS", None), ("KEYS", {"PREFIX": "k"}), ("COLUMNS", {"FILENAME": "cols.csv"}),
+             ("COLUMNS", {"FILENAME": "cols.csv", "FORMAT": "JSON"}),
+             ("COLUMNS", {"FILENAME": "fr.csv"})]
     for n in (F, G):
         base = metric(n, LOCAL_READS)
         check(base == 0, "node %d counts %r local reads before any" % (n.id, base))
@@ -1658,8 +1668,9 @@ def test_follower_reads(T):
         check(metric(n, LOCAL_READS) == len(local),
               "node %d counts %r local reads, not %d" % (n.id, metric(n, LOCAL_READS),
                                                          len(local)))
-        # The leader's: STATUS in JSON (rates, waiters), a GET that waits.
+        # The leader's: STATUS and KEYS in JSON (rates, waiters), a GET that waits.
         ok_answer(n, "STATUS", {"FORMAT": "JSON"})
+        ok_answer(n, "KEYS", {"FORMAT": "JSON"})
         a = n.req("GET", {"NAME": "k1", "VERSION": "7", "TIMEOUT": "0.1"})
         check(a[0] == 200 and b"v" in a[2], "GET VERSION TIMEOUT via node %d: %s" %
               (n.id, show(a)))

@@ -16,6 +16,7 @@
 #include <dirent.h>
 
 #include "testlib.h"
+#include "expect.h"
 
 static daemon_proc d;
 
@@ -314,6 +315,22 @@ static void test_info(void **state)
     http_reply_free(&r);
 }
 
+/* A lone stsd has no cluster to ask: READINDEX and CLUSTER are KOs (HTTP 400), whatever
+ * the parameters, and change nothing. */
+static void test_alone(void **state)
+{
+    (void)state;
+    const char *alone = "No cluster: this stsd runs alone (stsd.cluster.self is not set) !";
+    expect_get_page(d.port, "/sts/READINDEX", 0, alone);
+    expect_get_page(d.port, "/sts/READINDEX?INDEX=%ff%00&x", 0, alone);
+    expect_get_page(d.port, "/sts/CLUSTER", 0, alone);
+    http_reply r;
+    assert_int_equal(http_get(d.port, "/sts/READINDEX?FORMAT=JSON", &r), 0);
+    assert_int_equal(r.status, 400);
+    assert_non_null(strstr(r.body, "\"ok\":false"));
+    http_reply_free(&r);
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -475,6 +492,7 @@ int main(void)
         cmocka_unit_test(test_peek),
         cmocka_unit_test(test_files),
         cmocka_unit_test(test_info),
+        cmocka_unit_test(test_alone),
         cmocka_unit_test(test_rates),
         cmocka_unit_test(test_json_log),
         cmocka_unit_test(test_thread_names),

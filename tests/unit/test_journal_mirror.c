@@ -2,11 +2,13 @@
 /* test_journal_mirror.c - a replica's state directory written by committed pieces: a
  * compaction's new log generation (JOURNAL_GEN) and its tidying (JOURNAL_TIDY), a node
  * that comes to lead while the newest generation holds no record yet, and a leader that
- * is deposed with a change on its way (journal_demote). */
+ * is deposed with a change on its way (journal_demote), and a follower's reads from its
+ * hot standby (journal_view_*). */
 #include <stdatomic.h>
 #include <unistd.h>
 
 #include "journal_fixture.h"
+#include "base/clock.h"
 #include "meet/keys.h"
 
 /* A follower's journal on the fixture's directory, its store empty. */
@@ -205,6 +207,97 @@ static void test_demote(void **s)
     store_free(st);
 }
 
+static void status_line(const char *name, size_t len, void *ctx)
+{
+    buf_printf(ctx, "%s=%zu;", name, len);
+}
+
+static void key_line(const key_info *k, void *ctx)
+{
+    buf_printf(ctx, "%s=%.*s@%llu;", k->name, (int)k->len, k->value,
+               (unsigned long long)k->version);
+}
+
+/* A batch of one key record, as the leader's keys would write it. */
+static void key_record(journal *j, int type, const char *name, uint64_t version,
+                       const char *value)
+{
+    buf batch = BUF_INIT, body = BUF_INIT;
+    assert_int_equal(wal_enc_key(&body, type, name, 0, 0, 0, 0, version, value,
+                                 value ? strlen(value) : 0), 0);
+    assert_int_equal(wal_frame(&batch, body.data, body.len), 0);
+    assert_int_equal(journal_mirror_batch(j, 0, batch.data, batch.len), 0);
+    buf_free(&batch);
+    buf_free(&body);
+}
+
+/* The reads a follower answers from its standby: lengths, STATUS's order, PEEK, keys and
+ * KEYS's order, after waiting for the position the journal counted; none once the node
+ * leads (the standby taken). */
+static void test_view(void **s)
+{
+    (void)s;
+    store *st;
+    journal *j = replica(&st);
+    pushes(j, "zeta", 0, 2);
+    pushes(j, "alpha", 0, 3);
+    key_record(j, WAL_KEY_SET, "k2", 4, "two");
+    key_record(j, WAL_KEY_SET, "k1", 1, "one");
+    key_record(j, WAL_KEY_SET, "gone", 2, "x");
+    key_record(j, WAL_KEY_DEL, "gone", 0, NULL);
+    uint64_t pos = journal_view_position(j);
+    assert_true(pos > 0);
+    assert_int_equal(journal_view_wait(j, pos, clock_now_ms() + 5000), 0);
+    assert_int_equal(journal_view_wait(j, pos + 1, clock_now_ms() + 20), -1);
+    assert_int_equal(journal_view_begin(j), 0);
+    size_t n = 99;
+    assert_int_equal(journal_view_length(j, "alpha", &n), STORE_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(journal_view_length(j, "beta", &n), STORE_NOT_LOADED);
+    buf out = BUF_INIT;
+    assert_int_equal(journal_view_status(j, status_line, &out), 2);
+    assert_string_equal(out.data, "alpha=3;zeta=2;");
+    buf_clear(&out);
+    uint64_t v = 0;
+    assert_int_equal(journal_view_get(j, "k2", &out, &v), STORE_OK);
+    assert_int_equal(v, 4);
+    assert_memory_equal(out.data, "two", 3);
+    buf_clear(&out);
+    assert_int_equal(journal_view_get(j, "gone", &out, &v), STORE_NO_KEY);
+    assert_int_equal(journal_view_get(j, "never", &out, &v), STORE_NO_KEY);
+    assert_int_equal(journal_view_keys(j, NULL, key_line, &out), 2);
+    assert_string_equal(out.data, "k1=one@1;k2=two@4;");
+    buf_clear(&out);
+    assert_int_equal(journal_view_keys(j, "k2", key_line, &out), 1);
+    buf_clear(&out);
+    store_peek_req q = {1, 10, NULL, 100, 100};
+    size_t length = 0, next = 0, off = 0, at, len;
+    assert_int_equal(journal_view_peek(j, "alpha", &q, &out, &length, &next), STORE_OK);
+    assert_int_equal(length, 3);
+    assert_int_equal(next, SIZE_MAX);
+    const char *line = store_next_peek(&out, &off, &at, &len);
+    assert_non_null(line);
+    assert_int_equal(at, 1);
+    assert_memory_equal(line, "alpha-1", len);
+    list *cols = NULL;
+    assert_int_equal(journal_view_columns(j, "alpha", &cols), STORE_OK);
+    assert_int_equal(list_column_count(cols), 0);
+    list_free(cols);
+    assert_int_equal(journal_view_columns(j, "beta", &cols), STORE_NOT_LOADED);
+    journal_view_end(j);
+    buf_free(&out);
+    /* Leading: the store is the state, the standby is gone. */
+    buf err = BUF_INIT;
+    if (journal_reload(j, st, &err) != 0)
+        fail_msg("journal_reload: %s", err.data);
+    buf_free(&err);
+    assert_int_equal(journal_view_begin(j), -1);
+    assert_int_equal(length_of(st, "alpha"), 3);
+    journal_attach(NULL, st);
+    journal_close(j);
+    store_free(st);
+}
+
 int main(void)
 {
     log_set_level(LOG_ERROR);
@@ -212,6 +305,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lead_with_empty_generation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generation_and_tidy, setup, teardown),
         cmocka_unit_test_setup_teardown(test_demote, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_view, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

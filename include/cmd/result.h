@@ -22,8 +22,9 @@ typedef enum reply_kind {
                      * leader, or its 503 or 307): text is the body, sent as it is, status
                      * its HTTP status, headers every header it has (Content-Type too) */
     REPLY_VIEW,     /* not an answer yet: a follower's read whose ReadIndex round is done
-                     * (http/http_view.c); the edge runs its command against the hot
-                     * standby, which makes the answer */
+                     * (http/http_view.c), status the id of the leader that answered the
+                     * round (the answer's X-STS-Leader); the edge runs its command
+                     * against the hot standby, which makes the answer */
 } reply_kind;
 
 /* Where a REPLY_OK's text goes in a JSON answer. */

@@ -73,11 +73,19 @@ int view_send(http_view *v, park_lot *lot, struct MHD_Connection *c, request *q,
     view_read *rd = calloc(1, sizeof *rd);
     if (!rd)
         return -1;
+    /* The leader checks the question's credentials as it would the read's: the
+     * client's header, or its TOKEN parameter as one. */
     const char *authz = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                    MHD_HTTP_HEADER_AUTHORIZATION);
+    size_t tlen = 0;
+    const char *token = authz ? NULL : params_get(&q->prm, PARAM_TOKEN, &tlen);
+    if (token && (tlen != strlen(token) || strpbrk(token, "\r\n")))
+        token = NULL;             /* no token of ours (the checks here refused it if needed) */
+    if (token && asprintf(&rd->authorization, "Bearer %s", token) < 0)
+        rd->authorization = NULL;
     /* The round's deadline, and a second for the answer to be sent. */
     int64_t deadline = clock_now_ms() + v->round_ms + 1000;
-    if ((authz && !(rd->authorization = strdup(authz))) ||
+    if ((authz && !(rd->authorization = strdup(authz))) || (token && !rd->authorization) ||
         !(rd->slot = park_new(lot, &q->result, deadline, on_expire,
                               (void *)(uintptr_t)leader))) {
         free(rd->authorization);
@@ -97,16 +105,18 @@ int view_send(http_view *v, park_lot *lot, struct MHD_Connection *c, request *q,
     return 0;
 }
 
-/* Ends every read of the list: REPLY_VIEW when ok, else the retryable 503; frees them. */
-static void end_reads(view_read *rd, int ok)
+/* Ends every read of the list: REPLY_VIEW when ok (leader: the one asked), else the
+ * retryable 503; frees them. */
+static void end_reads(view_read *rd, int ok, unsigned leader)
 {
     for (view_read *next; rd; rd = next) {
         next = rd->next;
         if (park_claim(rd->slot)) {
             cmd_result *r = park_result(rd->slot);
-            if (ok)
+            if (ok) {
                 r->kind = REPLY_VIEW;
-            else
+                r->status = leader;
+            } else
                 forward_unavailable(r, rd->leader, FORWARD_NO_LEADER, 1);
             park_finish(rd->slot);
         }
@@ -211,7 +221,7 @@ static void round_for(http_view *v, view_read *rd)
     for (view_read *x = rd; x; x = x->next)
         n++;
     cluster_count_reads(cl, n, ok);
-    end_reads(rd, ok);
+    end_reads(rd, ok, leader);
 }
 
 static void *view_main(void *arg)
@@ -226,7 +236,7 @@ static void *view_main(void *arg)
         int stop = v->stop;
         pthread_mutex_unlock(&v->mu);
         if (stop) {
-            end_reads(rd, 0);
+            end_reads(rd, 0, 0);
             return NULL;
         }
         round_for(v, rd);
@@ -239,6 +249,9 @@ static void *view_main(void *arg)
 void view_run(const http_view *v, request *q)
 {
     cmd_result *r = &q->result;
+    /* Named by the answer: the leader that answered the round, which may have been
+     * elected after the read came. */
+    q->leader = (int)r->status;
     buf_clear(&r->text);
     buf_clear(&r->headers);
     r->kind = REPLY_OK;

@@ -32,8 +32,9 @@ int view_send(http_view *v, park_lot *lot, struct MHD_Connection *c, request *q,
               unsigned leader);
 
 /* After a REPLY_VIEW: runs q's command against srv's standby into q->result (srv is the
- * node's; the command reads through a copy with view set). A standby that no longer
- * follows (this node leads now) gets the 503 "No leader" (retry). */
+ * node's; the command reads through a copy with view set), headed X-STS-Leader: the
+ * leader that answered the round. A standby that no longer follows (this node leads
+ * now) gets the 503 "No leader" (retry). */
 void view_run(const http_view *v, request *q);
 
 #endif

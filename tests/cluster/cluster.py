@@ -98,6 +98,8 @@ class Node:
         if params:
             path += "?" + urllib.parse.urlencode(params)
         c = http.client.HTTPConnection("127.0.0.1", self.http_port, timeout=timeout)
+        if headers is None and self.cl.token:
+            headers = {"Authorization": "Bearer %s" % self.cl.token}
         try:
             c.request(method, path, body=body, headers=headers or {})
             r = c.getresponse()
@@ -137,10 +139,15 @@ class Node:
 
 
 class Cluster:
-    def __init__(self, stsd, work, n=3, election_ms=1000, extra=(), raft_host="127.0.0.1"):
-        """raft_host: the host of every node's raft address (a name: stsd resolves it)."""
+    def __init__(self, stsd, work, n=3, election_ms=1000, extra=(), raft_host="127.0.0.1",
+                 token=None):
+        """raft_host: the host of every node's raft address (a name: stsd resolves it).
+        token: stsd.token of every node, sent by req unless its headers say otherwise."""
         self.stsd, self.work, self.election_ms, self.extra = stsd, work, election_ms, extra
         self.raft_host = raft_host
+        self.token = token
+        if token:
+            self.extra = tuple(extra) + ("-Dstsd.token=%s" % token,)
         os.makedirs(work, exist_ok=True)
         self.nodes = []
         for i in range(1, n + 1):

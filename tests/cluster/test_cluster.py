@@ -1466,8 +1466,10 @@ def metric(node, line_start):
     """The value of the first /metrics line of node that starts with line_start, or
     None."""
     c = http.client.HTTPConnection("127.0.0.1", node.http_port, timeout=5)
+    token = node.cl.token
     try:
-        c.request("GET", "/metrics")
+        c.request("GET", "/metrics",
+                  headers={"Authorization": "Bearer %s" % token} if token else {})
         text = c.getresponse().read().decode()
     except (OSError, http.client.HTTPException):
         return None
@@ -1760,6 +1762,24 @@ def test_follower_reads(T):
     a = L.req("LENGTH", {"FILENAME": "seq.csv"})
     check(a[2] == b"<html><title>OK</title>\n<body>151</body>\n</html>",
           "the old leader, now a follower: %s" % show(a))
+
+    # With tokens: the question carries the read's credentials, header or TOKEN.
+    tc = T.cluster("tokens", token="s3cret")
+    TL = leader_of(tc)
+    ok_answer(TL, "ADD", {"FILENAME": "t.csv", "LINE": "x"})
+    TF = tc.others(TL)[0]
+    check(TF.wait_follower(15) is not None, "node %d of the second cluster" % TF.id)
+    a = TF.req("LENGTH", {"FILENAME": "t.csv", "TOKEN": "s3cret"}, headers={})
+    check(a[2] == b"<html><title>OK</title>\n<body>1</body>\n</html>", "LENGTH with TOKEN "
+          "on a follower: %s" % show(a))
+    a = TF.req("LENGTH", {"FILENAME": "t.csv"}, headers={"Authorization": "Bearer s3cret"})
+    check(a[2] == b"<html><title>OK</title>\n<body>1</body>\n</html>", "LENGTH with a "
+          "bearer header on a follower: %s" % show(a))
+    a = TF.req("LENGTH", {"FILENAME": "t.csv", "TOKEN": "wrong"}, headers={})
+    check(a[0] == 401, "LENGTH with a wrong TOKEN on a follower: %s" % show(a))
+    check(metric(TF, LOCAL_READS) == 2, "node %d of the second cluster read %r locally, not 2"
+          % (TF.id, metric(TF, LOCAL_READS)))
+    tc.kill()
 
     # Switched off: the same answer, from the leader.
     O.stop()

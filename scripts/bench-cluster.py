@@ -4,6 +4,9 @@
 this machine (docs/benchmarks.md, "Replicas"). Usage: scripts/bench-cluster.py STSD [KILLS]
 or, for failover alone with a list loaded: scripts/bench-cluster.py STSD KILLS LINES [CHANGES]
 (INITFILE of LINES lines, kills, then CHANGES ADD / READ KEEP=FALSE on it and kills again)
+or, to compare builds: scripts/bench-cluster.py --ab STSD,STSD[,...] ROUNDS CONNS
+(a fresh cluster of each build in turn, ROUNDS times: wrk ADD over CONNS connections for
+5 s against its leader; the medians)
 
 1. failover: kill -9 of the leader, then the first OK ADD through a surviving node
    (KILLS times, 10 by default; the killed node restarts with its disk each time);
@@ -193,7 +196,32 @@ def lone(stsd, work):
     return p, "http://127.0.0.1:%d" % port
 
 
+def ab(builds, rounds, conns):
+    """ADD c`conns` against the leader of a fresh cluster of each build, alternated."""
+    got = dict((b, []) for b in builds)
+    for _ in range(rounds):
+        for b in builds:
+            work = tempfile.mkdtemp(prefix="stsd-bench-ab.")
+            cl = Cluster(os.path.abspath(b), work).start()
+            try:
+                leader = cl.leader(20)
+                assert leader, "no leader"
+                for n in cl.others(leader):
+                    assert n.wait_follower(15), "node %d is no follower" % n.id
+                time.sleep(0.5)
+                got[b].append(wrk(leader.url, "/sts/ADD?FILENAME=w&LINE=abcdefghij",
+                                  conns=conns)[0])
+            finally:
+                cl.kill()
+                shutil.rmtree(work, ignore_errors=True)
+    for b in builds:
+        print("%s: ADD c%d against the leader, median %.0f/s (%s)" %
+              (b, conns, statistics.median(got[b]), ", ".join("%.0f" % x for x in got[b])))
+
+
 def main():
+    if sys.argv[1] == "--ab":
+        return ab(sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4]))
     stsd = os.path.abspath(sys.argv[1])
     kills = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     work = tempfile.mkdtemp(prefix="stsd-bench-cluster.")

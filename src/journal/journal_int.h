@@ -79,6 +79,8 @@ struct journal {
     uint64_t records;           /* change records appended since start (not internal ones) */
     uint64_t log_syncs;         /* fdatasyncs of the log that succeeded */
     int writer_idle;            /* the writer thread sleeps on `wake` */
+    size_t gather_until;        /* a replica's gather: wake the writer once this many
+                                 * records are pending (0: none) */
     int writer_stop;
     uint32_t snap_n;            /* last snapshot number taken in gen */
     snapref_ids pending;              /* snapshot files written, their REPLACE not logged yet */

@@ -378,8 +378,8 @@ long rkeys_list(const rkeys *m, const char *prefix, void (*fn)(const key_info *k
         return -1;
     for (size_t i = 0; i < m->nb; i++)
         for (const rkey *k = m->b[i]; k; k = k->next)
-            if (k->version && k->name_len >= plen && memcmp(k->name, prefix, plen) == 0 &&
-                n < m->n)
+            if (k->version && k->name_len >= plen && n < m->n &&
+                (!plen || memcmp(k->name, prefix, plen) == 0))
                 v[n++] = k;
     qsort(v, n, sizeof *v, by_key_name);
     for (size_t i = 0; i < n; i++) {

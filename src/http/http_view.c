@@ -116,8 +116,9 @@ static void end_reads(view_read *rd, int ok, unsigned leader)
             if (ok) {
                 r->kind = REPLY_VIEW;
                 r->status = leader;
-            } else
+            } else {
                 forward_unavailable(r, rd->leader, FORWARD_NO_LEADER, 1);
+            }
             park_finish(rd->slot);
         }
         park_unref(rd->slot);
@@ -270,6 +271,7 @@ void view_run(const http_view *v, request *q)
 http_view *view_start(const config *conf, const cmd_server *srv, buf *err)
 {
     http_view *v = calloc(1, sizeof *v);
+    /* libcurl is initialised: forward_start runs first on every cluster node. */
     if (!v || !(v->easy = curl_easy_init())) {
         free(v);
         buf_puts(err, "out of memory");

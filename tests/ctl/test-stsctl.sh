@@ -86,7 +86,7 @@ bash -n build/stsctl.bash && ok "the completion is valid bash" || fail "bash -n 
 if out=$(bash -c ". build/stsctl.bash; COMP_WORDS=(stsctl read f --m); COMP_CWORD=3; _stsctl;
          echo \${COMPREPLY[*]}; COMP_WORDS=(stsctl rea); COMP_CWORD=1; _stsctl; echo \${COMPREPLY[*]}") &&
     [ "$out" = "--mode
-read readmulti" ]; then ok "completion: verbs and a verb's options"
+read readmulti readindex" ]; then ok "completion: verbs and a verb's options"
 else fail "completion gave: $out"; fi
 
 # 2. Usage errors: exit 2, no server needed.

@@ -183,6 +183,17 @@ def metric(node, line_start):
     return 0.0
 
 
+def alternated(url_a, url_b, path, rounds=3):
+    """wrk on path at url_a then url_b, rounds times: the medians of each and their
+    non-2xx answers."""
+    a, b = [], []
+    for _ in range(rounds):
+        a.append(wrk(url_a, path))
+        b.append(wrk(url_b, path))
+    return (statistics.median(x[0] for x in a), statistics.median(x[0] for x in b),
+            sum(x[1] for x in a), sum(x[1] for x in b))
+
+
 def lone(stsd, work):
     port = free_port()
     d = os.path.join(work, "lone")
@@ -257,48 +268,23 @@ def the_rest(cl, stsd, work, kills):
         follower = [n for n in cl.nodes if n is not leader][0]
         lp, lurl = lone(stsd, work)
         add = "/sts/ADD?FILENAME=w&LINE=abcdefghij"
-        three, one = [], []
-        for _ in range(3):
-            three.append(wrk(leader.url, add))
-            one.append(wrk(lurl, add))
-        r3 = statistics.median(x[0] for x in three)
-        r1 = statistics.median(x[0] for x in one)
+        r3, r1, n3, n1 = alternated(leader.url, lurl, add)
         print("ADD, 50 connections, 5 s x 3 alternated: three nodes %.0f/s, one node "
-              "fsync=always %.0f/s: ratio %.2f (non-2xx: %d, %d)" %
-              (r3, r1, r3 / r1, sum(x[1] for x in three), sum(x[1] for x in one)))
-        read = "/sts/READ?FILENAME=w&KEEP=TRUE"
-        via_f, via_l = [], []
-        for _ in range(3):
-            via_f.append(wrk(follower.url, read))
-            via_l.append(wrk(leader.url, read))
-        rf = statistics.median(x[0] for x in via_f)
-        rl = statistics.median(x[0] for x in via_l)
+              "fsync=always %.0f/s: ratio %.2f (non-2xx: %d, %d)" % (r3, r1, r3 / r1, n3, n1))
+        rf, rl, nf, nl = alternated(follower.url, leader.url, "/sts/READ?FILENAME=w&KEEP=TRUE")
         print("READ KEEP=TRUE, 50 connections: through a follower %.0f/s, the leader "
-              "directly %.0f/s: ratio %.2f (non-2xx: %d, %d)" %
-              (rf, rl, rf / rl, sum(x[1] for x in via_f), sum(x[1] for x in via_l)))
-        via_f, via_l = [], []
-        for _ in range(3):
-            via_f.append(wrk(follower.url, add))
-            via_l.append(wrk(leader.url, add))
-        rf = statistics.median(x[0] for x in via_f)
-        rl = statistics.median(x[0] for x in via_l)
+              "directly %.0f/s: ratio %.2f (non-2xx: %d, %d)" % (rf, rl, rf / rl, nf, nl))
+        rf, rl, nf, nl = alternated(follower.url, leader.url, add)
         print("ADD, 50 connections: through a follower %.0f/s, the leader directly %.0f/s: "
-              "ratio %.2f (non-2xx: %d, %d)" %
-              (rf, rl, rf / rl, sum(x[1] for x in via_f), sum(x[1] for x in via_l)))
-        length = "/sts/LENGTH?FILENAME=w"
-        via_f, via_l = [], []
+              "ratio %.2f (non-2xx: %d, %d)" % (rf, rl, rf / rl, nf, nl))
         rounds0, reads0 = metric(follower, ROUNDS_OK), metric(follower, LOCAL_READS)
-        for _ in range(3):
-            via_f.append(wrk(follower.url, length))
-            via_l.append(wrk(leader.url, length))
-        rounds, reads = metric(follower, ROUNDS_OK) - rounds0, metric(follower, LOCAL_READS) - reads0
-        rf = statistics.median(x[0] for x in via_f)
-        rl = statistics.median(x[0] for x in via_l)
+        rf, rl, nf, nl = alternated(follower.url, leader.url, "/sts/LENGTH?FILENAME=w")
+        rounds = metric(follower, ROUNDS_OK) - rounds0
+        reads = metric(follower, LOCAL_READS) - reads0
         print("LENGTH, 50 connections: on a follower %.0f/s, the leader directly %.0f/s: "
               "ratio %.2f (non-2xx: %d, %d); the follower answered %.0f reads itself in "
               "%.0f READINDEX rounds (%.1f reads a round)" %
-              (rf, rl, rf / rl, sum(x[1] for x in via_f), sum(x[1] for x in via_l),
-               reads, rounds, reads / rounds if rounds else 0))
+              (rf, rl, rf / rl, nf, nl, reads, rounds, reads / rounds if rounds else 0))
     finally:
         if lp:
             lp.terminate()

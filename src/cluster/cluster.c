@@ -245,8 +245,6 @@ static int ship_piece(void *ctx, journal_piece kind, uint64_t id, const void *da
 static void batch_done(void *ctx, uint64_t upto, int rc)
 {
     cluster *c = ctx;
-    /* Before the answers go: a READINDEX asked after one of them covers its entry. */
-    cluster_note_applied(c, raft_last_applied(&c->raft));
     journal_shipped(c->j, upto, rc);
 }
 

@@ -112,8 +112,9 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **r
         atomic_store(&c->serving, 0);
         want_deposed(c);
     }
-    /* Raft counts this entry as applied once we return (before its request's callback):
-     * a waiting read on this node may go now. */
+    /* Raft counts this entry as applied once we return, and only then calls its
+     * request's callback (batch_done, which answers its changes): published here, the
+     * index covers every change answered, and a waiting read on this node may go. */
     cluster_note_applied(c, raft_last_applied(&c->raft) + 1);
     return 0;
 }

@@ -30,6 +30,8 @@
 #define FORWARD_GONE_MS 200
 /* At most one warning about an unreachable leader in this long. */
 #define FORWARD_LOG_MS 10000
+/* Idle connections to the leader kept for the next transfers. */
+#define FORWARD_MAX_CONNECTS 1024L
 
 typedef struct forward_job {
     struct forward_job *next, *prev;  /* in the queue (next only) or among the active */
@@ -523,6 +525,11 @@ http_forward *forward_start(const config *conf, buf *err)
         buf_puts(err, "out of memory");
         return NULL;
     }
+    /* Connections to the leader kept between transfers. curl's default (four per
+     * transfer going on when one ends) closed and opened again about one connection in
+     * thirty under 50 clients: 235 connects in 4 s. */
+    if (curl_multi_setopt(f->multi, CURLMOPT_MAXCONNECTS, FORWARD_MAX_CONNECTS) != CURLM_OK)
+        log_warn("forwarding: cannot keep %ld connections to the leader", FORWARD_MAX_CONNECTS);
     f->total_ms = ((long)conf->connection_timeout + conf->max_wait + FORWARD_SLACK_S) * 1000;
     /* A connection to the leader idle for its connection timeout is closed by the leader:
      * curl drops it well before, rather than find it closed at its next request. */

@@ -57,7 +57,7 @@ CURL_LIBS   = $(shell pkg-config --libs libcurl 2>/dev/null)
 
 .PHONY: all run run-cluster test-cluster test docs check-docs test-unit test-proto test-ui test-pkg test-examples test-asan test-soak test-tsan \
         test-stop test-fuzz test-ctl test-deb test-image test-image-cluster deb image deps deps-test install uninstall clean \
-        help bench bench-store bench-columns bench-cluster bench-cluster-disk fuzz test-faults soak-faults test-linear
+        help bench bench-writes bench-store bench-columns bench-cluster bench-cluster-disk fuzz test-faults soak-faults test-linear
 
 all: deps $(BUILD)/stsd $(BUILD)/stsd.8 $(BUILD)/stsctl $(BUILD)/stsctl.1 $(BUILD)/stsctl.bash
 
@@ -92,6 +92,7 @@ help:
 	@echo "make test-image the image under podman: read-only, non-root, stop, restart on its volume"
 	@echo "make test-image-cluster  examples/compose.yml under podman-compose: 3 replicas, kill the leader"
 	@echo "make bench      HTTP benchmark against a constant-answer ceiling (scripts/bench.sh)"
+	@echo "make bench-writes  the write path's goals: cluster/lone, follower/leader, Redis, READ/ceiling"
 	@echo "make bench-store  store engine benchmark (operations/s by list size, load, save, RSS)"
 	@echo "make bench-cluster-disk  3 nodes for days: failover and disk against the history (LINES, CHANGES)"
 	@echo "make bench-columns  FIND COLUMN= and ADD UNIQUE=column by list size, to 10M lines"
@@ -392,6 +393,10 @@ $(BUILD)/bench-store: scripts/bench-store.c $(OBJS)
 	$(call say,CCLD,$@)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_INC) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(PKG_LIBS) $(LDLIBS)
 
 # FIND COLUMN= and ADD UNIQUE=column by list size, to 10M lines (docs/benchmarks.md).
+# The write path's ratios against their goals, from one run (docs/benchmarks.md).
+bench-writes: all $(BUILD)/ceiling $(BUILD)/fsync-floor $(BUILD)/tests/libfailsync.so
+	scripts/bench-writes.sh $(ROUNDS)
+
 # Three nodes on this machine: failover, switchover, a write's cost, proxied reads.
 bench-cluster: all
 	@scripts/bench-cluster.py $(BUILD)/stsd $(KILLS)

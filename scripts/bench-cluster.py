@@ -7,6 +7,8 @@ or, for failover alone with a list loaded: scripts/bench-cluster.py STSD KILLS L
 or, to compare builds: scripts/bench-cluster.py --ab STSD,STSD[,...] ROUNDS CONNS
 (a fresh cluster of each build in turn, ROUNDS times: wrk ADD over CONNS connections for
 5 s against its leader; the medians)
+or, for rows 3, 5 and 6 alone: scripts/bench-cluster.py --ratios STSD [ROUNDS]
+(scripts/bench-writes.sh runs it)
 
 1. failover: kill -9 of the leader, then the first OK ADD through a surviving node
    (KILLS times, 10 by default; the killed node restarts with its disk each time);
@@ -233,6 +235,8 @@ def ab(builds, rounds, conns):
 def main():
     if sys.argv[1] == "--ab":
         return ab(sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4]))
+    if sys.argv[1] == "--ratios":
+        return ratios_only(os.path.abspath(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 3)
     stsd = os.path.abspath(sys.argv[1])
     kills = int(sys.argv[2]) if len(sys.argv) > 2 else 10
     work = tempfile.mkdtemp(prefix="stsd-bench-cluster.")
@@ -252,6 +256,60 @@ def main():
         shutil.rmtree(work, ignore_errors=True)
 
 
+def ratios(cl, stsd, work, rounds, read_keep=False):
+    """The write path's ratios (issue 41's goals), each from `rounds` alternated pairs of
+    5 s wrk runs over 50 connections: three nodes against one lone node with
+    fsync=always (ADD), ADD through a follower against the leader, LENGTH on a follower
+    against the leader; with read_keep, READ KEEP=TRUE through a follower too. Prints a
+    line each, and one "ratio NAME VALUE" line each for scripts/bench-writes.sh. Returns
+    the lone stsd's process, for the caller to stop."""
+    leader = cl.leader(20)
+    assert leader, "no leader"
+    follower = cl.others(leader)[0]
+    for n in cl.others(leader):
+        assert n.wait_follower(15), "node %d is no follower" % n.id
+    lp, lurl = lone(stsd, work)
+    add = "/sts/ADD?FILENAME=w&LINE=abcdefghij"
+    r3, r1, n3, n1 = alternated(leader.url, lurl, add, rounds)
+    print("ADD, 50 connections, 5 s x %d alternated: three nodes %.0f/s, one node "
+          "fsync=always %.0f/s: ratio %.2f (non-2xx: %d, %d)" % (rounds, r3, r1, r3 / r1, n3, n1))
+    print("ratio cluster-lone %.2f" % (r3 / r1))
+    if read_keep:
+        rf, rl, nf, nl = alternated(follower.url, leader.url, "/sts/READ?FILENAME=w&KEEP=TRUE",
+                                    rounds)
+        print("READ KEEP=TRUE, 50 connections: through a follower %.0f/s, the leader "
+              "directly %.0f/s: ratio %.2f (non-2xx: %d, %d)" % (rf, rl, rf / rl, nf, nl))
+    rf, rl, nf, nl = alternated(follower.url, leader.url, add, rounds)
+    print("ADD, 50 connections: through a follower %.0f/s, the leader directly %.0f/s: "
+          "ratio %.2f (non-2xx: %d, %d)" % (rf, rl, rf / rl, nf, nl))
+    print("ratio follower-add %.2f" % (rf / rl))
+    rounds0, reads0 = metric(follower, ROUNDS_OK), metric(follower, LOCAL_READS)
+    rf, rl, nf, nl = alternated(follower.url, leader.url, "/sts/LENGTH?FILENAME=w", rounds)
+    nrounds = metric(follower, ROUNDS_OK) - rounds0
+    reads = metric(follower, LOCAL_READS) - reads0
+    print("LENGTH, 50 connections: on a follower %.0f/s, the leader directly %.0f/s: "
+          "ratio %.2f (non-2xx: %d, %d); the follower answered %.0f reads itself in "
+          "%.0f READINDEX rounds (%.1f reads a round)" %
+          (rf, rl, rf / rl, nf, nl, reads, nrounds, reads / nrounds if nrounds else 0))
+    print("ratio follower-length %.2f" % (rf / rl))
+    return lp
+
+
+def ratios_only(stsd, rounds):
+    """--ratios: a fresh cluster and a lone node, the ratios alone."""
+    work = tempfile.mkdtemp(prefix="stsd-bench-ratios.")
+    cl = Cluster(stsd, os.path.join(work, "cl")).start()
+    lp = None
+    try:
+        lp = ratios(cl, stsd, work, rounds)
+    finally:
+        if lp:
+            lp.terminate()
+            lp.wait(10)
+        cl.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def the_rest(cl, stsd, work, kills):
     """Failover, switchover, the cost of a write and of a proxied read."""
     lp = None
@@ -264,27 +322,7 @@ def the_rest(cl, stsd, work, kills):
         print("planned switchover (SIGTERM of the leader): %.0f ms between the last OK "
               "before and the first OK after" % (s * 1000))
         time.sleep(2)
-        leader = cl.leader(20)
-        follower = [n for n in cl.nodes if n is not leader][0]
-        lp, lurl = lone(stsd, work)
-        add = "/sts/ADD?FILENAME=w&LINE=abcdefghij"
-        r3, r1, n3, n1 = alternated(leader.url, lurl, add)
-        print("ADD, 50 connections, 5 s x 3 alternated: three nodes %.0f/s, one node "
-              "fsync=always %.0f/s: ratio %.2f (non-2xx: %d, %d)" % (r3, r1, r3 / r1, n3, n1))
-        rf, rl, nf, nl = alternated(follower.url, leader.url, "/sts/READ?FILENAME=w&KEEP=TRUE")
-        print("READ KEEP=TRUE, 50 connections: through a follower %.0f/s, the leader "
-              "directly %.0f/s: ratio %.2f (non-2xx: %d, %d)" % (rf, rl, rf / rl, nf, nl))
-        rf, rl, nf, nl = alternated(follower.url, leader.url, add)
-        print("ADD, 50 connections: through a follower %.0f/s, the leader directly %.0f/s: "
-              "ratio %.2f (non-2xx: %d, %d)" % (rf, rl, rf / rl, nf, nl))
-        rounds0, reads0 = metric(follower, ROUNDS_OK), metric(follower, LOCAL_READS)
-        rf, rl, nf, nl = alternated(follower.url, leader.url, "/sts/LENGTH?FILENAME=w")
-        rounds = metric(follower, ROUNDS_OK) - rounds0
-        reads = metric(follower, LOCAL_READS) - reads0
-        print("LENGTH, 50 connections: on a follower %.0f/s, the leader directly %.0f/s: "
-              "ratio %.2f (non-2xx: %d, %d); the follower answered %.0f reads itself in "
-              "%.0f READINDEX rounds (%.1f reads a round)" %
-              (rf, rl, rf / rl, nf, nl, reads, rounds, reads / rounds if rounds else 0))
+        lp = ratios(cl, stsd, work, 3, read_keep=True)
     finally:
         if lp:
             lp.terminate()

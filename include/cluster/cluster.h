@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "base/buf.h"
+#include "base/hist.h"
 #include "config/config.h"
 
 struct journal;
@@ -110,6 +111,7 @@ typedef struct cluster_stats {
     uint64_t leader_changes;   /* times the known leader changed since start */
     uint64_t local_reads;      /* reads this node answered from its standby */
     uint64_t read_rounds, read_rounds_failed;  /* READINDEX rounds for them */
+    hist_sum commits;          /* the journal's batches this node proposed, committed */
     double leader_since;       /* wall-clock seconds of the last change */
     size_t n;
     cluster_node_stats nodes[CONF_CLUSTER_MAX];

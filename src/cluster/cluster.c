@@ -355,6 +355,8 @@ void cluster_get_stats(cluster *c, cluster_stats *s)
     s->local_reads = atomic_load(&c->local_reads);
     s->read_rounds = atomic_load(&c->read_rounds);
     s->read_rounds_failed = atomic_load(&c->read_rounds_failed);
+    memset(&s->commits, 0, sizeof s->commits);
+    hist_add_to(&c->commits, &s->commits);
 }
 
 void cluster_count_reads(cluster *c, size_t n, int ok)

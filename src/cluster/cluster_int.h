@@ -11,6 +11,7 @@
 #include <raft/uv.h>
 #include <uv.h>
 
+#include "base/hist.h"
 #include "cluster/cluster.h"
 
 struct piece;
@@ -76,6 +77,9 @@ struct cluster {
     pthread_cond_t applied_cv;
     /* A follower's reads (cluster_count_reads). */
     _Atomic uint64_t local_reads, read_rounds, read_rounds_failed;
+    /* The leader's batches: each from its hand-over to the loop to its commit and apply
+     * here (stsd_cluster_commit_seconds). */
+    hist commits;
 
     /* The hooks' thread: promote and deposed run there, one at a time, deposed first
      * when both are wanted. */

@@ -9,6 +9,7 @@
 
 #include "cluster_entry.h"
 #include "cluster_queue.h"
+#include "base/clock.h"
 #include "base/log.h"
 
 /* One piece of work on its way through raft: the thread that queued it waits. */
@@ -28,6 +29,7 @@ typedef struct piece {
     cluster_done_fn done_fn;     /* proposed without waiting: called instead, then freed */
     void *done_ctx;
     uint64_t done_arg;
+    uint64_t queued_ns;          /* done_fn's: when it was handed over (clock_now_ns) */
 } piece;
 
 static void finish(piece *p, int rc)
@@ -51,6 +53,8 @@ static void on_applied(struct raft_apply *req, int status, void *result)
     (void)result;
     if (status != 0)
         log_warn("cluster: an entry was not committed: %s", raft_strerror(status));
+    else if (p->done_fn)
+        hist_observe(&p->c->commits, clock_now_ns() - p->queued_ns);
     finish(p, status == 0 ? 0 : -1);
 }
 
@@ -202,6 +206,7 @@ int cluster_propose_async(cluster *c, int kind, const void *data, size_t len,
     p->done_fn = done;
     p->done_ctx = ctx;
     p->done_arg = arg;
+    p->queued_ns = clock_now_ns();
     if (enqueue(c, p) != 0) {
         drop(p);
         return -1;

@@ -336,6 +336,10 @@ static void cluster_metrics(const cmd_server *srv, buf *b)
                (unsigned long long)(s.read_rounds - s.read_rounds_failed));
     buf_printf(b, "stsd_cluster_read_index_rounds_total{result=\"failed\"} %llu\n",
                (unsigned long long)s.read_rounds_failed);
+    family(b, "stsd_cluster_commit_seconds", "histogram",
+           "On the leader: each batch of changes from its hand-over to raft until a majority "
+           "has it on disk and it is applied here.");
+    histogram(b, "stsd_cluster_commit_seconds", "", &s.commits);
     family(b, "stsd_cluster_follower_lag_entries", "gauge",
            "On the leader: entries committed that each follower (node label) does not have yet.");
     for (size_t i = 0; i < s.n; i++)

@@ -1640,6 +1640,17 @@ def test_follower_reads(T):
     ok_answer(L, "INCR", {"NAME": "n", "BY": "5"})
     write_file(L, "cols.csv", "id,name\n1,ann\n2,bob\n3,cy\n")
     ok_answer(L, "INITFILE", {"FILENAME": "cols.csv", "HEADER": "TRUE"})
+    # The leader timed the commit of each of its batches (one a change here: they came one
+    # by one); the followers proposed none.
+    commits = metric(L, "stsd_cluster_commit_seconds_count ")
+    check(commits is not None and commits >= 9,
+          "the leader counts %r commits of its batches after 9 changes" % commits)
+    check(metric(L, 'stsd_cluster_commit_seconds_bucket{le="+Inf"} ') == commits and
+          metric(L, "stsd_cluster_commit_seconds_sum ") > 0,
+          "the leader's commit histogram does not add up")
+    for n in (F, G):
+        check(metric(n, "stsd_cluster_commit_seconds_count ") == 0,
+              "follower %d counts commits of batches it did not propose" % n.id)
     # Answered by the follower itself: the same bytes as the leader's.
     local = [("LENGTH", {"FILENAME": "fr.csv"}), ("LENGTH", {"FILENAME": "drained.csv"}),
              ("LENGTH", {"FILENAME": "none.csv"}), ("LENGTH", {"FILENAME": "fr.csv",

@@ -174,6 +174,8 @@ def wrk(url, path, seconds=5, conns=50):
 
 LOCAL_READS = "stsd_cluster_local_reads_total "
 ROUNDS_OK = 'stsd_cluster_read_index_rounds_total{result="ok"} '
+COMMIT_METRICS = ("stsd_journal_records_total ", "stsd_cluster_commit_seconds_count ",
+                  "stsd_cluster_commit_seconds_sum ")
 
 
 def metric(node, line_start):
@@ -185,15 +187,29 @@ def metric(node, line_start):
     return 0.0
 
 
-def alternated(url_a, url_b, path, rounds=3):
+def alternated(url_a, url_b, path, rounds=3, leader=None, commits=None):
     """wrk on path at url_a then url_b, rounds times: the medians of each and their
-    non-2xx answers."""
+    non-2xx answers. With leader, commits gets what the leader's COMMIT_METRICS grew by
+    during the runs at url_a (commits[0]) and at url_b (commits[1])."""
     a, b = [], []
     for _ in range(rounds):
-        a.append(wrk(url_a, path))
-        b.append(wrk(url_b, path))
+        for url, out, side in ((url_a, a, 0), (url_b, b, 1)):
+            before = [metric(leader, m) for m in COMMIT_METRICS] if leader else None
+            out.append(wrk(url, path))
+            if leader:
+                grew = [metric(leader, m) - v for m, v in zip(COMMIT_METRICS, before)]
+                commits[side] = [x + y for x, y in zip(commits[side], grew)]
     return (statistics.median(x[0] for x in a), statistics.median(x[0] for x in b),
             sum(x[1] for x in a), sum(x[1] for x in b))
+
+
+def commit_line(who, grew):
+    """What the leader's commits were while who sent the changes (grew: COMMIT_METRICS)."""
+    records, entries, secs = grew
+    if entries:
+        print("  %s: %.0f changes in %.0f raft entries (%.1f an entry), each committed %.2f ms "
+              "after its hand-over to raft on average (stsd_cluster_commit_seconds)" %
+              (who, records, entries, records / entries, secs / entries * 1000))
 
 
 def lone(stsd, work):
@@ -270,18 +286,23 @@ def ratios(cl, stsd, work, rounds, read_keep=False):
         assert n.wait_follower(15), "node %d is no follower" % n.id
     lp, lurl = lone(stsd, work)
     add = "/sts/ADD?FILENAME=w&LINE=abcdefghij"
-    r3, r1, n3, n1 = alternated(leader.url, lurl, add, rounds)
+    grew = [[0, 0, 0], [0, 0, 0]]
+    r3, r1, n3, n1 = alternated(leader.url, lurl, add, rounds, leader, grew)
     print("ADD, 50 connections, 5 s x %d alternated: three nodes %.0f/s, one node "
           "fsync=always %.0f/s: ratio %.2f (non-2xx: %d, %d)" % (rounds, r3, r1, r3 / r1, n3, n1))
+    commit_line("clients of the leader", grew[0])
     print("ratio cluster-lone %.2f" % (r3 / r1))
     if read_keep:
         rf, rl, nf, nl = alternated(follower.url, leader.url, "/sts/READ?FILENAME=w&KEEP=TRUE",
                                     rounds)
         print("READ KEEP=TRUE, 50 connections: through a follower %.0f/s, the leader "
               "directly %.0f/s: ratio %.2f (non-2xx: %d, %d)" % (rf, rl, rf / rl, nf, nl))
-    rf, rl, nf, nl = alternated(follower.url, leader.url, add, rounds)
+    grew = [[0, 0, 0], [0, 0, 0]]
+    rf, rl, nf, nl = alternated(follower.url, leader.url, add, rounds, leader, grew)
     print("ADD, 50 connections: through a follower %.0f/s, the leader directly %.0f/s: "
           "ratio %.2f (non-2xx: %d, %d)" % (rf, rl, rf / rl, nf, nl))
+    commit_line("clients of a follower", grew[0])
+    commit_line("clients of the leader", grew[1])
     print("ratio follower-add %.2f" % (rf / rl))
     rounds0, reads0 = metric(follower, ROUNDS_OK), metric(follower, LOCAL_READS)
     rf, rl, nf, nl = alternated(follower.url, leader.url, "/sts/LENGTH?FILENAME=w", rounds)

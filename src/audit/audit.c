@@ -235,7 +235,6 @@ static void *writer_main(void *arg)
 
 audit *audit_open(const audit_settings *s, buf *err)
 {
-    pthread_condattr_t ca;
     audit *a = calloc(1, sizeof *a);
     if (!a || !(a->path = strdup(s->path))) {
         free(a);
@@ -251,11 +250,11 @@ audit *audit_open(const audit_settings *s, buf *err)
         free(a);
         return NULL;
     }
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_mutex_init(&a->mu, NULL);
-    pthread_cond_init(&a->wake, &ca);
-    pthread_condattr_destroy(&ca);
+    if (pthread_mutex_init(&a->mu, NULL) != 0 || clock_cond_init(&a->wake) != 0) {
+        buf_puts(err, "stsd.auditLog: cannot create its lock");
+        audit_close(a);
+        return NULL;
+    }
     if (thread_start(&a->thread, "stsd-audit", writer_main, a) != 0) {
         buf_printf(err, "stsd.auditLog: cannot start its thread: %s", strerror(errno));
         audit_close(a);

@@ -244,18 +244,14 @@ static void *timer_main(void *arg)
 park_lot *park_lot_create(buf *err)
 {
     park_lot *lot = calloc(1, sizeof *lot);
-    pthread_condattr_t ca;
     if (!lot) {
         buf_puts(err, "out of memory");
         return NULL;
     }
     heap_init(&lot->deadlines, offsetof(park_slot, deadline), offsetof(park_slot, heap_at));
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     int rc = pthread_mutex_init(&lot->lock, NULL);
-    if (rc == 0 && (rc = pthread_cond_init(&lot->wake, &ca)) != 0)
+    if (rc == 0 && (rc = clock_cond_init(&lot->wake)) != 0)
         pthread_mutex_destroy(&lot->lock);
-    pthread_condattr_destroy(&ca);
     if (rc == 0 && thread_start(&lot->timer, "stsd-deadlines", timer_main, lot) != 0) {
         rc = errno;
         pthread_cond_destroy(&lot->wake);

@@ -205,7 +205,6 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
 static journal *journal_alloc(const char *dir, conf_fsync policy)
 {
     journal *j = calloc(1, sizeof *j);
-    pthread_condattr_t ca;
     pthread_mutexattr_t ma;
     if (!j)
         return NULL;
@@ -217,21 +216,17 @@ static journal *journal_alloc(const char *dir, conf_fsync policy)
     atomic_init(&j->broken, 0);
     atomic_init(&j->refused, 0);
     atomic_init(&j->errors, 0);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     /* Held for microseconds at a time (a record's copy, a write to the kernel): spin a
      * little before sleeping. */
     pthread_mutexattr_init(&ma);
     pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_ADAPTIVE_NP);
     if (!(j->dir = strdup(dir)) || pthread_mutex_init(&j->mu, &ma) != 0 ||
-        pthread_mutex_init(&j->compact_mu, NULL) != 0 || pthread_cond_init(&j->cv, &ca) != 0 ||
-        pthread_cond_init(&j->wake, &ca) != 0 ||
-        pthread_cond_init(&j->tick, &ca) != 0) {
+        pthread_mutex_init(&j->compact_mu, NULL) != 0 || clock_cond_init(&j->cv) != 0 ||
+        clock_cond_init(&j->wake) != 0 || clock_cond_init(&j->tick) != 0) {
         free(j->dir);
         free(j);
         j = NULL;
     }
-    pthread_condattr_destroy(&ca);
     pthread_mutexattr_destroy(&ma);
     return j;
 }

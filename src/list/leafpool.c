@@ -66,19 +66,12 @@ struct leafpool {
 
 static int pool_init(leafpool *p, const struct leafpool_opts *o)
 {
-    pthread_condattr_t ca;
     memset(p, 0, sizeof *p);
     p->o = *o;
     if (pthread_mutex_init(&p->lock, NULL) != 0)
         return -1;
-    if (pthread_condattr_init(&ca) != 0)
+    if (clock_cond_init(&p->wake) != 0)
         goto fail_lock;
-    if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
-        pthread_cond_init(&p->wake, &ca) != 0) {
-        pthread_condattr_destroy(&ca);
-        goto fail_lock;
-    }
-    pthread_condattr_destroy(&ca);
     return 0;
 fail_lock:
     pthread_mutex_destroy(&p->lock);

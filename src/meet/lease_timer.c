@@ -59,18 +59,14 @@ static void *timer_main(void *arg)
 lease_timer *lease_timer_start(store *st, buf *err)
 {
     lease_timer *t = calloc(1, sizeof *t);
-    pthread_condattr_t ca;
     if (!t) {
         buf_puts(err, "out of memory");
         return NULL;
     }
     t->st = st;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     int rc = pthread_mutex_init(&t->mu, NULL);
-    if (rc == 0 && (rc = pthread_cond_init(&t->cv, &ca)) != 0)
+    if (rc == 0 && (rc = clock_cond_init(&t->cv)) != 0)
         pthread_mutex_destroy(&t->mu);
-    pthread_condattr_destroy(&ca);
     if (rc == 0 && thread_start(&t->thread, "stsd-leases", timer_main, t) != 0) {
         rc = errno;
         pthread_cond_destroy(&t->cv);

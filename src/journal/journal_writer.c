@@ -576,22 +576,16 @@ void journal_cancel_waits(journal *j)
 
 /* ---- the writer thread (fsync=always) ------------------------------------------------------- */
 
-/* Sleeps GATHER_US (the journal's mutex released) while more records come in. */
-static void gather_locked(journal *j)
+/* Sleeps us (the journal's mutex released) while more records come in: with back, only
+ * until back records have come in on top of those pending now (a replica's gather, which
+ * appends signal once they reach it); without, the whole time. A stop or a lost outcome
+ * ends it. */
+static void gather_locked(journal *j, unsigned us, size_t back)
 {
-    struct timespec t = clock_deadline_ns(GATHER_US * 1000u);
-    /* Nothing signals wake while the writer is not idle: this sleeps its time, unless a
-     * stop comes. */
-    pthread_cond_timedwait(&j->wake, &j->mu, &t);
-}
-
-/* A replica's gather (GATHER_REPLICA_US): until back records as many as the last batch
- * held have come in on top of those pending now, or its time is up. */
-static void gather_replica_locked(journal *j, size_t back)
-{
-    struct timespec t = clock_deadline_ns(GATHER_REPLICA_US * 1000u);
-    j->gather_until = j->pend_recs + back;
-    while (j->pend_recs < j->gather_until && !j->writer_stop && !atomic_load(&j->cancelled))
+    struct timespec t = clock_deadline_ns(us * 1000u);
+    j->gather_until = back ? j->pend_recs + back : 0;
+    while ((!back || j->pend_recs < j->gather_until) && !j->writer_stop &&
+           !atomic_load(&j->cancelled))
         if (pthread_cond_timedwait(&j->wake, &j->mu, &t) != 0)
             break;
     j->gather_until = 0;
@@ -635,9 +629,9 @@ static void *writer_main(void *arg)
              * the log's io since, so the conditions are read again. */
             if (!gathered && j->last_batch >= GATHER_MIN_RECORDS && !j->writer_stop) {
                 if (j->ship.batch)
-                    gather_replica_locked(j, j->last_batch);
+                    gather_locked(j, GATHER_REPLICA_US, j->last_batch);
                 else
-                    gather_locked(j);
+                    gather_locked(j, GATHER_US, 0);
                 gathered = 1;
                 continue;
             }

@@ -12,11 +12,21 @@ import time
 import urllib.parse
 
 
+_given = set()
+
+
 def free_port():
-    """A TCP port nothing listens on now (the kernel's pick), on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A TCP port nothing listens on now (the kernel's pick), on 127.0.0.1, and never one
+    this process handed out before: the kernel may pick a closed port again at once, and
+    two nodes given the same one refuse to start (stsd says the URL is another node's)."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _given:
+            _given.add(port)
+            return port
+    raise RuntimeError("no free port the kernel would give that was not given already")
 
 
 def is_ok(body):

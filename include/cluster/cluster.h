@@ -89,6 +89,8 @@ int cluster_wait_applied(cluster *c, uint64_t idx, int64_t deadline_ms);
 /* Counts a ReadIndex round of this follower for n reads: ok, they were answered here;
  * else each got a 503 (cluster_stats, the metrics). */
 void cluster_count_reads(cluster *c, size_t n, int ok);
+/* Counts a request this node sent the leader: n > 0 in one batch of n, 0 alone. */
+void cluster_count_forward(cluster *c, size_t n);
 int cluster_redirects(const cluster *c);
 
 /* Set by the promote hook once the store is loaded: this node answers from now on. */
@@ -111,6 +113,7 @@ typedef struct cluster_stats {
     uint64_t leader_changes;   /* times the known leader changed since start */
     uint64_t local_reads;      /* reads this node answered from its standby */
     uint64_t read_rounds, read_rounds_failed;  /* READINDEX rounds for them */
+    uint64_t fwd_batches, fwd_batched, fwd_alone;  /* requests sent to the leader */
     hist_sum commits;          /* the journal's batches this node proposed, committed */
     double leader_since;       /* wall-clock seconds of the last change */
     size_t n;

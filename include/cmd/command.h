@@ -76,6 +76,8 @@ enum {
                             * (stsd.cluster.followerReads), unless it waits (TIMEOUT=) */
     CMD_VIEW_PAGE = 1 << 10, /* the same, for its HTML answer only (its JSON document holds
                               * what only the leader knows: rates, waiters) */
+    CMD_WAITS_ASKED = 1 << 11, /* CMD_WAITS only with TIMEOUT=: without it, answered at
+                                * once (READ, READMULTI, FIND, GET, INCR) */
 };
 
 #define CMD_MAX_PARAMS 8
@@ -147,6 +149,11 @@ int command_is_local(int i);
 /* Whether a follower may answer command i with parameters p (and json, the result's) from
  * its hot standby: CMD_VIEW, or CMD_VIEW_PAGE unless in_json, and no TIMEOUT. */
 int command_viewable(int i, const params *p, int in_json);
+/* Whether a follower may pass command i with parameters p to the leader among others, in
+ * one batch (http_forward.h): answered at once (no CMD_WAITS, or CMD_WAITS_ASKED without
+ * TIMEOUT), neither CMD_ADMIN (long work: INITFILE, SAVE, LOAD) nor CMD_LOCAL. The
+ * leader asks it again of each request of a batch. */
+int command_batchable(int i, const params *p);
 
 /* The row of the command name[0..len) (exact: names are upper case), or NULL. */
 const cmd_def *command_lookup(const char *name, size_t len);

@@ -355,6 +355,9 @@ void cluster_get_stats(cluster *c, cluster_stats *s)
     s->local_reads = atomic_load(&c->local_reads);
     s->read_rounds = atomic_load(&c->read_rounds);
     s->read_rounds_failed = atomic_load(&c->read_rounds_failed);
+    s->fwd_batches = atomic_load(&c->fwd_batches);
+    s->fwd_batched = atomic_load(&c->fwd_batched);
+    s->fwd_alone = atomic_load(&c->fwd_alone);
     memset(&s->commits, 0, sizeof s->commits);
     hist_add_to(&c->commits, &s->commits);
 }
@@ -366,6 +369,16 @@ void cluster_count_reads(cluster *c, size_t n, int ok)
         atomic_fetch_add(&c->local_reads, n);
     else
         atomic_fetch_add(&c->read_rounds_failed, 1);
+}
+
+void cluster_count_forward(cluster *c, size_t n)
+{
+    if (!n) {
+        atomic_fetch_add(&c->fwd_alone, 1);
+        return;
+    }
+    atomic_fetch_add(&c->fwd_batches, 1);
+    atomic_fetch_add(&c->fwd_batched, n);
 }
 
 /* ---- start and stop ----------------------------------------------------------------------- */

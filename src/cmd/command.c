@@ -55,14 +55,14 @@ static const cmd_def commands[] = {
      "Load a file of the dataset directory as a list (one line per element), replacing a "
      "list of that name. Answers the number of lines.",
      {P_FILENAME, P_HEADER, P_SEPARATOR}},
-    {"READ", cmd_read, CMD_REF | CMD_WAITS, FIELD_LINE,
+    {"READ", cmd_read, CMD_REF | CMD_WAITS | CMD_WAITS_ASKED, FIELD_LINE,
      "Take a line from the head, the tail or anywhere.",
      {P_FILENAME, {"READ_MODE", "FIRST|LAST|RANDOM", 1, "where the line is taken"}, P_KEEP,
       P_TIMEOUT, P_LEASE,
       {"OWNER", "name", 1, "with KEEP=FALSE: 1 to 128 bytes; the first READ lends a line "
        "to this owner, every later one answers that same line (LEASE= renews it; with "
        "TIMEOUT an owner holding none waits for one)"}, P_FIELDS}},
-    {"READMULTI", cmd_readmulti, CMD_REF | CMD_WAITS, FIELD_MESSAGE,
+    {"READMULTI", cmd_readmulti, CMD_REF | CMD_WAITS | CMD_WAITS_ASKED, FIELD_MESSAGE,
      "Take NB_LINES lines at once, one per <br /> line.",
      {P_FILENAME, {"NB_LINES", "n", 0, "how many lines (1 or more)"},
       {"READ_MODE", "FIRST|LAST|RANDOM", 1, "where the lines are taken"}, P_KEEP, P_TIMEOUT,
@@ -83,7 +83,7 @@ static const cmd_def commands[] = {
        "put them"},
       {"UNIQUE", "FALSE|TRUE", 1, "TRUE refuses them all if one is in the list already or "
        "twice among them"}}},
-    {"FIND", cmd_find, CMD_REF | CMD_WAITS | CMD_FORM, FIELD_LINE,
+    {"FIND", cmd_find, CMD_REF | CMD_WAITS | CMD_WAITS_ASKED | CMD_FORM, FIELD_LINE,
      "The first line that matches LINE; KEEP=TRUE moves it to the tail, KEEP=FALSE removes "
      "it. GET or POST only.",
      {P_FILENAME, P_LINE, P_FIND_MODE, P_KEEP, P_TIMEOUT, P_LEASE,
@@ -164,7 +164,7 @@ static const cmd_def commands[] = {
      {P_NAME, {"VALUE", "text", 0, "the value (bytes, up to stsd.maxLineSize)"},
       P_IF_VERSION, {"TTL", "seconds", 1, "the key disappears this long after (up to 30 "
        "days); without it, a SET ends the key's TTL"}}},
-    {"GET", cmd_get, CMD_LOOKS | CMD_WAITS | CMD_JSON | CMD_VIEW, FIELD_MESSAGE,
+    {"GET", cmd_get, CMD_LOOKS | CMD_WAITS | CMD_WAITS_ASKED | CMD_JSON | CMD_VIEW, FIELD_MESSAGE,
      "A key's value, its version in X-STS-Version. With VERSION and TIMEOUT: waits while "
      "the version is still VERSION, then answers the state (also at the timeout).",
      {P_NAME, {"VERSION", "n", 1, "wait while the key's version is n (0: while it does "
@@ -184,7 +184,7 @@ static const cmd_def commands[] = {
     {"KEYS", cmd_keys, CMD_LOOKS | CMD_JSON | CMD_VIEW_PAGE, FIELD_MESSAGE,
      "Every key as name = value, sorted by name (in JSON: with versions).",
      {{"PREFIX", "text", 1, "only the keys whose name starts with it"}}},
-    {"INCR", cmd_incr, CMD_CHANGES | CMD_WAITS | CMD_JSON, FIELD_MESSAGE,
+    {"INCR", cmd_incr, CMD_CHANGES | CMD_WAITS | CMD_WAITS_ASKED | CMD_JSON, FIELD_MESSAGE,
      "Add BY to a key's value (absent: 0; signed 64-bit) and answer the new value. Outside "
      "[MIN, MAX] it is a KO (409), or with TIMEOUT it waits its turn until it fits.",
      {P_NAME, {"BY", "1", 1, "the increment (may be negative)"},
@@ -280,6 +280,18 @@ int command_viewable(int i, const params *p, int in_json)
         return 0;
     /* A wait is the leader's: its watchers and waiters live there. */
     return params_get(p, PARAM_TIMEOUT, NULL) == NULL;
+}
+
+int command_batchable(int i, const params *p)
+{
+    if (i < 0 || i >= N_COMMANDS)
+        return 0;
+    unsigned f = commands[i].flags;
+    if (f & (CMD_ADMIN | CMD_LOCAL))
+        return 0;
+    if (!(f & CMD_WAITS))
+        return 1;
+    return (f & CMD_WAITS_ASKED) && params_get(p, PARAM_TIMEOUT, NULL) == NULL;
 }
 
 const cmd_def *command_lookup(const char *name, size_t len)

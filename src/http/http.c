@@ -22,6 +22,7 @@
 #include "base/stats.h"
 #include "hold/commit.h"
 #include "journal/journal.h"
+#include "http_batch.h"
 #include "http_forward.h"
 #include "http_view.h"
 #include "http_int.h"
@@ -49,6 +50,7 @@ static void pool_set(request *head)
 
 static void request_destroy(request *q)
 {
+    batch_free(q->batch);
     if (q->resp)
         MHD_destroy_response(q->resp);
     buf_free(&q->sent);
@@ -177,6 +179,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         http_loop_release(http_loop_current());
         q->in_place = 0;
     }
+    batch_free(q->batch);               /* a batch held in place, its answers unsent */
+    q->batch = NULL;
     if (!q->counted)
         return;
     q->counted = 0;
@@ -214,12 +218,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_NO;                       /* out of memory at on_uri: drop it */
     if (q->in_place) {
         /* Asked again at each turn of this thread (http_loop.h) until durable. */
-        if (commit_ready(h->srv->j, &q->result, q->wait_lsn))
+        if (q->batch ? batch_pending(h, q) : commit_ready(h->srv->j, &q->result, q->wait_lsn))
             return MHD_YES;
         q->in_place = 0;
         http_loop_release(http_loop_current());
         http_loop_busy(http_loop_current());
-        return http_send_result(h, c, q);
+        return q->batch ? batch_send(h, c, q) : http_send_result(h, c, q);
     }
     http_loop_busy(http_loop_current());
     if (q->slot)
@@ -399,7 +403,7 @@ http_server *http_start(const config *conf, const cmd_server *srv, const http_ac
         return NULL;
     }
     /* A cluster node's thread for the leader's requests, before any request can come. */
-    if (srv->cluster && !(h->fwd = forward_start(conf, err))) {
+    if (srv->cluster && !(h->fwd = forward_start(conf, srv->cluster, err))) {
         iplimit_free(h->per_ip);
         close(fd);
         free(h);

@@ -12,9 +12,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "answer.h"
+#include "batch_frame.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/thread.h"
+#include "cluster/cluster.h"
 #include "http/reply.h"
 
 /* How long the leader may take to accept the connection: it is on the cluster's own
@@ -32,6 +35,14 @@
 #define FORWARD_LOG_MS 10000
 /* Idle connections to the leader kept for the next transfers. */
 #define FORWARD_MAX_CONNECTS 1024L
+/* Batches on their way to the leader at once. The requests that come meanwhile wait for
+ * one to come back, and go together in the next: one transfer, one turn of the leader's
+ * loop, one commit for them all (docs/benchmarks.md, section H). */
+#define FORWARD_BATCHES 2
+/* At most this many bytes in one batch (and stsd.maxBodySize, which the leader takes). */
+#define FORWARD_BATCH_BYTES (1024 * 1024)
+/* A batch's request beyond its target, headers and body: the frame's separators. */
+#define FORWARD_ITEM_SLACK 64
 
 typedef struct forward_job {
     struct forward_job *next, *prev;  /* in the queue (next only) or among the active */
@@ -45,6 +56,14 @@ typedef struct forward_job {
     buf rheaders;                     /* "Name\0value\0" each, as cmd_result.headers */
     int has_leader;                   /* the leader's answer has its own X-STS-Leader */
     unsigned leader;
+    /* A request that goes in a batch: no transfer of its own. */
+    int batched;
+    const char *method;               /* "GET" or "POST" */
+    buf sent_headers;                 /* "Name\0value\0" each, as job_headers picks them */
+    size_t size;                      /* its bytes in a batch */
+    /* A batch's transfer: its requests, in order, linked by next. */
+    struct forward_job *members;
+    size_t n_members;
 } forward_job;
 
 struct http_forward {
@@ -57,37 +76,13 @@ struct http_forward {
     int stop;                         /* under mu */
     forward_job *active;              /* the thread's own: transfers going on */
     int64_t logged_ms;                /* the thread's own: the last warning */
+    forward_job *pending, *pending_tail; /* the thread's own: waiting for a batch */
+    int batches_out;                  /* the thread's own: batches on their way */
+    size_t batch_bytes;               /* a batch's limit */
+    cluster *cl;                      /* counts what is sent (/metrics) */
 };
 
 /* ---- answers made here -------------------------------------------------------------- */
-
-static void header_add(buf *h, const char *name, const char *value, size_t vlen)
-{
-    buf_append(h, name, strlen(name) + 1);
-    buf_append(h, value, vlen);
-    buf_append(h, "", 1);
-}
-
-static void header_adds(buf *h, const char *name, const char *value)
-{
-    header_add(h, name, value, strlen(value));
-}
-
-static void header_leader(buf *h, unsigned leader)
-{
-    char id[16];
-    snprintf(id, sizeof id, "%u", leader);
-    header_adds(h, "X-STS-Leader", id);
-}
-
-/* The headers every page of ours has (http_route.c's send_page_with). */
-static void header_page(buf *h, const char *ctype)
-{
-    header_adds(h, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    header_adds(h, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache, no-store, must-revalidate");
-    header_adds(h, MHD_HTTP_HEADER_PRAGMA, "no-cache");
-    header_adds(h, MHD_HTTP_HEADER_EXPIRES, "0");
-}
 
 void forward_unavailable(cmd_result *r, unsigned leader, const char *msg, int retry)
 {
@@ -102,10 +97,11 @@ void forward_unavailable(cmd_result *r, unsigned leader, const char *msg, int re
         r->text.oom = 1;
     buf_free(&ko.text);
     buf_clear(&r->headers);
-    header_page(&r->headers, r->json ? REPLY_JSON_CONTENT_TYPE : reply_content_type());
+    answer_page_headers(&r->headers, r->json ? REPLY_JSON_CONTENT_TYPE : reply_content_type(),
+                        NULL, -1);
     if (retry)
-        header_adds(&r->headers, MHD_HTTP_HEADER_RETRY_AFTER, "1");
-    header_leader(&r->headers, leader);
+        answer_header_str(&r->headers, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+    answer_leader(&r->headers, (int)leader);
     if (r->headers.oom)
         r->text.oom = 1;
     r->kind = REPLY_RAW;
@@ -120,10 +116,10 @@ void forward_redirect(cmd_result *r, unsigned leader, const char *url, const cha
     buf_append(&loc, target, target_len);
     buf_clear(&r->text);
     buf_clear(&r->headers);
-    header_add(&r->headers, MHD_HTTP_HEADER_LOCATION, loc.data ? loc.data : "", loc.len);
-    header_adds(&r->headers, MHD_HTTP_HEADER_CACHE_CONTROL,
-                "no-cache, no-store, must-revalidate");
-    header_leader(&r->headers, leader);
+    answer_header(&r->headers, MHD_HTTP_HEADER_LOCATION, loc.data ? loc.data : "", loc.len);
+    answer_header_str(&r->headers, MHD_HTTP_HEADER_CACHE_CONTROL,
+                      "no-cache, no-store, must-revalidate");
+    answer_leader(&r->headers, (int)leader);
     if (loc.oom || r->headers.oom)
         r->text.oom = 1;
     buf_free(&loc);
@@ -153,6 +149,7 @@ static void job_free(forward_job *jb)
     buf_free(&jb->body);
     buf_free(&jb->rbody);
     buf_free(&jb->rheaders);
+    buf_free(&jb->sent_headers);
     free(jb);
 }
 
@@ -275,6 +272,14 @@ static int job_headers(forward_job *jb, struct MHD_Connection *c)
     return w.failed ? -1 : 0;
 }
 
+static enum MHD_Result on_batched_header(void *arg, enum MHD_ValueKind kind,
+                                         const char *name, const char *value)
+{
+    if (name && sent_header(name))
+        answer_header_str(arg, name, value ? value : "");
+    return MHD_YES;
+}
+
 /* The leader's URL of the request: url then the target as the client wrote it. A '#' is
  * data in a request target but would end curl's URL, so it goes as %23, which the
  * leader decodes to the same byte. */
@@ -334,8 +339,24 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     forward_unavailable(r, (unsigned)(uintptr_t)ctx, FORWARD_UNKNOWN, 0);
 }
 
+/* jb, a request answered at once, goes in a batch if it fits in one. */
+static int job_batch(http_forward *f, forward_job *jb, struct MHD_Connection *c,
+                     const char *method)
+{
+    jb->method = strcmp(method, "GET") == 0 ? "GET" : strcmp(method, "POST") == 0 ? "POST"
+                                                                                 : NULL;
+    if (!jb->method)
+        return 0;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, on_batched_header, &jb->sent_headers);
+    if (jb->sent_headers.oom)
+        return -1;
+    jb->size = jb->url.len + jb->sent_headers.len + jb->body.len + FORWARD_ITEM_SLACK;
+    jb->batched = jb->size <= f->batch_bytes;
+    return 0;
+}
+
 int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, request *q,
-                 const char *method, const char *url, unsigned leader)
+                 const char *method, const char *url, unsigned leader, int batchable)
 {
     if (!f)
         return -1;
@@ -349,7 +370,8 @@ int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, reque
     jb->body = body;
     q->body = (buf)BUF_INIT;
     if (job_url(jb, url, q->uri.data + q->target, q->uri.len - q->target) != 0 ||
-        job_headers(jb, c) != 0 || job_easy(f, jb, method) != 0 ||
+        (batchable && job_batch(f, jb, c, method) != 0) ||
+        (!jb->batched && (job_headers(jb, c) != 0 || job_easy(f, jb, method) != 0)) ||
         !(jb->slot = park_new(lot, &q->result, 0, on_expire, (void *)(uintptr_t)leader))) {
         q->body = jb->body;
         jb->body = (buf)BUF_INIT;
@@ -388,7 +410,7 @@ static void relay(cmd_result *r, forward_job *jb)
     long code = 0;
     curl_easy_getinfo(jb->easy, CURLINFO_RESPONSE_CODE, &code);
     if (!jb->has_leader)
-        header_leader(&jb->rheaders, jb->leader);
+        answer_leader(&jb->rheaders, (int)jb->leader);
     buf t = r->text;
     r->text = jb->rbody;
     jb->rbody = t;
@@ -401,34 +423,105 @@ static void relay(cmd_result *r, forward_job *jb)
     r->status = (unsigned)code;
 }
 
-/* Ends jb with curl's rc: the leader's answer, or the 503 that says what is known. */
-static void job_end(http_forward *f, forward_job *jb, CURLcode rc)
+/* The leader's answer to one request of a batch (it), as relay makes an answer that came
+ * alone: its status, its body, the headers relayed_header keeps. */
+static void relay_item(cmd_result *r, forward_job *jb, const frame_item *it)
 {
-    long sent = 0;
-    curl_easy_getinfo(jb->easy, CURLINFO_REQUEST_SIZE, &sent);
-    /* Aborted is our own doing (the client left, the node stops): nothing to say. The
-     * target stays out of the log: its query may hold a TOKEN. */
-    if (rc != CURLE_OK && rc != CURLE_ABORTED_BY_CALLBACK) {
-        int64_t now = clock_now_ms();
-        if (now - f->logged_ms >= FORWARD_LOG_MS) {
-            f->logged_ms = now;
-            log_warn("forward: leader %u at %.*s: %s%s", jb->leader, (int)jb->base_len,
-                     jb->url.data, curl_easy_strerror(rc),
-                     sent ? " (after the request was sent)" : "");
-        }
+    int has_leader = 0;
+    buf_clear(&r->text);
+    buf_clear(&r->headers);
+    buf_append(&r->text, it->body, it->body_len);
+    for (size_t off = 0; off < it->headers_len;) {
+        const char *name = it->headers + off;
+        const char *value = name + strlen(name) + 1;
+        size_t nlen = strlen(name);
+        if (relayed_header(name, nlen))
+            answer_header_str(&r->headers, name, value);
+        has_leader |= strcasecmp(name, "X-STS-Leader") == 0;
+        off = (size_t)(value - it->headers) + strlen(value) + 1;
     }
+    if (!has_leader)
+        answer_leader(&r->headers, (int)jb->leader);
+    if (r->headers.oom)
+        r->text.oom = 1;
+    r->kind = REPLY_RAW;
+    r->status = it->status;
+}
+
+/* A warning that the leader could not be reached or was lost, at most one in
+ * FORWARD_LOG_MS. The target stays out of the log: its query may hold a TOKEN. */
+static void warn_lost(http_forward *f, forward_job *jb, const char *what, int sent)
+{
+    int64_t now = clock_now_ms();
+    if (now - f->logged_ms < FORWARD_LOG_MS)
+        return;
+    f->logged_ms = now;
+    log_warn("forward: leader %u at %.*s: %s%s", jb->leader, (int)jb->base_len, jb->url.data,
+             what, sent ? " (after the request was sent)" : "");
+}
+
+/* Ends request jb: with the leader's answer (it, or jb's own transfer's when it is NULL
+ * and rc is CURLE_OK), or with the 503 that says what is known (sent: bytes of the
+ * request went out, on this connection or one curl retried: the leader may have acted on
+ * it). Frees jb. */
+static void job_settle(forward_job *jb, CURLcode rc, int sent, const frame_item *it)
+{
     if (park_claim(jb->slot)) {
         cmd_result *r = park_result(jb->slot);
-        if (rc == CURLE_OK)
+        if (it)
+            relay_item(r, jb, it);
+        else if (rc == CURLE_OK)
             relay(r, jb);
         else
-            /* Bytes of the request went out (on this connection or one curl retried): the
-             * leader may have acted on it. */
             forward_unavailable(r, jb->leader, sent ? FORWARD_UNKNOWN : FORWARD_NO_LEADER,
                                 !sent);
         park_finish(jb->slot);
     }
     job_free(jb);
+}
+
+/* Ends jb, a request sent alone, with curl's rc. Aborted is our own doing (the client
+ * left, the node stops): nothing to say. */
+static void job_end(http_forward *f, forward_job *jb, CURLcode rc)
+{
+    long sent = 0;
+    if (jb->easy)
+        curl_easy_getinfo(jb->easy, CURLINFO_REQUEST_SIZE, &sent);
+    if (rc != CURLE_OK && rc != CURLE_ABORTED_BY_CALLBACK)
+        warn_lost(f, jb, curl_easy_strerror(rc), sent != 0);
+    job_settle(jb, rc, sent != 0, NULL);
+}
+
+/* Ends batch bj and each of its requests with its answer, or all with what is known:
+ * an answer that is no batch of as many answers came after the requests ran (outcome
+ * unknown), except the refusals the leader makes before any runs (400, 405, 413). */
+static void batch_end(http_forward *f, forward_job *bj, CURLcode rc)
+{
+    long sent = 0, code = 0;
+    curl_easy_getinfo(bj->easy, CURLINFO_REQUEST_SIZE, &sent);
+    curl_easy_getinfo(bj->easy, CURLINFO_RESPONSE_CODE, &code);
+    f->batches_out--;
+    size_t count = 0, off = 0;
+    int whole = rc == CURLE_OK && code == 200 &&
+                frame_head(bj->rbody.data, bj->rbody.len, &count, &off) == 0 &&
+                count == bj->n_members;
+    int refused = rc == CURLE_OK && (code == 400 || code == 405 || code == 413);
+    if (rc != CURLE_OK && rc != CURLE_ABORTED_BY_CALLBACK)
+        warn_lost(f, bj, curl_easy_strerror(rc), sent != 0);
+    else if (rc == CURLE_OK && !whole)
+        warn_lost(f, bj, refused ? "batch refused" : "no batch in the answer", 1);
+    for (forward_job *jb = bj->members, *next; jb; jb = next) {
+        next = jb->next;
+        frame_item it;
+        whole = whole && frame_next(bj->rbody.data, bj->rbody.len, &off, 0, &it) == 0;
+        if (whole)
+            job_settle(jb, CURLE_OK, 1, &it);
+        else
+            job_settle(jb, refused ? CURLE_SEND_ERROR : rc == CURLE_OK ? CURLE_RECV_ERROR : rc,
+                       !refused && sent != 0, NULL);
+    }
+    bj->members = NULL;
+    job_free(bj);
 }
 
 static void reap(http_forward *f)
@@ -443,20 +536,37 @@ static void reap(http_forward *f)
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
         forward_job *jb = (forward_job *)p;
         active_remove(f, jb);
-        job_end(f, jb, rc);
+        if (jb->members)
+            batch_end(f, jb, rc);
+        else
+            job_end(f, jb, rc);
     }
 }
 
-/* Cuts the transfers whose client has left. A slot the lot ended at shutdown may say
- * gone wrongly (its socket closed and reused): its claim fails whatever happens here. */
+/* Cuts the transfers whose client has left, and drops the requests still waiting for a
+ * batch. A batch goes on: its other requests are still awaited. A slot the lot ended at
+ * shutdown may say gone wrongly (its socket closed and reused): its claim fails whatever
+ * happens here. */
 static void drop_gone(http_forward *f)
 {
     for (forward_job *jb = f->active, *next; jb; jb = next) {
         next = jb->next;
-        if (!park_client_gone(jb->slot))
+        if (jb->members || !park_client_gone(jb->slot))
             continue;
         active_remove(f, jb);
         job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+    }
+    forward_job **link = &f->pending;
+    f->pending_tail = NULL;
+    while (*link) {
+        forward_job *jb = *link;
+        if (park_client_gone(jb->slot)) {
+            *link = jb->next;
+            job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+        } else {
+            f->pending_tail = jb;
+            link = &jb->next;
+        }
     }
 }
 
@@ -465,12 +575,72 @@ static void start(http_forward *f, forward_job *jb)
     jb->next = f->active;
     jb->prev = NULL;
     if (curl_multi_add_handle(f->multi, jb->easy) != CURLM_OK) {
-        job_end(f, jb, CURLE_OUT_OF_MEMORY);
+        if (jb->members) {
+            f->batches_out++;               /* batch_end counts it back */
+            batch_end(f, jb, CURLE_OUT_OF_MEMORY);
+        } else {
+            job_end(f, jb, CURLE_OUT_OF_MEMORY);
+        }
         return;
     }
     if (f->active)
         f->active->prev = jb;
     f->active = jb;
+    if (jb->members)
+        f->batches_out++;
+    cluster_count_forward(f->cl, jb->n_members);
+}
+
+/* The next batch: the requests waiting, in order, as many as go to the same leader and
+ * fit, as one transfer. */
+static void batch_start(http_forward *f)
+{
+    forward_job *bj = calloc(1, sizeof *bj);
+    forward_job *first = f->pending;
+    size_t bytes = 0;
+    if (bj) {
+        bj->leader = first->leader;
+        buf_append(&bj->url, first->url.data, first->base_len);
+        bj->base_len = bj->url.len;
+        buf_puts(&bj->url, BATCH_PATH);
+        struct curl_slist *h = curl_slist_append(NULL, "Content-Type: " BATCH_CONTENT_TYPE);
+        struct curl_slist *h2 = h ? curl_slist_append(h, "Expect:") : NULL;
+        bj->headers = h2 ? curl_slist_append(h2, "Accept:") : NULL;
+        if (!bj->headers)
+            curl_slist_free_all(h2 ? h2 : h);
+    }
+    /* Out of memory: the first request ends alone with the 503 of nothing sent. */
+    if (!bj || !bj->headers || bj->url.oom) {
+        f->pending = first->next;
+        job_end(f, first, CURLE_OUT_OF_MEMORY);
+        if (bj)
+            job_free(bj);
+        return;
+    }
+    forward_job **tail = &bj->members;
+    while (f->pending && bj->n_members < BATCH_MAX && f->pending->leader == bj->leader &&
+           (bj->n_members == 0 || bytes + f->pending->size <= f->batch_bytes)) {
+        forward_job *jb = f->pending;
+        f->pending = jb->next;
+        jb->next = NULL;
+        *tail = jb;
+        tail = &jb->next;
+        bj->n_members++;
+        bytes += jb->size;
+    }
+    if (!f->pending)
+        f->pending_tail = NULL;
+    frame_begin(&bj->body, bj->n_members);
+    for (forward_job *jb = bj->members; jb; jb = jb->next)
+        frame_put_request(&bj->body, jb->method, jb->url.data + jb->base_len,
+                          jb->url.len - jb->base_len, &jb->sent_headers, jb->body.data,
+                          jb->body.len);
+    if (bj->body.oom || job_easy(f, bj, "POST") != 0) {
+        f->batches_out++;                   /* batch_end counts it back */
+        batch_end(f, bj, CURLE_OUT_OF_MEMORY);
+        return;
+    }
+    start(f, bj);
 }
 
 static void *forward_main(void *arg)
@@ -485,13 +655,23 @@ static void *forward_main(void *arg)
         pthread_mutex_unlock(&f->mu);
         for (forward_job *jb = in, *next; jb; jb = next) {
             next = jb->next;
-            if (stop)       /* never sent; park_lot_shutdown has most likely ended it */
+            jb->next = NULL;
+            if (stop) {     /* never sent; park_lot_shutdown has most likely ended it */
                 job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
-            else
+            } else if (jb->batched) {
+                if (f->pending_tail)
+                    f->pending_tail->next = jb;
+                else
+                    f->pending = jb;
+                f->pending_tail = jb;
+            } else {
                 start(f, jb);
+            }
         }
         if (stop)
             break;
+        while (f->pending && f->batches_out < FORWARD_BATCHES)
+            batch_start(f);
         int running;
         curl_multi_perform(f->multi, &running);
         reap(f);
@@ -500,17 +680,28 @@ static void *forward_main(void *arg)
             drop_gone(f);
             next_check = now + FORWARD_GONE_MS;
         }
+        /* A batch that came back makes room for the next at once. */
+        if (f->pending && f->batches_out < FORWARD_BATCHES)
+            continue;
         curl_multi_poll(f->multi, NULL, 0, FORWARD_GONE_MS, NULL);
+    }
+    while (f->pending) {
+        forward_job *jb = f->pending;
+        f->pending = jb->next;
+        job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
     }
     while (f->active) {
         forward_job *jb = f->active;
         active_remove(f, jb);
-        job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+        if (jb->members)
+            batch_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+        else
+            job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
     }
     return NULL;
 }
 
-http_forward *forward_start(const config *conf, buf *err)
+http_forward *forward_start(const config *conf, cluster *cl, buf *err)
 {
     /* Before any thread of ours uses curl: its global init is not thread-safe in every
      * build. */
@@ -535,6 +726,8 @@ http_forward *forward_start(const config *conf, buf *err)
      * curl drops it well before, rather than find it closed at its next request. */
     f->max_age_s = conf->connection_timeout > 2 ? conf->connection_timeout / 2 : 1;
     f->logged_ms = clock_now_ms() - FORWARD_LOG_MS;
+    f->cl = cl;
+    f->batch_bytes = conf->max_body < FORWARD_BATCH_BYTES ? conf->max_body : FORWARD_BATCH_BYTES;
     pthread_mutex_init(&f->mu, NULL);
     if (thread_start(&f->thread, "stsd-forward", forward_main, f) != 0) {
         buf_puts(err, "forwarding: cannot start its thread");

@@ -8,8 +8,10 @@
 #define STSD_HTTP_FORWARD_H
 
 #include <microhttpd.h>
+#include <stdint.h>
 
 #include "base/buf.h"
+#include "cluster/cluster.h"
 #include "config/config.h"
 #include "hold/park.h"
 #include "http_int.h"
@@ -26,9 +28,9 @@
 
 typedef struct http_forward http_forward;
 
-/* Starts the forwarding thread (stsd-forward) with conf's connection timeout. Returns
- * NULL with a message in err. */
-http_forward *forward_start(const config *conf, buf *err);
+/* Starts the forwarding thread (stsd-forward) with conf's connection timeout; what it
+ * sends is counted in cl (cluster_count_forward). Returns NULL with a message in err. */
+http_forward *forward_start(const config *conf, cluster *cl, buf *err);
 
 /* Stops the thread: every transfer still going is cut (the leader sees its client
  * gone), and a request not answered yet gets the 503 FORWARD_UNKNOWN (once the parked
@@ -59,8 +61,13 @@ void forward_redirect(cmd_result *r, unsigned leader, const char *url, const cha
  * headers) or a 503 (FORWARD_NO_LEADER when the leader could not be reached,
  * FORWARD_UNKNOWN when it was lost after the request went out, or at shutdown). Returns
  * 0, or -1 when nothing could be sent (out of memory, the lot shut): q->result is
- * unchanged, the caller answers it now. */
+ * unchanged, the caller answers it now.
+ *
+ * batchable (command_batchable: answered at once): a GET or POST goes with the others
+ * that wait meanwhile, in one request to the leader (BATCH_PATH, http_batch.h), and
+ * comes back with the same answer it would have had alone. */
 int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, request *q,
-                 const char *method, const char *url, unsigned leader);
+                 const char *method, const char *url, unsigned leader, int batchable);
+
 
 #endif

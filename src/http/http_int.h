@@ -26,7 +26,9 @@ typedef struct request {
     params prm;
     cmd_result result;
     park_slot *slot;  /* the request is parked (suspended) on this slot */
-    int in_place;     /* waits in place (http_loop.h) for wait_lsn to be durable */
+    int in_place;     /* waits in place (http_loop.h) for wait_lsn to be durable, or for
+                       * every change of batch */
+    struct http_batch *batch; /* a follower's requests run here (http_batch.h), NULL: none */
     uint64_t wait_lsn;
     int ip_counted;   /* its connection is counted in the server's iplimit */
     int started;      /* the access handler has seen this request */
@@ -44,6 +46,12 @@ typedef struct request {
     const char *resp_ctype;
     buf sent;
 } request;
+
+/* The request headers a command reads, taken in one pass over them (every lookup walks
+ * the whole list); the first of each name wins, as MHD_lookup_connection_value's. */
+typedef struct wanted_headers {
+    const char *authorization, *origin, *sec_fetch_site, *ui_header, *accept, *content_type;
+} wanted_headers;
 
 struct http_server {
     http_loops *loops;

@@ -9,6 +9,9 @@
 #include <strings.h>
 
 #include "accept.h"
+#include "answer.h"
+#include "batch_frame.h"
+#include "http_batch.h"
 #include "http_forward.h"
 #include "http_view.h"
 #include "target.h"
@@ -22,40 +25,16 @@
 #include "http/reply.h"
 #include "http/ui.h"
 
-/* A cluster node's X-STS-Leader (q->leader), on every answer to a command it makes. */
-static void add_leader(struct MHD_Response *r, int leader)
-{
-    char id[16];
-    if (leader < 0)
-        return;
-    snprintf(id, sizeof id, "%d", leader);
-    MHD_add_response_header(r, "X-STS-Leader", id);
-}
-
 /* Queues page with our headers, and the command's own when extra is not NULL (a
  * result's headers: "Name\0value\0" each), and X-STS-Leader when leader >= 0. */
 static enum MHD_Result send_page_with(struct MHD_Connection *c, unsigned status,
                                       const char *page, size_t len, const char *ctype,
                                       const buf *extra, int leader)
 {
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(len, (void *)page, MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-                            "no-cache, no-store, must-revalidate");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_PRAGMA, "no-cache");
-    MHD_add_response_header(r, MHD_HTTP_HEADER_EXPIRES, "0");
-    for (size_t off = 0; extra && !extra->oom && off < extra->len;) {
-        const char *name = extra->data + off;
-        const char *value = name + strlen(name) + 1;
-        MHD_add_response_header(r, name, value);
-        off = (size_t)(value - extra->data) + strlen(value) + 1;
-    }
-    add_leader(r, leader);
-    enum MHD_Result ret = MHD_queue_response(c, status, r);
-    MHD_destroy_response(r);
+    buf h = BUF_INIT;
+    answer_page_headers(&h, ctype, extra, leader);
+    enum MHD_Result ret = answer_queue(c, status, &h, page, len);
+    buf_free(&h);
     return ret;
 }
 
@@ -142,45 +121,41 @@ static enum MHD_Result send_raw(struct MHD_Connection *c, request *q)
     buf body = res->text;
     res->text = q->page;
     q->page = body;
-    struct MHD_Response *r =
-        MHD_create_response_from_buffer(q->page.len, q->page.data, MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    for (size_t off = 0; off < res->headers.len;) {
-        const char *name = res->headers.data + off;
-        const char *value = name + strlen(name) + 1;
-        MHD_add_response_header(r, name, value);
-        off = (size_t)(value - res->headers.data) + strlen(value) + 1;
-    }
-    enum MHD_Result ret = MHD_queue_response(c, res->status, r);
-    MHD_destroy_response(r);
-    return ret;
+    return answer_queue(c, res->status, &res->headers, q->page.data, q->page.len);
 }
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
 static const struct sockaddr *peer(struct MHD_Connection *c, socklen_t *len);
 
+int http_result_page(const http_server *h, request *q, const struct sockaddr *addr,
+                     socklen_t alen, unsigned *status, const char **ctype, const buf **extra)
+{
+    *status = MHD_HTTP_OK;
+    /* The answer is final here, whether it waited for a line, an fsync or nothing. */
+    if (h->srv->audit)
+        command_audit(h->srv, &q->prm, &q->result, addr, alen);
+    int rc = q->result.json ? reply_render_json(&q->result, &q->page, status)
+                            : reply_render(&q->result, &q->page);
+    if (!q->result.json && q->result.kind == REPLY_KO)
+        *status = command_html_ko_status(h->conf, &q->result);
+    stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
+    *ctype = q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type();
+    *extra = q->result.kind == REPLY_KO ? NULL : &q->result.headers;
+    return rc;
+}
+
 enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c, request *q)
 {
-    unsigned status = MHD_HTTP_OK;
     /* A forwarding node's answer (relayed, 503, 307): no command ran here to audit. */
     if (q->result.kind == REPLY_RAW)
         return send_raw(c, q);
-    /* The answer is final here, whether it waited for a line, an fsync or nothing. */
-    if (h->srv->audit) {
-        socklen_t alen;
-        const struct sockaddr *addr = peer(c, &alen);
-        command_audit(h->srv, &q->prm, &q->result, addr, alen);
-    }
-    int rc = q->result.json ? reply_render_json(&q->result, &q->page, &status)
-                            : reply_render(&q->result, &q->page);
-    if (!q->result.json && q->result.kind == REPLY_KO)
-        status = command_html_ko_status(h->conf, &q->result);
-    stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
-    if (rc != 0)
+    socklen_t alen = 0;
+    const struct sockaddr *addr = h->srv->audit ? peer(c, &alen) : NULL;
+    unsigned status;
+    const char *ctype;
+    const buf *extra;
+    if (http_result_page(h, q, addr, alen, &status, &ctype, &extra) != 0)
         return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    const char *ctype = q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type();
-    const buf *extra = q->result.kind == REPLY_KO ? NULL : &q->result.headers;
     if (q->leader < 0 && (!extra || extra->len == 0))
         return send_reused(c, q, status, ctype);
     return send_page_with(c, status, q->page.data, q->page.len, ctype, extra, q->leader);
@@ -217,32 +192,39 @@ enum MHD_Result http_send_parked(const http_server *h, struct MHD_Connection *c,
     return http_send_result(h, c, q);
 }
 
-/* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
- * challenge RFC 6750 asks for. */
-static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_verdict v)
+int http_refusal_page(request *q, auth_verdict v, unsigned *status, buf *hdrs)
 {
     q->result.kind = REPLY_KO;
     buf_clear(&q->result.text);
     buf_puts(&q->result.text, auth_message(v));
     if (q->result.text.oom || reply_render(&q->result, &q->page) != 0)
-        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    struct MHD_Response *r = MHD_create_response_from_buffer(q->page.len, q->page.data,
-                                                             MHD_RESPMEM_PERSISTENT);
-    if (!r)
-        return MHD_NO;
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, reply_content_type());
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL,
-                            "no-cache, no-store, must-revalidate");
+        return -1;
+    *status = auth_status(v);
+    answer_header_str(hdrs, MHD_HTTP_HEADER_CONTENT_TYPE, reply_content_type());
+    answer_header_str(hdrs, MHD_HTTP_HEADER_CACHE_CONTROL,
+                      "no-cache, no-store, must-revalidate");
     if (v == AUTH_MISSING)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"stsd\"");
+        answer_header_str(hdrs, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"stsd\"");
     else if (v == AUTH_WRONG)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                                "Bearer realm=\"stsd\", error=\"invalid_token\"");
+        answer_header_str(hdrs, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+                          "Bearer realm=\"stsd\", error=\"invalid_token\"");
     else if (v == AUTH_TOO_MANY)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "10");
-    add_leader(r, q->leader);
-    enum MHD_Result ret = MHD_queue_response(c, auth_status(v), r);
-    MHD_destroy_response(r);
+        answer_header_str(hdrs, MHD_HTTP_HEADER_RETRY_AFTER, "10");
+    answer_leader(hdrs, q->leader);
+    return hdrs->oom ? -1 : 0;
+}
+
+/* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
+ * challenge RFC 6750 asks for. */
+static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_verdict v)
+{
+    buf h = BUF_INIT;
+    unsigned status;
+    enum MHD_Result ret =
+        http_refusal_page(q, v, &status, &h) != 0
+            ? http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n")
+            : answer_queue(c, status, &h, q->page.data, q->page.len);
+    buf_free(&h);
     return ret;
 }
 
@@ -358,39 +340,51 @@ static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c,
         forward_unavailable(&q->result, 0, FORWARD_NO_LEADER, 1);
     else if (cluster_redirects(cl))
         forward_redirect(&q->result, leader, url, target, target_len);
-    else if (forward_send(h->fwd, h->srv->lot, c, q, method, url, leader) == 0)
+    else if (forward_send(h->fwd, h->srv->lot, c, q, method, url, leader,
+                          command_batchable(q->result.cmd, &q->prm)) == 0)
         return park_connection(c, q);     /* until the leader answers: seconds, maybe */
     else                                  /* nothing went out: out of memory, stopping */
         forward_unavailable(&q->result, leader, FORWARD_NO_LEADER, 1);
     return http_send_result(h, c, q);
 }
 
-/* The request headers a command reads, in one pass over them instead of a lookup each
- * (every lookup walks the whole list); the first of each name wins, as
- * MHD_lookup_connection_value's. */
-typedef struct wanted_headers {
-    const char *authorization, *origin, *sec_fetch_site, *ui_header, *accept;
-} wanted_headers;
-
-static void take_header(const char **slot, const char *want, size_t want_len,
-                        const char *key, size_t key_len, const char *value)
+void http_want_header(wanted_headers *w, const char *key, size_t key_len, const char *value)
 {
-    if (!*slot && key_len == want_len && strncasecmp(key, want, want_len) == 0)
-        *slot = value;
-}
-
-static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                 size_t key_len, const char *value, size_t value_len)
-{
-    wanted_headers *w = cls;
-#define TAKE(slot, name) take_header(&w->slot, name, sizeof name - 1, key, key_len, value)
+#define TAKE(slot, name)                                                                   \
+    if (!w->slot && key_len == sizeof name - 1 && strncasecmp(key, name, key_len) == 0)   \
+        w->slot = value;
     TAKE(authorization, MHD_HTTP_HEADER_AUTHORIZATION);
     TAKE(origin, MHD_HTTP_HEADER_ORIGIN);
     TAKE(sec_fetch_site, "Sec-Fetch-Site");
     TAKE(ui_header, CSRF_HEADER);
     TAKE(accept, MHD_HTTP_HEADER_ACCEPT);
+    TAKE(content_type, MHD_HTTP_HEADER_CONTENT_TYPE);
 #undef TAKE
+}
+
+static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                 size_t key_len, const char *value, size_t value_len)
+{
+    http_want_header(cls, key, key_len, value);
     return MHD_YES;
+}
+
+void http_command_request(cmd_request *cq, const request *q, const char *method,
+                          const struct sockaddr *addr, socklen_t alen,
+                          const wanted_headers *w)
+{
+    *cq = (cmd_request){
+        .path = q->path.data, .path_len = q->path.len,
+        .method = strcmp(method, "GET") == 0    ? CMD_GET
+                : strcmp(method, "POST") == 0 ? CMD_POST
+                                                : CMD_OTHER,
+        .prm = &q->prm, .addr = addr, .addr_len = alen,
+        .authorization = w->authorization,
+        .origin = w->origin,
+        .sec_fetch_site = w->sec_fetch_site,
+        .ui_header = w->ui_header,
+    };
+    cq->accept_json = accept_prefers_json(w->accept);
 }
 
 /* Everything else: a command under /sts/ (or the help page, or "unknown command"). */
@@ -401,23 +395,30 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
     const struct sockaddr *addr = peer(c, &alen);
     wanted_headers w = {0};
     MHD_get_connection_values_n(c, MHD_HEADER_KIND, on_header, &w);
-    cmd_request cq = {
-        .path = q->path.data, .path_len = q->path.len,
-        .method = strcmp(method, "GET") == 0    ? CMD_GET
-                : strcmp(method, "POST") == 0 ? CMD_POST
-                                                : CMD_OTHER,
-        .prm = &q->prm, .addr = addr, .addr_len = alen,
-        .authorization = w.authorization,
-        .origin = w.origin,
-        .sec_fetch_site = w.sec_fetch_site,
-        .ui_header = w.ui_header,
-    };
-    cq.accept_json = accept_prefers_json(w.accept);
+    cmd_request cq;
+    http_command_request(&cq, q, method, addr, alen, &w);
     q->t0 = clock_now_ns();
     if (h->srv->cluster)
         return route_clustered(h, c, q, &cq, method);
     command_run(h->srv, &cq, &q->result);
     return answer_command(h, c, q);
+}
+
+/* POST /_stsd/batch on a cluster node: a follower's requests, run here one by one
+ * (http_batch.c). Elsewhere, the path is a command's like any other. */
+static enum MHD_Result route_batch(http_server *h, struct MHD_Connection *c, request *q,
+                                   const char *method)
+{
+    if (!h->srv->cluster)
+        return route_command(h, c, q, method);
+    socklen_t alen;
+    const struct sockaddr *addr = peer(c, &alen);
+    return batch_route(h, c, q, method, addr, alen);
+}
+
+static int is_batch(const char *path, size_t len, const char *method)
+{
+    return len == sizeof BATCH_PATH - 1 && memcmp(path, BATCH_PATH, len) == 0;
 }
 
 static int is_metrics(const char *path, size_t len, const char *method)
@@ -442,57 +443,68 @@ static const struct route {
 } routes[] = {
     {is_ui,      route_ui,      1},
     {is_metrics, route_metrics, 0},
+    {is_batch,   route_batch,   1},     /* its body is a batch, not parameters */
     {NULL,       route_command, 0},
 };
 
-/* Parses q's query string and body into q->prm. */
-static params_rc parse_params(struct MHD_Connection *c, request *q, const char *query,
-                              size_t len)
-{
-    params_rc prc = PARAMS_OK;
-    if (query)
-        prc = params_parse_urlencoded(&q->prm, query, len);
-    if (prc == PARAMS_OK && q->body.len)
-        prc = params_parse_body(&q->prm, header(c, MHD_HTTP_HEADER_CONTENT_TYPE),
-                                q->body.data, q->body.len);
-    return prc;
-}
-
-enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
-                           const char *method)
+int http_decode_target(request *q)
 {
     size_t off;
     int empty_path;
     if (target_origin(q->uri.data, q->uri.len, &off, &empty_path) != 0)
-        return http_send_error(c, MHD_HTTP_BAD_REQUEST,
-                               "400 malformed absolute-form request target\n");
+        return -1;
     /* From here on an absolute-form target is its origin form: the authority routes
      * nothing, and the access rules see the same path and parameters. */
     const char *raw = q->uri.data + off;
     size_t raw_len = q->uri.len - off;
     q->target = off;
-    q->leader = -1;
     const char *qm = memchr(raw, '?', raw_len);
-    size_t path_len = qm ? (size_t)(qm - raw) : raw_len;
     params_reset(&q->prm);
     buf_clear(&q->path);
-    params_rc prc = PARAMS_OK;
     if (!empty_path)
-        prc = params_decode(raw, path_len, &q->path);
-    else if (buf_puts(&q->path, "/") != 0)     /* "http://h:1" means "/" (RFC 9110) */
-        prc = PARAMS_NOMEM;
+        return params_decode(raw, qm ? (size_t)(qm - raw) : raw_len, &q->path);
+    /* "http://h:1" means "/" (RFC 9110) */
+    return buf_puts(&q->path, "/") == 0 ? PARAMS_OK : PARAMS_NOMEM;
+}
+
+params_rc http_decode_params(request *q, const char *ctype)
+{
+    const char *raw = q->uri.data + q->target;
+    size_t raw_len = q->uri.len - q->target;
+    const char *qm = memchr(raw, '?', raw_len);
+    params_rc prc = PARAMS_OK;
+    if (qm)
+        prc = params_parse_urlencoded(&q->prm, qm + 1, raw_len - (size_t)(qm - raw) - 1);
+    if (prc == PARAMS_OK && q->body.len)
+        prc = params_parse_body(&q->prm, ctype, q->body.data, q->body.len);
+    return prc;
+}
+
+const char *http_decode_error(int rc, unsigned *status)
+{
+    *status = rc == PARAMS_NOMEM ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_BAD_REQUEST;
+    return rc < 0                    ? "400 malformed absolute-form request target\n"
+         : rc == PARAMS_BAD_ESCAPE ? "400 bad percent escape in the request\n"
+         : rc == PARAMS_BAD_BODY   ? "400 malformed request body\n"
+                                   : "503 out of memory\n";
+}
+
+enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
+                           const char *method)
+{
+    q->leader = -1;
+    int rc = http_decode_target(q);
     const struct route *r = routes;
-    while (prc == PARAMS_OK && r->owns && !r->owns(q->path.data, q->path.len, method))
+    while (rc == PARAMS_OK && r->owns && !r->owns(q->path.data, q->path.len, method))
         r++;
-    if (prc == PARAMS_OK && r->raw)
+    if (rc == PARAMS_OK && r->raw)
         return r->run(h, c, q, method);
-    if (prc == PARAMS_OK)
-        prc = parse_params(c, q, qm ? qm + 1 : NULL, qm ? raw_len - path_len - 1 : 0);
-    if (prc == PARAMS_BAD_ESCAPE)
-        return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 bad percent escape in the request\n");
-    if (prc == PARAMS_BAD_BODY)
-        return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 malformed request body\n");
-    if (prc != PARAMS_OK)
-        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    if (rc == PARAMS_OK)
+        rc = http_decode_params(q, header(c, MHD_HTTP_HEADER_CONTENT_TYPE));
+    unsigned status;
+    if (rc != PARAMS_OK) {
+        const char *text = http_decode_error(rc, &status);
+        return http_send_error(c, status, text);
+    }
     return r->run(h, c, q, method);
 }

@@ -336,6 +336,18 @@ static void cluster_metrics(const cmd_server *srv, buf *b)
                (unsigned long long)(s.read_rounds - s.read_rounds_failed));
     buf_printf(b, "stsd_cluster_read_index_rounds_total{result=\"failed\"} %llu\n",
                (unsigned long long)s.read_rounds_failed);
+    family(b, "stsd_cluster_forwarded_total", "counter",
+           "Requests this node sent the leader: in batches (way=\"batch\"), or alone (a "
+           "wait, an admin command, another method).");
+    buf_printf(b, "stsd_cluster_forwarded_total{way=\"batch\"} %llu\n",
+               (unsigned long long)s.fwd_batched);
+    buf_printf(b, "stsd_cluster_forwarded_total{way=\"alone\"} %llu\n",
+               (unsigned long long)s.fwd_alone);
+    family(b, "stsd_cluster_forward_batches_total", "counter",
+           "Batches this node sent the leader: each one request with the others that came "
+           "while the batches before it were on their way.");
+    buf_printf(b, "stsd_cluster_forward_batches_total %llu\n",
+               (unsigned long long)s.fwd_batches);
     family(b, "stsd_cluster_commit_seconds", "histogram",
            "On the leader: each batch of changes from its hand-over to raft until a majority "
            "has it on disk and it is applied here.");

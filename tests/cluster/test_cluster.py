@@ -368,6 +368,26 @@ def lone_req(port, cmd, params):
         c.close()
 
 
+def same_as_lone(T, port, node, what):
+    """SEQUENCE sent to a lone stsd and to node: the same statuses, headers and bodies."""
+    diffs = []
+    for cmd, params in SEQUENCE:
+        a = lone_req(port, cmd, params)
+        b = node.req(cmd, params)
+        check(a[0] is not None and b[0] is not None,
+              "%s %r: no answer (lone: %s; %s: %s)" % (cmd, params, show(a), what, show(b)))
+        ha = {k: v for k, v in a[1].items() if k not in NOT_COMPARED}
+        hb = {k: v for k, v in b[1].items() if k not in NOT_COMPARED}
+        for k in VARYING:
+            if k in ha and k in hb:
+                ha[k] = hb[k] = "*"
+        if a[0] != b[0] or a[2] != b[2] or ha != hb:
+            diffs.append("%s %r:\n    lone:   %s %r %r\n    %s: %s %r %r" %
+                         (cmd, params, a[0], ha, a[2][:400], what, b[0], hb, b[2][:400]))
+    check(not diffs, "%d of %d answers differ:\n  %s" % (len(diffs), len(SEQUENCE),
+                                                          "\n  ".join(diffs)))
+
+
 def test_answers_identical_to_one_stsd(T):
     port, data = lone_stsd(T, "lone")
     with open(os.path.join(data, "init.csv"), "w") as f:
@@ -375,23 +395,105 @@ def test_answers_identical_to_one_stsd(T):
     cl = T.cluster()
     for n in cl.nodes:
         write_file(n, "init.csv", "i1\ni2\ni3\ni4\ni5\n")
+    same_as_lone(T, port, leader_of(cl), "leader")
+
+
+def batch_frame(items, count=None):
+    """A batch's bytes (src/http/batch_frame.h): items are (method, target, headers dict,
+    body bytes)."""
+    out = b"STSB1\0%d\0" % (len(items) if count is None else count)
+    for method, target, headers, body in items:
+        out += method.encode() + b"\0" + target.encode() + b"\0"
+        for k, v in headers.items():
+            out += k.encode() + b"\0" + v.encode() + b"\0"
+        out += b"\0%d\0" % len(body) + body
+    return out
+
+
+def post_raw(node_port, path, body, method="POST"):
+    c = http.client.HTTPConnection("127.0.0.1", node_port, timeout=10)
+    try:
+        c.request(method, path, body=body,
+                  headers={"Content-Type": "application/x-stsd-batch"} if body else {})
+        r = c.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        c.close()
+
+
+def test_batched_forwards(T):
+    """A follower sends the leader the requests answered at once in batches, with the
+    answers each would have had alone: the same bytes as a lone stsd's. Under 16 clients
+    the batches hold several requests and every ADD is made once. The leader refuses a
+    malformed batch whole (400, nothing changed), a GET of it (405), and a request that
+    may wait within one (400); a lone stsd knows no such path."""
+    port, data = lone_stsd(T, "lone")
+    with open(os.path.join(data, "init.csv"), "w") as f:
+        f.write("i1\ni2\ni3\ni4\ni5\n")
+    cl = T.cluster()
+    for n in cl.nodes:
+        write_file(n, "init.csv", "i1\ni2\ni3\ni4\ni5\n")
     L = leader_of(cl)
-    diffs = []
-    for cmd, params in SEQUENCE:
-        a = lone_req(port, cmd, params)
-        b = L.req(cmd, params)
-        check(a[0] is not None and b[0] is not None,
-              "%s %r: no answer (lone: %s; leader: %s)" % (cmd, params, show(a), show(b)))
-        ha = {k: v for k, v in a[1].items() if k not in NOT_COMPARED}
-        hb = {k: v for k, v in b[1].items() if k not in NOT_COMPARED}
-        for k in VARYING:
-            if k in ha and k in hb:
-                ha[k] = hb[k] = "*"
-        if a[0] != b[0] or a[2] != b[2] or ha != hb:
-            diffs.append("%s %r:\n    lone:   %s %r %r\n    leader: %s %r %r" %
-                         (cmd, params, a[0], ha, a[2][:400], b[0], hb, b[2][:400]))
-    check(not diffs, "%d of %d answers differ:\n  %s" % (len(diffs), len(SEQUENCE),
-                                                          "\n  ".join(diffs)))
+    F = cl.others(L)[0]
+    check(F.wait_follower(15) is not None, "node %d is no follower" % F.id)
+    same_as_lone(T, port, F, "follower")
+    batched = metric(F, 'stsd_cluster_forwarded_total{way="batch"} ')
+    alone = metric(F, 'stsd_cluster_forwarded_total{way="alone"} ')
+    check(batched and batched >= 25 and alone and alone >= 8,
+          "the follower sent %r requests in batches and %r alone" % (batched, alone))
+
+    # 16 clients at once: every ADD answered OK and made once, in batches of several.
+    b0, n0 = metric(F, "stsd_cluster_forward_batches_total "), batched
+    bad = []
+
+    def client(k):
+        c = http.client.HTTPConnection("127.0.0.1", F.http_port, timeout=10)
+        for i in range(60):
+            c.request("GET", "/sts/ADD?FILENAME=many.csv&LINE=c%d-%d" % (k, i))
+            r = c.getresponse()
+            body = r.read()
+            if r.status != 200 or not is_ok(body):
+                bad.append((r.status, body[:120]))
+        c.close()
+    ts = [threading.Thread(target=client, args=(k,)) for k in range(16)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    check(not bad, "%d ADDs through the follower failed: %r" % (len(bad), bad[:3]))
+    check(length(L, "many.csv") == 960, "the leader holds %r lines, not 960" %
+          length(L, "many.csv"))
+    batches = metric(F, "stsd_cluster_forward_batches_total ") - b0
+    sent = metric(F, 'stsd_cluster_forwarded_total{way="batch"} ') - n0
+    T.note("960 ADDs from 16 clients went in %d batches" % batches)
+    check(sent == 960 and 0 < batches < 960,
+          "%r ADDs went in %r batches: no batch held more than one" % (sent, batches))
+
+    # Bad batches, sent to the leader: refused whole, nothing changed.
+    before = length(L, "many.csv")
+    add = ("GET", "/sts/ADD?FILENAME=many.csv&LINE=x", {}, b"")
+    good = batch_frame([add, add])
+    for body, why in ((good[:-1], "cut short"), (good + b"x", "trailing bytes"),
+                      (batch_frame([add], count=2), "fewer than its count"),
+                      (batch_frame([add] * 65), "65 requests"),
+                      (batch_frame([]), "no request"), (b"STSB2\x001\x00", "another magic"),
+                      (b"\xff" * 40, "binary"),
+                      (batch_frame([("GET", "", {}, b"")]), "an empty target")):
+        a = post_raw(L.http_port, "/_stsd/batch", body)
+        check(a[0] == 400 and a[2] == b"400 malformed batch\n",
+              "a batch %s: %s" % (why, show(a)))
+    a = post_raw(L.http_port, "/_stsd/batch", None, method="GET")
+    check(a[0] == 405, "GET /_stsd/batch: %s" % show(a))
+    wait = ("GET", "/sts/READ?FILENAME=many.csv&TIMEOUT=1", {}, b"")
+    a = post_raw(L.http_port, "/_stsd/batch", batch_frame([wait, add]))
+    check(a[0] == 200 and b"400 not a request for a batch\n" in a[2] and b"OK" in a[2],
+          "a batch with a READ that may wait: %s" % show(a))
+    check(length(L, "many.csv") == before + 1, "the leader holds %r lines, not %d" %
+          (length(L, "many.csv"), before + 1))
+    # stsd alone: no such route, the answer of any other unknown path.
+    lone_a, lone_b = (post_raw(port, p, good) for p in ("/_stsd/batch", "/_stsd/batcx"))
+    check(lone_a[0] == lone_b[0] and lone_a[2] == lone_b[2],
+          "a lone stsd answers /_stsd/batch %s, another path %s" % (show(lone_a), show(lone_b)))
 
 
 # ---- 3 -----------------------------------------------------------------------------------
@@ -1805,6 +1907,7 @@ def test_follower_reads(T):
 TESTS = [
     (test_every_command_through_each_node, 40),
     (test_answers_identical_to_one_stsd, 30),
+    (test_batched_forwards, 45),
     (test_kill_leader_under_load, 60),
     (test_restarted_node_catches_up_from_snapshot, 120),
     (test_paused_leader, 60),

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* batch_frame.h - the bytes of a batch: a follower's requests for the leader in one POST
+ * body (http_forward.c), and the leader's answers to them in one answer (http_batch.c).
+ * Pure functions, no libmicrohttpd. Private to http/.
+ *
+ * A batch is "STSB1" NUL count NUL, then count items in order:
+ *   a request:  method NUL target NUL (name NUL value NUL)* NUL length NUL body
+ *   an answer:  status NUL (name NUL value NUL)* NUL length NUL body
+ * count, status and length in decimal; body is length bytes, NULs and all. Names,
+ * values, methods and targets come from libmicrohttpd's C strings: they hold no NUL. */
+#ifndef STSD_BATCH_FRAME_H
+#define STSD_BATCH_FRAME_H
+
+#include <stddef.h>
+
+#include "base/buf.h"
+
+/* Where the leader takes batches, and their Content-Type. */
+#define BATCH_PATH "/_stsd/batch"
+#define BATCH_CONTENT_TYPE "application/x-stsd-batch"
+/* At most this many requests in one batch. */
+#define BATCH_MAX 64
+
+typedef struct frame_item {
+    const char *method;       /* a request's; NULL in an answer */
+    const char *target;       /* a request's, NUL-terminated; NULL in an answer */
+    size_t target_len;
+    unsigned status;          /* an answer's */
+    const char *headers;      /* "Name\0value\0" each */
+    size_t headers_len;
+    const char *body;
+    size_t body_len;
+} frame_item;
+
+void frame_begin(buf *b, size_t count);
+void frame_put_request(buf *b, const char *method, const char *target, size_t target_len,
+                       const buf *headers, const char *body, size_t body_len);
+void frame_put_answer(buf *b, unsigned status, const buf *headers, const char *body,
+                      size_t body_len);
+
+/* The number of items of the batch p[0..len) into *count (1 to BATCH_MAX), and where
+ * the first starts into *off. Returns 0, or -1 if the head is malformed. */
+int frame_head(const char *p, size_t len, size_t *count, size_t *off);
+
+/* The item at *off (a request if request, else an answer) into *it, pointing into p;
+ * *off moves past it. Returns 0, or -1 if it is malformed or cut short. */
+int frame_next(const char *p, size_t len, size_t *off, int request, frame_item *it);
+
+#endif

@@ -25,4 +25,7 @@ void answer_page_headers(buf *h, const char *ctype, const buf *extra, int leader
 enum MHD_Result answer_queue(struct MHD_Connection *c, unsigned status, const buf *headers,
                              const char *body, size_t len);
 
+/* Queues a plain-text page of ours with status: text, a static string. */
+enum MHD_Result answer_text(struct MHD_Connection *c, unsigned status, const char *text);
+
 #endif

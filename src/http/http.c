@@ -22,6 +22,7 @@
 #include "base/stats.h"
 #include "hold/commit.h"
 #include "journal/journal.h"
+#include "answer.h"
 #include "http_batch.h"
 #include "http_forward.h"
 #include "http_view.h"
@@ -252,7 +253,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         atomic_fetch_add(&h->in_flight, 1);
     }
     if (q->body_too_big)
-        return http_send_error(c, MHD_HTTP_CONTENT_TOO_LARGE, "413 request body too large\n");
+        return answer_text(c, MHD_HTTP_CONTENT_TOO_LARGE, "413 request body too large\n");
     return http_route(h, c, q, method);
 }
 

@@ -12,6 +12,7 @@
 #include "batch_frame.h"
 #include "http_forward.h"
 #include "http/http_loop.h"
+#include "http_page.h"
 #include "http_route.h"
 #include "base/clock.h"
 #include "cluster/cluster.h"
@@ -138,7 +139,7 @@ enum MHD_Result batch_route(http_server *h, struct MHD_Connection *c, request *q
                             const char *method, const struct sockaddr *addr, socklen_t alen)
 {
     if (strcmp(method, "POST") != 0)
-        return http_send_error(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 a batch is a POST\n");
+        return answer_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 a batch is a POST\n");
     /* Read whole before any request runs: a malformed batch changes nothing. */
     size_t count, off;
     frame_item f;
@@ -146,10 +147,10 @@ enum MHD_Result batch_route(http_server *h, struct MHD_Connection *c, request *q
     for (size_t i = 0; ok && i < count; i++)
         ok = frame_next(q->body.data, q->body.len, &off, 1, &f) == 0;
     if (!ok || off != q->body.len)
-        return http_send_error(c, MHD_HTTP_BAD_REQUEST, "400 malformed batch\n");
+        return answer_text(c, MHD_HTTP_BAD_REQUEST, "400 malformed batch\n");
     http_batch *b = calloc(1, sizeof *b + count * sizeof b->items[0]);
     if (!b)
-        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+        return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
     b->n = count;
     if (addr && alen <= sizeof b->addr) {
         memcpy(&b->addr, addr, alen);
@@ -223,7 +224,7 @@ enum MHD_Result batch_send(const http_server *h, struct MHD_Connection *c, reque
      * takes for an outcome unknown (never for "nothing was done"). */
     enum MHD_Result ret =
         q->page.oom || hdrs.oom
-            ? http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n")
+            ? answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n")
             : answer_queue(c, MHD_HTTP_OK, &hdrs, q->page.data, q->page.len);
     buf_free(&hdrs);
     return ret;

@@ -12,6 +12,7 @@
 #include "answer.h"
 #include "batch_frame.h"
 #include "http_batch.h"
+#include "http_page.h"
 #include "http_forward.h"
 #include "http_view.h"
 #include "target.h"
@@ -79,11 +80,6 @@ static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, cons
     return send_page_with(c, status, page, len, ctype, NULL, -1);
 }
 
-enum MHD_Result http_send_error(struct MHD_Connection *c, unsigned status, const char *text)
-{
-    return send_page(c, status, text, strlen(text), "text/plain; charset=UTF-8");
-}
-
 enum MHD_Result http_send_stopping(struct MHD_Connection *c)
 {
     static const char text[] = "503 stopping\n";
@@ -116,7 +112,7 @@ static enum MHD_Result send_raw(struct MHD_Connection *c, request *q)
     cmd_result *res = &q->result;
     stats_request(res->cmd + 1, res->status >= 400, clock_now_ns() - q->t0);
     if (res->text.oom)
-        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+        return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
     /* The body goes from q->page, which stays as it is until the answer is sent. */
     buf body = res->text;
     res->text = q->page;
@@ -126,23 +122,6 @@ static enum MHD_Result send_raw(struct MHD_Connection *c, request *q)
 
 /* Sends the page of q's result (JSON if it asked for it) and counts the request. */
 static const struct sockaddr *peer(struct MHD_Connection *c, socklen_t *len);
-
-int http_result_page(const http_server *h, request *q, const struct sockaddr *addr,
-                     socklen_t alen, unsigned *status, const char **ctype, const buf **extra)
-{
-    *status = MHD_HTTP_OK;
-    /* The answer is final here, whether it waited for a line, an fsync or nothing. */
-    if (h->srv->audit)
-        command_audit(h->srv, &q->prm, &q->result, addr, alen);
-    int rc = q->result.json ? reply_render_json(&q->result, &q->page, status)
-                            : reply_render(&q->result, &q->page);
-    if (!q->result.json && q->result.kind == REPLY_KO)
-        *status = command_html_ko_status(h->conf, &q->result);
-    stats_request(q->result.cmd + 1, q->result.kind == REPLY_KO, clock_now_ns() - q->t0);
-    *ctype = q->result.json ? REPLY_JSON_CONTENT_TYPE : reply_content_type();
-    *extra = q->result.kind == REPLY_KO ? NULL : &q->result.headers;
-    return rc;
-}
 
 enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c, request *q)
 {
@@ -155,7 +134,7 @@ enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c,
     const char *ctype;
     const buf *extra;
     if (http_result_page(h, q, addr, alen, &status, &ctype, &extra) != 0)
-        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+        return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
     if (q->leader < 0 && (!extra || extra->len == 0))
         return send_reused(c, q, status, ctype);
     return send_page_with(c, status, q->page.data, q->page.len, ctype, extra, q->leader);
@@ -192,28 +171,6 @@ enum MHD_Result http_send_parked(const http_server *h, struct MHD_Connection *c,
     return http_send_result(h, c, q);
 }
 
-int http_refusal_page(request *q, auth_verdict v, unsigned *status, buf *hdrs)
-{
-    q->result.kind = REPLY_KO;
-    buf_clear(&q->result.text);
-    buf_puts(&q->result.text, auth_message(v));
-    if (q->result.text.oom || reply_render(&q->result, &q->page) != 0)
-        return -1;
-    *status = auth_status(v);
-    answer_header_str(hdrs, MHD_HTTP_HEADER_CONTENT_TYPE, reply_content_type());
-    answer_header_str(hdrs, MHD_HTTP_HEADER_CACHE_CONTROL,
-                      "no-cache, no-store, must-revalidate");
-    if (v == AUTH_MISSING)
-        answer_header_str(hdrs, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"stsd\"");
-    else if (v == AUTH_WRONG)
-        answer_header_str(hdrs, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-                          "Bearer realm=\"stsd\", error=\"invalid_token\"");
-    else if (v == AUTH_TOO_MANY)
-        answer_header_str(hdrs, MHD_HTTP_HEADER_RETRY_AFTER, "10");
-    answer_leader(hdrs, q->leader);
-    return hdrs->oom ? -1 : 0;
-}
-
 /* A refusal by the access rules: its status, a KO page saying why, and for a 401 the
  * challenge RFC 6750 asks for. */
 static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_verdict v)
@@ -222,7 +179,7 @@ static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_v
     unsigned status;
     enum MHD_Result ret =
         http_refusal_page(q, v, &status, &h) != 0
-            ? http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n")
+            ? answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n")
             : answer_queue(c, status, &h, q->page.data, q->page.len);
     buf_free(&h);
     return ret;
@@ -284,7 +241,7 @@ static enum MHD_Result route_metrics(http_server *h, struct MHD_Connection *c, r
             return send_refusal(c, q, v);
     }
     if (metrics_render(h->srv, &q->page) != 0)
-        return http_send_error(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+        return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
     return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, METRICS_CONTENT_TYPE);
 }
 
@@ -348,43 +305,11 @@ static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c,
     return http_send_result(h, c, q);
 }
 
-void http_want_header(wanted_headers *w, const char *key, size_t key_len, const char *value)
-{
-#define TAKE(slot, name)                                                                   \
-    if (!w->slot && key_len == sizeof name - 1 && strncasecmp(key, name, key_len) == 0)   \
-        w->slot = value;
-    TAKE(authorization, MHD_HTTP_HEADER_AUTHORIZATION);
-    TAKE(origin, MHD_HTTP_HEADER_ORIGIN);
-    TAKE(sec_fetch_site, "Sec-Fetch-Site");
-    TAKE(ui_header, CSRF_HEADER);
-    TAKE(accept, MHD_HTTP_HEADER_ACCEPT);
-    TAKE(content_type, MHD_HTTP_HEADER_CONTENT_TYPE);
-#undef TAKE
-}
-
 static enum MHD_Result on_header(void *cls, enum MHD_ValueKind kind, const char *key,
                                  size_t key_len, const char *value, size_t value_len)
 {
     http_want_header(cls, key, key_len, value);
     return MHD_YES;
-}
-
-void http_command_request(cmd_request *cq, const request *q, const char *method,
-                          const struct sockaddr *addr, socklen_t alen,
-                          const wanted_headers *w)
-{
-    *cq = (cmd_request){
-        .path = q->path.data, .path_len = q->path.len,
-        .method = strcmp(method, "GET") == 0    ? CMD_GET
-                : strcmp(method, "POST") == 0 ? CMD_POST
-                                                : CMD_OTHER,
-        .prm = &q->prm, .addr = addr, .addr_len = alen,
-        .authorization = w->authorization,
-        .origin = w->origin,
-        .sec_fetch_site = w->sec_fetch_site,
-        .ui_header = w->ui_header,
-    };
-    cq->accept_json = accept_prefers_json(w->accept);
 }
 
 /* Everything else: a command under /sts/ (or the help page, or "unknown command"). */
@@ -447,48 +372,6 @@ static const struct route {
     {NULL,       route_command, 0},
 };
 
-int http_decode_target(request *q)
-{
-    size_t off;
-    int empty_path;
-    if (target_origin(q->uri.data, q->uri.len, &off, &empty_path) != 0)
-        return -1;
-    /* From here on an absolute-form target is its origin form: the authority routes
-     * nothing, and the access rules see the same path and parameters. */
-    const char *raw = q->uri.data + off;
-    size_t raw_len = q->uri.len - off;
-    q->target = off;
-    const char *qm = memchr(raw, '?', raw_len);
-    params_reset(&q->prm);
-    buf_clear(&q->path);
-    if (!empty_path)
-        return params_decode(raw, qm ? (size_t)(qm - raw) : raw_len, &q->path);
-    /* "http://h:1" means "/" (RFC 9110) */
-    return buf_puts(&q->path, "/") == 0 ? PARAMS_OK : PARAMS_NOMEM;
-}
-
-params_rc http_decode_params(request *q, const char *ctype)
-{
-    const char *raw = q->uri.data + q->target;
-    size_t raw_len = q->uri.len - q->target;
-    const char *qm = memchr(raw, '?', raw_len);
-    params_rc prc = PARAMS_OK;
-    if (qm)
-        prc = params_parse_urlencoded(&q->prm, qm + 1, raw_len - (size_t)(qm - raw) - 1);
-    if (prc == PARAMS_OK && q->body.len)
-        prc = params_parse_body(&q->prm, ctype, q->body.data, q->body.len);
-    return prc;
-}
-
-const char *http_decode_error(int rc, unsigned *status)
-{
-    *status = rc == PARAMS_NOMEM ? MHD_HTTP_SERVICE_UNAVAILABLE : MHD_HTTP_BAD_REQUEST;
-    return rc < 0                    ? "400 malformed absolute-form request target\n"
-         : rc == PARAMS_BAD_ESCAPE ? "400 bad percent escape in the request\n"
-         : rc == PARAMS_BAD_BODY   ? "400 malformed request body\n"
-                                   : "503 out of memory\n";
-}
-
 enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
                            const char *method)
 {
@@ -504,7 +387,7 @@ enum MHD_Result http_route(http_server *h, struct MHD_Connection *c, request *q,
     unsigned status;
     if (rc != PARAMS_OK) {
         const char *text = http_decode_error(rc, &status);
-        return http_send_error(c, status, text);
+        return answer_text(c, status, text);
     }
     return r->run(h, c, q, method);
 }

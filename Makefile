@@ -340,7 +340,7 @@ test-asan:
 		python3 tests/cluster/test_cluster.py build/asan/stsd test_every_command_through_each_node \
 		test_rolling_restart test_replace_node_under_load test_save_writes_on_all_three \
 		test_compaction_bounds_directories test_standby_serves_from_memory \
-		test_deposed_leader_keeps_process test_follower_reads
+		test_deposed_leader_keeps_process test_follower_reads test_batched_forwards
 
 # The soak (tests/soak/soak.py): a sanitizer build under every command and every kind of
 # bad client for SOAK_SECONDS (60), stopped with SIGTERM and restarted on its state.
@@ -363,7 +363,7 @@ test-tsan:
 		CLUSTER_FAILOVER_S=15 python3 tests/cluster/test_cluster.py build/tsan/stsd \
 		test_kill_leader_under_load test_paused_leader test_replace_node_under_load \
 		test_compaction_bounds_directories test_standby_serves_from_memory \
-		test_deposed_leader_keeps_process test_follower_reads
+		test_deposed_leader_keeps_process test_follower_reads test_batched_forwards
 
 bench: all $(BUILD)/ceiling $(BUILD)/bench-queues $(BUILD)/bench-keys $(BUILD)/bench-barrier $(BUILD)/fsync-floor \
 		$(BUILD)/tests/libfailsync.so

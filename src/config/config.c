@@ -152,6 +152,11 @@ const conf_key conf_keys[] = {
      "1", "batches of changes the leader has on their way to the followers at once, each "
      "answered once committed, in order; 1: each waits for the one before (on one disk "
      "per node, one big batch per fsync beats several small ones: docs/benchmarks.md)"},
+    {"stsd.cluster.forwardBatches", "stsd.cluster.forwardBatches", CT_INT,
+     F(cluster_forward_batches), 0, 16, "2",
+     "batches a follower has on their way to the leader at once, each with the requests "
+     "answered at once that came while the others were out (one request, one commit for "
+     "them all); 0: each request goes alone"},
     {"stsd.cluster.followerReads", "stsd.cluster.followerReads", CT_BOOL,
      F(cluster_follower_reads), 0, 1, "true",
      "true: a follower answers LENGTH, STATUS, GET, PEEK, KEYS and COLUMNS itself (STATUS "

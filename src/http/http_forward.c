@@ -35,10 +35,6 @@
 #define FORWARD_LOG_MS 10000
 /* Idle connections to the leader kept for the next transfers. */
 #define FORWARD_MAX_CONNECTS 1024L
-/* Batches on their way to the leader at once. The requests that come meanwhile wait for
- * one to come back, and go together in the next: one transfer, one turn of the leader's
- * loop, one commit for them all (docs/benchmarks.md, section H). */
-#define FORWARD_BATCHES 2
 /* At most this many bytes in one batch (and stsd.maxBodySize, which the leader takes). */
 #define FORWARD_BATCH_BYTES (1024 * 1024)
 /* A batch's request beyond its target, headers and body: the frame's separators. */
@@ -78,6 +74,10 @@ struct http_forward {
     int64_t logged_ms;                /* the thread's own: the last warning */
     forward_job *pending, *pending_tail; /* the thread's own: waiting for a batch */
     int batches_out;                  /* the thread's own: batches on their way */
+    /* stsd.cluster.forwardBatches: at most this many on their way. The requests that come
+     * meanwhile wait for one to come back, and go together in the next: one transfer,
+     * one turn of the leader's loop, one commit for them all (docs/benchmarks.md, H). */
+    int batches_max;
     size_t batch_bytes;               /* a batch's limit */
     cluster *cl;                      /* counts what is sent (/metrics) */
 };
@@ -370,7 +370,7 @@ int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, reque
     jb->body = body;
     q->body = (buf)BUF_INIT;
     if (job_url(jb, url, q->uri.data + q->target, q->uri.len - q->target) != 0 ||
-        (batchable && job_batch(f, jb, c, method) != 0) ||
+        (batchable && f->batches_max && job_batch(f, jb, c, method) != 0) ||
         (!jb->batched && (job_headers(jb, c) != 0 || job_easy(f, jb, method) != 0)) ||
         !(jb->slot = park_new(lot, &q->result, 0, on_expire, (void *)(uintptr_t)leader))) {
         q->body = jb->body;
@@ -670,7 +670,7 @@ static void *forward_main(void *arg)
         }
         if (stop)
             break;
-        while (f->pending && f->batches_out < FORWARD_BATCHES)
+        while (f->pending && f->batches_out < f->batches_max)
             batch_start(f);
         int running;
         curl_multi_perform(f->multi, &running);
@@ -681,7 +681,7 @@ static void *forward_main(void *arg)
             next_check = now + FORWARD_GONE_MS;
         }
         /* A batch that came back makes room for the next at once. */
-        if (f->pending && f->batches_out < FORWARD_BATCHES)
+        if (f->pending && f->batches_out < f->batches_max)
             continue;
         curl_multi_poll(f->multi, NULL, 0, FORWARD_GONE_MS, NULL);
     }
@@ -727,6 +727,7 @@ http_forward *forward_start(const config *conf, cluster *cl, buf *err)
     f->max_age_s = conf->connection_timeout > 2 ? conf->connection_timeout / 2 : 1;
     f->logged_ms = clock_now_ms() - FORWARD_LOG_MS;
     f->cl = cl;
+    f->batches_max = conf->cluster_forward_batches;
     f->batch_bytes = conf->max_body < FORWARD_BATCH_BYTES ? conf->max_body : FORWARD_BATCH_BYTES;
     pthread_mutex_init(&f->mu, NULL);
     if (thread_start(&f->thread, "stsd-forward", forward_main, f) != 0) {

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "answer.h"
 #include "batch_frame.h"
@@ -140,6 +141,19 @@ enum MHD_Result batch_route(http_server *h, struct MHD_Connection *c, request *q
 {
     if (strcmp(method, "POST") != 0)
         return answer_text(c, MHD_HTTP_METHOD_NOT_ALLOWED, "405 a batch is a POST\n");
+    /* A page in a browser may post any bytes here, but not with this Content-Type unless
+     * this node allowed it in a CORS preflight, which it never does: together with the
+     * CSRF check of the batch's own headers, no foreign page gets a request run with the
+     * headers it wrote into the batch. */
+    const char *ctype = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                    MHD_HTTP_HEADER_CONTENT_TYPE);
+    if (!ctype || strcasecmp(ctype, BATCH_CONTENT_TYPE) != 0)
+        return answer_text(c, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                           "415 a batch is " BATCH_CONTENT_TYPE "\n");
+    if (csrf_refuses(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_ORIGIN),
+                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"),
+                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, CSRF_HEADER)))
+        return answer_text(c, CSRF_STATUS, "403 a batch from a browser\n");
     /* Read whole before any request runs: a malformed batch changes nothing. */
     size_t count, off;
     frame_item f;

@@ -16,8 +16,9 @@
 typedef struct http_batch http_batch;
 
 /* Runs the batch in q's body from the client at addr, then answers it now, or holds q in
- * place (q->in_place, q->batch) until its changes are committed. A malformed batch is
- * refused whole (400) before any of its requests runs. */
+ * place (q->in_place, q->batch) until its changes are committed. Refused whole before
+ * any of its requests runs: another method (405), another Content-Type than
+ * BATCH_CONTENT_TYPE (415), a browser's (403, guard/csrf.h), a malformed batch (400). */
 enum MHD_Result batch_route(http_server *h, struct MHD_Connection *c, request *q,
                             const char *method, const struct sockaddr *addr, socklen_t alen);
 

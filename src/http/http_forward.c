@@ -494,8 +494,8 @@ static void job_end(http_forward *f, forward_job *jb, CURLcode rc)
 
 /* Ends batch bj and each of its requests with its answer, or all with what is known:
  * an answer that is no batch of as many answers came after the requests ran (outcome
- * unknown), except the refusals made before any runs (400, 405, 413; 404 from a leader
- * of a version without batches, during a rolling upgrade). */
+ * unknown), except the refusals made before any runs (400, 403, 405, 413, 415; 404
+ * from a leader of a version without batches, during a rolling upgrade). */
 static void batch_end(http_forward *f, forward_job *bj, CURLcode rc)
 {
     long sent = 0, code = 0;
@@ -506,7 +506,8 @@ static void batch_end(http_forward *f, forward_job *bj, CURLcode rc)
     int whole = rc == CURLE_OK && code == 200 &&
                 frame_head(bj->rbody.data, bj->rbody.len, &count, &off) == 0 &&
                 count == bj->n_members;
-    int refused = rc == CURLE_OK && (code == 400 || code == 404 || code == 405 || code == 413);
+    int refused = rc == CURLE_OK && (code == 400 || code == 403 || code == 404 || code == 405 ||
+                                     code == 413 || code == 415);
     if (rc != CURLE_OK && rc != CURLE_ABORTED_BY_CALLBACK)
         warn_lost(f, bj, curl_easy_strerror(rc), sent != 0);
     else if (rc == CURLE_OK && !whole)

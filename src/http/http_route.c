@@ -120,9 +120,9 @@ static enum MHD_Result send_raw(struct MHD_Connection *c, request *q)
     return answer_queue(c, res->status, &res->headers, q->page.data, q->page.len);
 }
 
-/* Sends the page of q's result (JSON if it asked for it) and counts the request. */
 static const struct sockaddr *peer(struct MHD_Connection *c, socklen_t *len);
 
+/* The page of q's result (JSON if it asked for it), audited and counted. */
 enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c, request *q)
 {
     /* A forwarding node's answer (relayed, 503, 307): no command ran here to audit. */

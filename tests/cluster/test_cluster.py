@@ -410,11 +410,12 @@ def batch_frame(items, count=None):
     return out
 
 
-def post_raw(node_port, path, body, method="POST"):
+def post_raw(node_port, path, body, method="POST", headers=None):
     c = http.client.HTTPConnection("127.0.0.1", node_port, timeout=10)
+    if headers is None:
+        headers = {"Content-Type": "application/x-stsd-batch"} if body else {}
     try:
-        c.request(method, path, body=body,
-                  headers={"Content-Type": "application/x-stsd-batch"} if body else {})
+        c.request(method, path, body=body, headers=headers)
         r = c.getresponse()
         return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
     finally:
@@ -425,8 +426,9 @@ def test_batched_forwards(T):
     """A follower sends the leader the requests answered at once in batches, with the
     answers each would have had alone: the same bytes as a lone stsd's. Under 16 clients
     the batches hold several requests and every ADD is made once. The leader refuses a
-    malformed batch whole (400, nothing changed), a GET of it (405), and a request that
-    may wait within one (400); a lone stsd knows no such path."""
+    malformed batch whole (400, nothing changed), a GET of it (405), one of another type
+    (415) or from a browser (403), and a request that may wait within one (400); a lone
+    stsd knows no such path."""
     port, data = lone_stsd(T, "lone")
     with open(os.path.join(data, "init.csv"), "w") as f:
         f.write("i1\ni2\ni3\ni4\ni5\n")
@@ -484,6 +486,15 @@ def test_batched_forwards(T):
               "a batch %s: %s" % (why, show(a)))
     a = post_raw(L.http_port, "/_stsd/batch", None, method="GET")
     check(a[0] == 405, "GET /_stsd/batch: %s" % show(a))
+    # What a foreign page in a browser could send: a type it may send without asking, or
+    # its Origin.
+    for hdrs, want in (({"Content-Type": "text/plain"}, 415), ({}, 415),
+                       ({"Content-Type": "application/x-stsd-batch",
+                         "Origin": "http://elsewhere.example"}, 403),
+                       ({"Content-Type": "application/x-stsd-batch",
+                         "Sec-Fetch-Site": "cross-site"}, 403)):
+        a = post_raw(L.http_port, "/_stsd/batch", good, headers=hdrs)
+        check(a[0] == want, "a batch with %r: %s" % (hdrs, show(a)))
     wait = ("GET", "/sts/READ?FILENAME=many.csv&TIMEOUT=1", {}, b"")
     a = post_raw(L.http_port, "/_stsd/batch", batch_frame([wait, add]))
     check(a[0] == 200 and b"400 not a request for a batch\n" in a[2] and b"OK" in a[2],

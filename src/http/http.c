@@ -27,6 +27,7 @@
 #include "http_forward.h"
 #include "http_view.h"
 #include "http_int.h"
+#include "http_page.h"
 #include "http_route.h"
 
 /* Room MHD gives one connection for its headers and the request line. A GET carries the
@@ -55,13 +56,7 @@ static void request_destroy(request *q)
     if (q->resp)
         MHD_destroy_response(q->resp);
     buf_free(&q->sent);
-    buf_free(&q->uri);
-    buf_free(&q->body);
-    buf_free(&q->path);
-    buf_free(&q->page);
-    params_free(&q->prm);
-    buf_free(&q->result.text);
-    buf_free(&q->result.headers);
+    http_request_free_parts(q);
     free(q);
 }
 

@@ -41,14 +41,7 @@ void batch_free(http_batch *b)
     if (!b)
         return;
     for (size_t i = 0; i < b->n; i++) {
-        request *s = &b->items[i].q;
-        buf_free(&s->uri);
-        buf_free(&s->body);
-        buf_free(&s->path);
-        buf_free(&s->page);
-        params_free(&s->prm);
-        buf_free(&s->result.text);
-        buf_free(&s->result.headers);
+        http_request_free_parts(&b->items[i].q);
         buf_free(&b->items[i].headers);
     }
     free(b);

@@ -16,6 +16,17 @@
 #include "guard/csrf.h"
 #include "http/reply.h"
 
+void http_request_free_parts(request *q)
+{
+    buf_free(&q->uri);
+    buf_free(&q->body);
+    buf_free(&q->path);
+    buf_free(&q->page);
+    params_free(&q->prm);
+    buf_free(&q->result.text);
+    buf_free(&q->result.headers);
+}
+
 int http_result_page(const http_server *h, request *q, const struct sockaddr *addr,
                      socklen_t alen, unsigned *status, const char **ctype, const buf **extra)
 {

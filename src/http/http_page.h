@@ -12,6 +12,10 @@
 #include "guard/auth.h"
 #include "http_int.h"
 
+/* Frees the buffers of q, not q itself (every owner of a request: http.c's pool, a
+ * batch's items). */
+void http_request_free_parts(request *q);
+
 /* Decodes q->uri: q->target (where its origin form starts) and q->path; q->prm emptied.
  * Returns PARAMS_OK, a params_rc, or -1 for a malformed absolute-form target. */
 int http_decode_target(request *q);

@@ -388,13 +388,19 @@ def same_as_lone(T, port, node, what):
                                                           "\n  ".join(diffs)))
 
 
-def test_answers_identical_to_one_stsd(T):
+def lone_and_cluster(T):
+    """A lone stsd and a cluster, init.csv in each's dataset directory: (port, cluster)."""
     port, data = lone_stsd(T, "lone")
     with open(os.path.join(data, "init.csv"), "w") as f:
         f.write("i1\ni2\ni3\ni4\ni5\n")
     cl = T.cluster()
     for n in cl.nodes:
         write_file(n, "init.csv", "i1\ni2\ni3\ni4\ni5\n")
+    return port, cl
+
+
+def test_answers_identical_to_one_stsd(T):
+    port, cl = lone_and_cluster(T)
     same_as_lone(T, port, leader_of(cl), "leader")
 
 
@@ -429,12 +435,7 @@ def test_batched_forwards(T):
     malformed batch whole (400, nothing changed), a GET of it (405), one of another type
     (415) or from a browser (403), and a request that may wait within one (400); a lone
     stsd knows no such path."""
-    port, data = lone_stsd(T, "lone")
-    with open(os.path.join(data, "init.csv"), "w") as f:
-        f.write("i1\ni2\ni3\ni4\ni5\n")
-    cl = T.cluster()
-    for n in cl.nodes:
-        write_file(n, "init.csv", "i1\ni2\ni3\ni4\ni5\n")
+    port, cl = lone_and_cluster(T)
     L = leader_of(cl)
     F = cl.others(L)[0]
     check(F.wait_follower(15) is not None, "node %d is no follower" % F.id)

@@ -253,17 +253,17 @@ static enum MHD_Result on_request_header(void *arg, enum MHD_ValueKind kind, con
     return MHD_YES;
 }
 
-/* jb->headers: the client's headers that count, and none that curl would add itself
- * and the leader would read (a default Accept or form Content-Type, Expect). */
+/* jb->headers: the client's headers that count, none that curl would add itself and the
+ * leader would read (a default Accept or form Content-Type, Expect), and FORWARD_HEADER. */
 static int job_headers(forward_job *jb, struct MHD_Connection *c)
 {
     header_walk w = {.jb = jb, .line = BUF_INIT};
     MHD_get_connection_values(c, MHD_HEADER_KIND, on_request_header, &w);
     buf_free(&w.line);
-    const char *none[] = {"Expect:", w.accept ? NULL : "Accept:",
-                          w.ctype ? NULL : "Content-Type:"};
-    for (size_t i = 0; !w.failed && i < sizeof none / sizeof none[0]; i++) {
-        struct curl_slist *l = none[i] ? curl_slist_append(jb->headers, none[i]) : jb->headers;
+    const char *more[] = {"Expect:", w.accept ? NULL : "Accept:",
+                          w.ctype ? NULL : "Content-Type:", FORWARD_HEADER ": 1"};
+    for (size_t i = 0; !w.failed && i < sizeof more / sizeof more[0]; i++) {
+        struct curl_slist *l = more[i] ? curl_slist_append(jb->headers, more[i]) : jb->headers;
         if (!l)
             w.failed = 1;
         else

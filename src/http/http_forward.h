@@ -23,6 +23,13 @@
 #define FORWARD_UNKNOWN   "Outcome unknown: the leader was lost before it answered; " \
                           "the change may or may not have been made !"
 
+/* The header a node puts on a request it sends the leader alone. A node that gets one
+ * and does not lead answers FORWARD_NO_LEADER rather than send it on a second time: a
+ * chain of nodes, each with its view of who leads, would hold a request longer than its
+ * client waits for it, and a BARRIER arrival (or a READ) would reach the leader after
+ * its client left. */
+#define FORWARD_HEADER "X-STS-Forwarded"
+
 /* Room for a leader's URL (cluster_route's, no trailing slash). */
 #define FORWARD_URL_MAX 256
 

@@ -51,6 +51,7 @@ typedef struct request {
  * the whole list); the first of each name wins, as MHD_lookup_connection_value's. */
 typedef struct wanted_headers {
     const char *authorization, *origin, *sec_fetch_site, *ui_header, *accept, *content_type;
+    const char *forwarded;    /* FORWARD_HEADER: a node sent it (http_forward.h) */
 } wanted_headers;
 
 struct http_server {

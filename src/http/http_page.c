@@ -15,6 +15,7 @@
 #include "cmd/command.h"
 #include "guard/csrf.h"
 #include "http/reply.h"
+#include "http_forward.h"
 
 void http_request_free_parts(request *q)
 {
@@ -77,6 +78,7 @@ void http_want_header(wanted_headers *w, const char *key, size_t key_len, const 
     TAKE(ui_header, CSRF_HEADER);
     TAKE(accept, MHD_HTTP_HEADER_ACCEPT);
     TAKE(content_type, MHD_HTTP_HEADER_CONTENT_TYPE);
+    TAKE(forwarded, FORWARD_HEADER);
 #undef TAKE
 }
 

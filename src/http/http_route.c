@@ -269,7 +269,8 @@ static enum MHD_Result answer_command(http_server *h, struct MHD_Connection *c, 
  * the command is this node's own: forward_local), or sent to the leader and parked
  * until its answer comes back, or redirected to it, or refused while none is known. */
 static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c, request *q,
-                                       const cmd_request *cq, const char *method)
+                                       const cmd_request *cq, const char *method,
+                                       const wanted_headers *w)
 {
     cluster *cl = h->srv->cluster;
     char url[FORWARD_URL_MAX];
@@ -295,6 +296,8 @@ static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c,
     size_t target_len = q->uri.len - q->target;
     if (k == CLUSTER_NO_LEADER)
         forward_unavailable(&q->result, 0, FORWARD_NO_LEADER, 1);
+    else if (w->forwarded)                /* sent by a node that took this one for the leader */
+        forward_unavailable(&q->result, leader, FORWARD_NO_LEADER, 1);
     else if (cluster_redirects(cl))
         forward_redirect(&q->result, leader, url, target, target_len);
     else if (forward_send(h->fwd, h->srv->lot, c, q, method, url, leader,
@@ -324,7 +327,7 @@ static enum MHD_Result route_command(http_server *h, struct MHD_Connection *c, r
     http_command_request(&cq, q, method, addr, alen, &w);
     q->t0 = clock_now_ns();
     if (h->srv->cluster)
-        return route_clustered(h, c, q, &cq, method);
+        return route_clustered(h, c, q, &cq, method, &w);
     command_run(h->srv, &cq, &q->result);
     return answer_command(h, c, q);
 }

@@ -434,7 +434,7 @@ def test_batched_forwards(T):
     the batches hold several requests and every ADD is made once. The leader refuses a
     malformed batch whole (400, nothing changed), a GET of it (405), one of another type
     (415) or from a browser (403), and a request that may wait within one (400); a lone
-    stsd knows no such path."""
+    stsd knows no such path. A request that a node forwarded is not forwarded again."""
     port, cl = lone_and_cluster(T)
     L = leader_of(cl)
     F = cl.others(L)[0]
@@ -502,6 +502,17 @@ def test_batched_forwards(T):
           "a batch with a READ that may wait: %s" % show(a))
     check(length(L, "many.csv") == before + 1, "the leader holds %r lines, not %d" %
           (length(L, "many.csv"), before + 1))
+    # A request another node sent (X-STS-Forwarded) goes no further than one hop: a node
+    # that does not lead answers 503 "No leader", retry; the leader runs it.
+    fwd = {"X-STS-Forwarded": "1"}
+    a = F.req("ADD", {"FILENAME": "many.csv", "LINE": "hop"}, headers=fwd)
+    check(a[0] == 503 and NO_LEADER in a[2] and a[1].get("retry-after") == "1",
+          "a forwarded ADD at a follower: %s" % show(a))
+    a = F.req("READ", {"FILENAME": "many.csv", "TIMEOUT": "1"}, headers=fwd)
+    check(a[0] == 503 and NO_LEADER in a[2], "a forwarded READ TIMEOUT at a follower: %s" %
+          show(a))
+    check(length(L, "many.csv") == before + 1, "a forwarded ADD at a follower was made")
+    ok_answer(L, "ADD", {"FILENAME": "many.csv", "LINE": "hop"}, headers=fwd)
     # stsd alone: no such route, the answer of any other unknown path.
     lone_a, lone_b = (post_raw(port, p, good) for p in ("/_stsd/batch", "/_stsd/batcx"))
     check(lone_a[0] == lone_b[0] and lone_a[2] == lone_b[2],

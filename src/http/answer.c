@@ -17,6 +17,17 @@ void answer_header_str(buf *h, const char *name, const char *value)
     answer_header(h, name, value, strlen(value));
 }
 
+int answer_next_header(const char *h, size_t len, size_t *off, const char **name,
+                       const char **value)
+{
+    if (*off >= len)
+        return 0;
+    *name = h + *off;
+    *value = *name + strlen(*name) + 1;
+    *off = (size_t)(*value - h) + strlen(*value) + 1;
+    return 1;
+}
+
 void answer_leader(buf *h, int leader)
 {
     char id[16];
@@ -46,13 +57,10 @@ enum MHD_Result answer_queue(struct MHD_Connection *c, unsigned status, const bu
         MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_PERSISTENT);
     if (!r)
         return MHD_NO;
-    for (size_t off = 0; off < headers->len;) {
-        const char *name = headers->data + off;
-        const char *value = name + strlen(name) + 1;
-        /* One libmicrohttpd refuses (a line break in a value) is left out, the rest go. */
+    const char *name, *value;
+    /* One libmicrohttpd refuses (a line break in a value) is left out, the rest go. */
+    for (size_t off = 0; answer_next_header(headers->data, headers->len, &off, &name, &value);)
         MHD_add_response_header(r, name, value);
-        off = (size_t)(value - headers->data) + strlen(value) + 1;
-    }
     enum MHD_Result ret = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return ret;

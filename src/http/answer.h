@@ -13,6 +13,11 @@
 void answer_header(buf *h, const char *name, const char *value, size_t vlen);
 void answer_header_str(buf *h, const char *name, const char *value);
 
+/* The header at *off of h[0..len) ("Name\0value\0" each): 1 with *name and *value set
+ * and *off past it, 0 at the end. */
+int answer_next_header(const char *h, size_t len, size_t *off, const char **name,
+                       const char **value);
+
 /* X-STS-Leader: leader (a cluster node's answers); nothing when leader < 0. */
 void answer_leader(buf *h, int leader);
 

@@ -92,7 +92,8 @@ static void request_put(request *q)
 {
     /* Don't let one huge request pin its buffers for the thread's lifetime. */
     if (q->body.cap > 65536 || q->page.cap > 65536 || q->result.text.cap > 65536 ||
-        q->prm.store.cap > 65536 || q->uri.cap > 65536 || q->sent.cap > 65536) {
+        q->prm.store.cap > 65536 || q->uri.cap > 65536 || q->sent.cap > 65536 ||
+        q->hdrs.cap > 65536) {
         request_destroy(q);
         return;
     }

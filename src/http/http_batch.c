@@ -14,7 +14,6 @@
 #include "http_forward.h"
 #include "http/http_loop.h"
 #include "http_page.h"
-#include "http_route.h"
 #include "base/clock.h"
 #include "cluster/cluster.h"
 #include "cmd/command.h"
@@ -88,12 +87,9 @@ static void item_run(const http_server *h, http_batch *b, batch_item *it, const 
 {
     request *s = &it->q;
     wanted_headers w = {0};
-    for (size_t off = 0; off < f->headers_len;) {
-        const char *name = f->headers + off;
-        const char *value = name + strlen(name) + 1;
+    const char *name, *value;
+    for (size_t off = 0; answer_next_header(f->headers, f->headers_len, &off, &name, &value);)
         http_want_header(&w, name, strlen(name), value);
-        off = (size_t)(value - f->headers) + strlen(value) + 1;
-    }
     s->leader = -1;
     if (buf_append(&s->uri, f->target, f->target_len) != 0 ||
         buf_append(&s->body, f->body, f->body_len) != 0)
@@ -109,18 +105,16 @@ static void item_run(const http_server *h, http_batch *b, batch_item *it, const 
     cmd_request cq;
     http_command_request(&cq, s, f->method, (const struct sockaddr *)&b->addr, b->alen, &w);
     s->t0 = clock_now_ns();
-    cluster *cl = h->srv->cluster;
     char url[FORWARD_URL_MAX];
-    unsigned leader = 0;
-    cluster_route_kind k = cluster_route(cl, &leader, url, sizeof url);
-    s->leader = k == CLUSTER_SERVE ? (int)cluster_self(cl) : k == CLUSTER_NO_LEADER ? 0
-                                                                              : (int)leader;
+    unsigned leader;
+    cluster_route_kind k = http_cluster_route(h->srv->cluster, &leader, url, sizeof url);
+    s->leader = (int)leader;
     if (command_admit(h->srv, &cq, &s->result))
         return item_answer(h, it);
     if (k != CLUSTER_SERVE) {
         /* This node no longer leads: nothing runs, the follower's client tries again
          * (this node does not pass the request on a second time). */
-        forward_unavailable(&s->result, (unsigned)s->leader, FORWARD_NO_LEADER, 1);
+        forward_unavailable(&s->result, leader, FORWARD_NO_LEADER, 1);
         return;
     }
     if (!command_batchable(s->result.cmd, &s->prm))
@@ -149,10 +143,10 @@ enum MHD_Result batch_route(http_server *h, struct MHD_Connection *c, request *q
         return answer_text(c, CSRF_STATUS, "403 a batch from a browser\n");
     /* Read whole before any request runs: a malformed batch changes nothing. */
     size_t count, off;
-    frame_item f;
+    frame_item f[BATCH_MAX];
     int ok = frame_head(q->body.data, q->body.len, &count, &off) == 0;
     for (size_t i = 0; ok && i < count; i++)
-        ok = frame_next(q->body.data, q->body.len, &off, 1, &f) == 0;
+        ok = frame_next(q->body.data, q->body.len, &off, 1, &f[i]) == 0;
     if (!ok || off != q->body.len)
         return answer_text(c, MHD_HTTP_BAD_REQUEST, "400 malformed batch\n");
     http_batch *b = calloc(1, sizeof *b + count * sizeof b->items[0]);
@@ -163,11 +157,9 @@ enum MHD_Result batch_route(http_server *h, struct MHD_Connection *c, request *q
         memcpy(&b->addr, addr, alen);
         b->alen = alen;
     }
-    frame_head(q->body.data, q->body.len, &count, &off);
     int held = 0;
     for (size_t i = 0; i < count; i++) {
-        frame_next(q->body.data, q->body.len, &off, 1, &f);
-        item_run(h, b, &b->items[i], &f);
+        item_run(h, b, &b->items[i], &f[i]);
         held |= b->items[i].lsn != 0;
     }
     q->batch = b;

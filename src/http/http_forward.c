@@ -55,8 +55,7 @@ typedef struct forward_job {
     /* A request that goes in a batch: no transfer of its own. */
     int batched;
     const char *method;               /* "GET" or "POST" */
-    buf sent_headers;                 /* "Name\0value\0" each, as job_headers picks them */
-    size_t size;                      /* its bytes in a batch */
+    buf sent_headers;                 /* the client's that count: "Name\0value\0" each */
     /* A batch's transfer: its requests, in order, linked by next. */
     struct forward_job *members;
     size_t n_members;
@@ -223,61 +222,57 @@ static int sent_header(const char *name)
     return 0;
 }
 
-typedef struct header_walk {
-    forward_job *jb;
-    buf line;
-    int accept, ctype;            /* the client sent one */
-    int failed;
-} header_walk;
-
-static enum MHD_Result on_request_header(void *arg, enum MHD_ValueKind kind, const char *name,
-                                         const char *value)
-{
-    header_walk *w = arg;
-    if (!name || !sent_header(name))
-        return MHD_YES;
-    w->accept |= strcasecmp(name, MHD_HTTP_HEADER_ACCEPT) == 0;
-    w->ctype |= strcasecmp(name, MHD_HTTP_HEADER_CONTENT_TYPE) == 0;
-    buf_clear(&w->line);
-    /* "Name;" is curl's way of sending a header with an empty value. */
-    if (value && *value)
-        buf_printf(&w->line, "%s: %s", name, value);
-    else
-        buf_printf(&w->line, "%s;", name);
-    struct curl_slist *l = w->line.oom ? NULL : curl_slist_append(w->jb->headers, w->line.data);
-    if (!l) {
-        w->failed = 1;
-        return MHD_NO;
-    }
-    w->jb->headers = l;
-    return MHD_YES;
-}
-
-/* jb->headers: the client's headers that count, none that curl would add itself and the
- * leader would read (a default Accept or form Content-Type, Expect), and FORWARD_HEADER. */
-static int job_headers(forward_job *jb, struct MHD_Connection *c)
-{
-    header_walk w = {.jb = jb, .line = BUF_INIT};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, on_request_header, &w);
-    buf_free(&w.line);
-    const char *more[] = {"Expect:", w.accept ? NULL : "Accept:",
-                          w.ctype ? NULL : "Content-Type:", FORWARD_HEADER ": 1"};
-    for (size_t i = 0; !w.failed && i < sizeof more / sizeof more[0]; i++) {
-        struct curl_slist *l = more[i] ? curl_slist_append(jb->headers, more[i]) : jb->headers;
-        if (!l)
-            w.failed = 1;
-        else
-            jb->headers = l;
-    }
-    return w.failed ? -1 : 0;
-}
-
-static enum MHD_Result on_batched_header(void *arg, enum MHD_ValueKind kind,
-                                         const char *name, const char *value)
+static enum MHD_Result on_sent_header(void *arg, enum MHD_ValueKind kind, const char *name,
+                                      const char *value)
 {
     if (name && sent_header(name))
         answer_header_str(arg, name, value ? value : "");
     return MHD_YES;
+}
+
+/* jb->sent_headers: the client's headers that count (sent_header), as the leader gets
+ * them alone or in a batch. */
+static int job_sent_headers(forward_job *jb, struct MHD_Connection *c)
+{
+    MHD_get_connection_values(c, MHD_HEADER_KIND, on_sent_header, &jb->sent_headers);
+    return jb->sent_headers.oom ? -1 : 0;
+}
+
+/* A request sent alone: jb->headers, curl's list of jb->sent_headers, then none of those
+ * curl would add itself and the leader would read (a default Accept or form Content-Type,
+ * Expect), and FORWARD_HEADER. */
+static int job_curl_headers(forward_job *jb)
+{
+    int accept = 0, ctype = 0;
+    const char *name, *value;
+    buf line = BUF_INIT;
+    for (size_t off = 0; answer_next_header(jb->sent_headers.data, jb->sent_headers.len, &off,
+                                            &name, &value);) {
+        accept |= strcasecmp(name, MHD_HTTP_HEADER_ACCEPT) == 0;
+        ctype |= strcasecmp(name, MHD_HTTP_HEADER_CONTENT_TYPE) == 0;
+        buf_clear(&line);
+        /* "Name;" is curl's way of sending a header with an empty value. */
+        if (*value)
+            buf_printf(&line, "%s: %s", name, value);
+        else
+            buf_printf(&line, "%s;", name);
+        struct curl_slist *l = line.oom ? NULL : curl_slist_append(jb->headers, line.data);
+        if (!l) {
+            buf_free(&line);
+            return -1;
+        }
+        jb->headers = l;
+    }
+    buf_free(&line);
+    const char *more[] = {"Expect:", accept ? NULL : "Accept:",
+                          ctype ? NULL : "Content-Type:", FORWARD_HEADER ": 1"};
+    for (size_t i = 0; i < sizeof more / sizeof more[0]; i++) {
+        struct curl_slist *l = more[i] ? curl_slist_append(jb->headers, more[i]) : jb->headers;
+        if (!l)
+            return -1;
+        jb->headers = l;
+    }
+    return 0;
 }
 
 /* The leader's URL of the request: url then the target as the client wrote it. A '#' is
@@ -339,20 +334,18 @@ static void on_expire(park_slot *s, park_why why, cmd_result *r, void *ctx)
     forward_unavailable(r, (unsigned)(uintptr_t)ctx, FORWARD_UNKNOWN, 0);
 }
 
-/* jb, a request answered at once, goes in a batch if it fits in one. */
-static int job_batch(http_forward *f, forward_job *jb, struct MHD_Connection *c,
-                     const char *method)
+/* jb's bytes in a batch. */
+static size_t job_bytes(const forward_job *jb)
+{
+    return jb->url.len + jb->sent_headers.len + jb->body.len + FORWARD_ITEM_SLACK;
+}
+
+/* Whether jb, a request answered at once, goes in a batch: a GET or a POST that fits. */
+static int job_batched(const http_forward *f, forward_job *jb, const char *method)
 {
     jb->method = strcmp(method, "GET") == 0 ? "GET" : strcmp(method, "POST") == 0 ? "POST"
                                                                                  : NULL;
-    if (!jb->method)
-        return 0;
-    MHD_get_connection_values(c, MHD_HEADER_KIND, on_batched_header, &jb->sent_headers);
-    if (jb->sent_headers.oom)
-        return -1;
-    jb->size = jb->url.len + jb->sent_headers.len + jb->body.len + FORWARD_ITEM_SLACK;
-    jb->batched = jb->size <= f->batch_bytes;
-    return 0;
+    return jb->method && job_bytes(jb) <= f->batch_bytes;
 }
 
 int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, request *q,
@@ -369,10 +362,13 @@ int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, reque
     buf body = q->body;
     jb->body = body;
     q->body = (buf)BUF_INIT;
-    if (job_url(jb, url, q->uri.data + q->target, q->uri.len - q->target) != 0 ||
-        (batchable && f->batches_max && job_batch(f, jb, c, method) != 0) ||
-        (!jb->batched && (job_headers(jb, c) != 0 || job_easy(f, jb, method) != 0)) ||
-        !(jb->slot = park_new(lot, &q->result, 0, on_expire, (void *)(uintptr_t)leader))) {
+    int ok = job_url(jb, url, q->uri.data + q->target, q->uri.len - q->target) == 0 &&
+             job_sent_headers(jb, c) == 0;
+    if (ok) {
+        jb->batched = batchable && f->batches_max && job_batched(f, jb, method);
+        ok = jb->batched || (job_curl_headers(jb) == 0 && job_easy(f, jb, method) == 0);
+    }
+    if (!ok || !(jb->slot = park_new(lot, &q->result, 0, on_expire, (void *)(uintptr_t)leader))) {
         q->body = jb->body;
         jb->body = (buf)BUF_INIT;
         job_free(jb);
@@ -404,23 +400,30 @@ static void active_remove(http_forward *f, forward_job *jb)
     curl_multi_remove_handle(f->multi, jb->easy);
 }
 
+/* r, holding the leader's answer with status: a REPLY_RAW result, named for the leader
+ * unless the answer names it already (has_leader). */
+static void relay_finish(cmd_result *r, const forward_job *jb, int has_leader, unsigned status)
+{
+    if (!has_leader)
+        answer_leader(&r->headers, (int)jb->leader);
+    if (r->headers.oom)
+        r->text.oom = 1;
+    r->kind = REPLY_RAW;
+    r->status = status;
+}
+
 /* The leader's answer, as it is, into the slot's result. */
 static void relay(cmd_result *r, forward_job *jb)
 {
     long code = 0;
     curl_easy_getinfo(jb->easy, CURLINFO_RESPONSE_CODE, &code);
-    if (!jb->has_leader)
-        answer_leader(&jb->rheaders, (int)jb->leader);
     buf t = r->text;
     r->text = jb->rbody;
     jb->rbody = t;
     t = r->headers;
     r->headers = jb->rheaders;
     jb->rheaders = t;
-    if (r->headers.oom)
-        r->text.oom = 1;
-    r->kind = REPLY_RAW;
-    r->status = (unsigned)code;
+    relay_finish(r, jb, jb->has_leader, (unsigned)code);
 }
 
 /* The leader's answer to one request of a batch (it), as relay makes an answer that came
@@ -428,24 +431,16 @@ static void relay(cmd_result *r, forward_job *jb)
 static void relay_item(cmd_result *r, forward_job *jb, const frame_item *it)
 {
     int has_leader = 0;
+    const char *name, *value;
     buf_clear(&r->text);
     buf_clear(&r->headers);
     buf_append(&r->text, it->body, it->body_len);
-    for (size_t off = 0; off < it->headers_len;) {
-        const char *name = it->headers + off;
-        const char *value = name + strlen(name) + 1;
-        size_t nlen = strlen(name);
-        if (relayed_header(name, nlen))
+    for (size_t off = 0; answer_next_header(it->headers, it->headers_len, &off, &name, &value);) {
+        if (relayed_header(name, strlen(name)))
             answer_header_str(&r->headers, name, value);
         has_leader |= strcasecmp(name, "X-STS-Leader") == 0;
-        off = (size_t)(value - it->headers) + strlen(value) + 1;
     }
-    if (!has_leader)
-        answer_leader(&r->headers, (int)jb->leader);
-    if (r->headers.oom)
-        r->text.oom = 1;
-    r->kind = REPLY_RAW;
-    r->status = it->status;
+    relay_finish(r, jb, has_leader, it->status);
 }
 
 /* A warning that the leader could not be reached or was lost, at most one in
@@ -623,14 +618,14 @@ static void batch_start(http_forward *f)
     }
     forward_job **tail = &bj->members;
     while (f->pending && bj->n_members < BATCH_MAX && f->pending->leader == bj->leader &&
-           (bj->n_members == 0 || bytes + f->pending->size <= f->batch_bytes)) {
+           (bj->n_members == 0 || bytes + job_bytes(f->pending) <= f->batch_bytes)) {
         forward_job *jb = f->pending;
         f->pending = jb->next;
         jb->next = NULL;
         *tail = jb;
         tail = &jb->next;
         bj->n_members++;
-        bytes += jb->size;
+        bytes += job_bytes(jb);
     }
     if (!f->pending)
         f->pending_tail = NULL;

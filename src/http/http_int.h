@@ -23,6 +23,8 @@ typedef struct request {
     buf body;         /* a POST body, up to maxBodySize */
     buf path;         /* decoded path */
     buf page;         /* the answer's bytes; MHD sends them from here (or from sent) */
+    buf hdrs;         /* the answer's headers while it is queued (answer.h), kept for the
+                       * connection's next answer */
     params prm;
     cmd_result result;
     park_slot *slot;  /* the request is parked (suspended) on this slot */

@@ -17,12 +17,24 @@
 #include "http/reply.h"
 #include "http_forward.h"
 
+cluster_route_kind http_cluster_route(cluster *cl, unsigned *leader, char *url, size_t cap)
+{
+    *leader = 0;
+    cluster_route_kind k = cluster_route(cl, leader, url, cap);
+    if (k == CLUSTER_SERVE)
+        *leader = cluster_self(cl);
+    else if (k == CLUSTER_NO_LEADER)
+        *leader = 0;                      /* whatever cluster_route left there */
+    return k;
+}
+
 void http_request_free_parts(request *q)
 {
     buf_free(&q->uri);
     buf_free(&q->body);
     buf_free(&q->path);
     buf_free(&q->page);
+    buf_free(&q->hdrs);
     params_free(&q->prm);
     buf_free(&q->result.text);
     buf_free(&q->result.headers);

@@ -8,9 +8,14 @@
 
 #include <sys/socket.h>
 
+#include "cluster/cluster.h"
 #include "cmd/command.h"
 #include "guard/auth.h"
 #include "http_int.h"
+
+/* cluster_route for a request: *leader is the id its answers name in X-STS-Leader (this
+ * node's when it serves, 0 when no leader is known), url the leader's when forwarding. */
+cluster_route_kind http_cluster_route(cluster *cl, unsigned *leader, char *url, size_t cap);
 
 /* Frees the buffers of q, not q itself (every owner of a request: http.c's pool, a
  * batch's items). */

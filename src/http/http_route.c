@@ -27,16 +27,15 @@
 #include "http/ui.h"
 
 /* Queues page with our headers, and the command's own when extra is not NULL (a
- * result's headers: "Name\0value\0" each), and X-STS-Leader when leader >= 0. */
-static enum MHD_Result send_page_with(struct MHD_Connection *c, unsigned status,
+ * result's headers: "Name\0value\0" each), and X-STS-Leader when leader >= 0; the
+ * headers are made in q->hdrs, which the connection keeps for its next answer. */
+static enum MHD_Result send_page_with(struct MHD_Connection *c, request *q, unsigned status,
                                       const char *page, size_t len, const char *ctype,
                                       const buf *extra, int leader)
 {
-    buf h = BUF_INIT;
-    answer_page_headers(&h, ctype, extra, leader);
-    enum MHD_Result ret = answer_queue(c, status, &h, page, len);
-    buf_free(&h);
-    return ret;
+    buf_clear(&q->hdrs);
+    answer_page_headers(&q->hdrs, ctype, extra, leader);
+    return answer_queue(c, status, &q->hdrs, page, len);
 }
 
 /* Queues q's page with our headers and no other, as send_page_with does, through the
@@ -53,7 +52,7 @@ static enum MHD_Result send_reused(struct MHD_Connection *c, request *q, unsigne
         q->resp = NULL;
         buf_clear(&q->sent);
         if (buf_append(&q->sent, q->page.data, q->page.len) != 0)
-            return send_page_with(c, status, q->page.data, q->page.len, ctype, NULL, -1);
+            return send_page_with(c, q, status, q->page.data, q->page.len, ctype, NULL, -1);
         struct MHD_Response *r = MHD_create_response_from_buffer(
             q->sent.len, q->sent.data, MHD_RESPMEM_PERSISTENT);
         if (!r)
@@ -72,12 +71,6 @@ static enum MHD_Result send_reused(struct MHD_Connection *c, request *q, unsigne
         memcpy(q->sent.data, q->page.data, q->page.len);
     }
     return MHD_queue_response(c, status, q->resp);
-}
-
-static enum MHD_Result send_page(struct MHD_Connection *c, unsigned status, const char *page,
-                                 size_t len, const char *ctype)
-{
-    return send_page_with(c, status, page, len, ctype, NULL, -1);
 }
 
 enum MHD_Result http_send_stopping(struct MHD_Connection *c)
@@ -137,7 +130,7 @@ enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c,
         return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
     if (q->leader < 0 && (!extra || extra->len == 0))
         return send_reused(c, q, status, ctype);
-    return send_page_with(c, status, q->page.data, q->page.len, ctype, extra, q->leader);
+    return send_page_with(c, q, status, q->page.data, q->page.len, ctype, extra, q->leader);
 }
 
 /* Suspends c until q's slot ends (park.h); the slot may end before or during this. */
@@ -175,14 +168,11 @@ enum MHD_Result http_send_parked(const http_server *h, struct MHD_Connection *c,
  * challenge RFC 6750 asks for. */
 static enum MHD_Result send_refusal(struct MHD_Connection *c, request *q, auth_verdict v)
 {
-    buf h = BUF_INIT;
     unsigned status;
-    enum MHD_Result ret =
-        http_refusal_page(q, v, &status, &h) != 0
-            ? answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n")
-            : answer_queue(c, status, &h, q->page.data, q->page.len);
-    buf_free(&h);
-    return ret;
+    buf_clear(&q->hdrs);
+    if (http_refusal_page(q, v, &status, &q->hdrs) != 0)
+        return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
+    return answer_queue(c, status, &q->hdrs, q->page.data, q->page.len);
 }
 
 /* The dashboard's answer for path: its files, the redirect from /, their headers. */
@@ -242,7 +232,8 @@ static enum MHD_Result route_metrics(http_server *h, struct MHD_Connection *c, r
     }
     if (metrics_render(h->srv, &q->page) != 0)
         return answer_text(c, MHD_HTTP_SERVICE_UNAVAILABLE, "503 out of memory\n");
-    return send_page(c, MHD_HTTP_OK, q->page.data, q->page.len, METRICS_CONTENT_TYPE);
+    return send_page_with(c, q, MHD_HTTP_OK, q->page.data, q->page.len, METRICS_CONTENT_TYPE,
+                          NULL, -1);
 }
 
 /* Sends the answer command_run (or command_admit, or command_exec) left in q->result:
@@ -252,7 +243,7 @@ static enum MHD_Result answer_command(http_server *h, struct MHD_Connection *c, 
     if (q->result.refused == REFUSED_AUTH)
         return send_refusal(c, q, (auth_verdict)q->result.verdict);
     if (q->result.refused == REFUSED_CSRF)
-        return send_page_with(c, CSRF_STATUS, CSRF_BODY, strlen(CSRF_BODY),
+        return send_page_with(c, q, CSRF_STATUS, CSRF_BODY, strlen(CSRF_BODY),
                               "application/json; charset=utf-8", NULL, q->leader);
     if (q->result.park)
         return park_connection(c, q);     /* waits for a line or a deadline: seconds */
@@ -274,12 +265,8 @@ static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c,
 {
     cluster *cl = h->srv->cluster;
     char url[FORWARD_URL_MAX];
-    unsigned leader = 0;
-    cluster_route_kind k = cluster_route(cl, &leader, url, sizeof url);
-    if (k == CLUSTER_SERVE)
-        leader = cluster_self(cl);
-    else if (k == CLUSTER_NO_LEADER)
-        leader = 0;                       /* whatever cluster_route left there */
+    unsigned leader;
+    cluster_route_kind k = http_cluster_route(cl, &leader, url, sizeof url);
     q->leader = (int)leader;
     if (command_admit(h->srv, cq, &q->result))
         return answer_command(h, c, q);

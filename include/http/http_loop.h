@@ -26,9 +26,10 @@ typedef struct MHD_Daemon *(*http_loop_daemon_fn)(void *ctx, unsigned i);
  * err if a daemon or a thread could not start (the ones started are stopped). */
 http_loops *http_loops_start(unsigned n, http_loop_daemon_fn make, void *ctx, buf *err);
 
-/* Stops accepting connections: each thread takes its daemon off the listening socket.
- * Returns once all of them have. Requests in flight go on. */
-void http_loops_quiesce(http_loops *ls);
+/* Stops accepting connections: each thread takes its daemon off the listening socket
+ * listen_fd; the last one takes the connections the kernel completed meanwhile, then
+ * closes listen_fd. Returns once all of them have. Requests in flight go on. */
+void http_loops_quiesce(http_loops *ls, int listen_fd);
 
 /* Closes every connection (each thread stops its own daemon), joins the threads and
  * frees ls. */

@@ -435,8 +435,8 @@ void http_stop(http_server *h, int timeout_ms)
     if (!h)
         return;
     atomic_store(&h->stopping, 1);
-    http_loops_quiesce(h->loops);
-    close(h->listen_fd);
+    http_loops_quiesce(h->loops, h->listen_fd);      /* and closes the socket */
+    h->listen_fd = -1;
     struct timespec pause = {0, 5 * 1000 * 1000};
     /* A request already on an accepted connection is read and answered ("503 stopping",
      * or served) in the grace, rather than cut: a client may retry a 503, not a cut

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <linux/filter.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -51,6 +53,8 @@ struct http_loops {
     pthread_mutex_t mu;
     pthread_cond_t cv;         /* a thread quiesced its daemon */
     unsigned quiesced;
+    unsigned running;          /* threads started, counted when the quiesce began */
+    int listen_fd;             /* closed by the last thread to quiesce (http_loops_quiesce) */
 };
 
 static __thread http_loop *current;
@@ -114,13 +118,50 @@ static int turn_timeout(http_loop *l, int *hold_poll)
     return t > INT_MAX ? INT_MAX : (int)t;
 }
 
+/* Takes the connections the kernel completed on fd but no daemon accepted yet, and gives
+ * them to l's daemon: closing a listening socket resets those, and their clients would
+ * not know whether the request they sent ran. First a filter that drops every packet
+ * keeps more from coming: a client connecting now hears nothing, tries again in a second
+ * and finds the port closed (refused: nothing ran), or the next process on it. */
+static void adopt_backlog(http_loop *l, int fd)
+{
+    struct sock_filter drop_all[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
+    struct sock_fprog prog = {.len = 1, .filter = drop_all};
+    if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0)
+        log_warn("http: cannot keep new connections out while stopping: %s", strerror(errno));
+    unsigned adopted = 0;
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof ss;
+        int c = accept4(fd, (struct sockaddr *)&ss, &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (c < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                log_warn("http: cannot accept a connection while stopping: %s",
+                         strerror(errno));
+            break;
+        }
+        /* The daemon owns c now: it closes it if it refuses it (its limits). */
+        if (MHD_add_connection(l->d, c, (struct sockaddr *)&ss, len) == MHD_YES)
+            adopted++;
+    }
+    if (adopted)
+        log_info("http: %u connections made while stopping are answered", adopted);
+}
+
 static void quiesce(http_loop *l)
 {
     /* The listening socket stays open: it is the server's, shared by every daemon. */
     MHD_quiesce_daemon(l->d);
     l->quiesced = 1;
     pthread_mutex_lock(&l->ls->mu);
-    l->ls->quiesced++;
+    if (++l->ls->quiesced == l->ls->running && l->ls->listen_fd >= 0) {
+        /* No daemon accepts any more: what the kernel holds now is the last. */
+        adopt_backlog(l, l->ls->listen_fd);
+        close(l->ls->listen_fd);
+        l->ls->listen_fd = -1;
+    }
     pthread_cond_broadcast(&l->ls->cv);
     pthread_mutex_unlock(&l->ls->mu);
 }
@@ -187,6 +228,7 @@ http_loops *http_loops_start(unsigned n, http_loop_daemon_fn make, void *ctx, bu
     }
     ls->n = n;
     atomic_init(&ls->phase, RUN);
+    ls->listen_fd = -1;
     pthread_mutex_init(&ls->mu, NULL);
     pthread_cond_init(&ls->cv, NULL);
     for (unsigned i = 0; i < n; i++) {
@@ -211,15 +253,22 @@ fail:
     return NULL;
 }
 
-void http_loops_quiesce(http_loops *ls)
+void http_loops_quiesce(http_loops *ls, int listen_fd)
 {
-    set_phase(ls, QUIESCE);
     unsigned running = 0;
     for (unsigned i = 0; i < ls->n; i++)
         running += ls->loop[i].started;
     pthread_mutex_lock(&ls->mu);
+    ls->running = running;
+    ls->listen_fd = listen_fd;
+    pthread_mutex_unlock(&ls->mu);
+    set_phase(ls, QUIESCE);
+    pthread_mutex_lock(&ls->mu);
     while (ls->quiesced < running)
         pthread_cond_wait(&ls->cv, &ls->mu);
+    if (ls->listen_fd >= 0)       /* no thread was running */
+        close(ls->listen_fd);
+    ls->listen_fd = -1;
     pthread_mutex_unlock(&ls->mu);
 }
 

@@ -8,7 +8,8 @@
  *  - with 2,000 READs parked (TIMEOUT on an empty list);
  *  - with a million leases open;
  *  - during a stretch of fsync failures (tests/proto/failsync.c, preloaded);
- *  - during a compaction.
+ *  - during a compaction;
+ *  - under a stream of new connections: each one is refused or answered, none cut.
  * Each case runs writers that ADD ids to ack.csv (fsync=always unless said) until the
  * stop: every id answered OK must be there after the restart, once.
  * The slower tier of `make test` (make test-stop): about a minute, most of it making
@@ -533,6 +534,94 @@ static void test_stop_during_compaction(void **state)
     td_cleanup(&d);
 }
 
+/* ---- new connections during the stop -------------------------------------------- */
+
+#define CONNECTORS 6
+#define CONNECT_ROUNDS 5
+
+static atomic_int refused_n, answered_n, cut_n;
+
+/* One connection per ADD, as a client without keep-alive makes them. A stop must leave
+ * each one refused at connect (nothing ran) or answered: a connection cut without an
+ * answer leaves its client not knowing whether its ADD ran. */
+static void *connector(void *arg)
+{
+    (void)arg;
+    char req[256], ans[4096], ok[128];
+    page_ok(ok, sizeof ok, "");
+    while (!atomic_load(&stop_writers)) {
+        int fd = connect_local(port);
+        if (fd < 0) {
+            atomic_fetch_add(&refused_n, 1);
+            td_sleep_ms(5);
+            continue;
+        }
+        int id = atomic_fetch_add(&next_id, 1);
+        if (id >= MAX_IDS) {
+            close(fd);
+            break;
+        }
+        atomic_store(&ids[id], SENT);
+        int n = snprintf(req, sizeof req, "GET /sts/ADD?FILENAME=ack.csv&LINE=id%d HTTP/1.1\r\n"
+                         "Host: x\r\nConnection: close\r\n\r\n", id);
+        size_t have = 0;
+        ssize_t got = 1;
+        if (td_send_all(fd, req, (size_t)n) == 0)
+            while (have < sizeof ans - 1 && (got = recv(fd, ans + have, sizeof ans - 1 - have, 0)) > 0)
+                have += (size_t)got;
+        close(fd);
+        ans[have] = '\0';
+        if (got < 0 || strncmp(ans, "HTTP/1.1 ", 9) != 0) {
+            if (atomic_fetch_add(&cut_n, 1) < 3)
+                fprintf(stderr, "id%d: cut after %zu bytes (%s)\n", id, have,
+                        got < 0 ? strerror(errno) : "closed");
+            continue;
+        }
+        atomic_fetch_add(&answered_n, 1);
+        if (strstr(ans, ok)) {
+            atomic_store(&ids[id], OK);
+            atomic_fetch_add(&oks, 1);
+        }
+    }
+    return NULL;
+}
+
+/* SIGTERM while clients open a connection for each ADD, five times: none is cut (the
+ * connections the kernel completed before the listening socket closed get an answer),
+ * and after each restart every ADD answered OK is there. */
+static void test_stop_under_new_connections(void **state)
+{
+    daemon_proc d;
+    pthread_t th[CONNECTORS];
+    assert_int_equal(td_mkdirs(&d), 0);
+    atomic_store(&next_id, 0);
+    atomic_store(&oks, 0);
+    for (int i = 0; i < MAX_IDS; i++)
+        atomic_store(&ids[i], NONE);
+    for (int round = 0; round < CONNECT_ROUNDS; round++) {
+        start_journal(&d, "no", NULL);
+        port = d.port;
+        atomic_store(&stop_writers, 0);
+        for (int i = 0; i < CONNECTORS; i++)
+            assert_int_equal(pthread_create(&th[i], NULL, connector, NULL), 0);
+        td_sleep_ms(300);
+        stop_timed(&d, "under new connections");
+        td_sleep_ms(50);          /* connections tried on the closed port: refused */
+        atomic_store(&stop_writers, 1);
+        for (int i = 0; i < CONNECTORS; i++)
+            pthread_join(th[i], NULL);
+    }
+    fprintf(stderr, "%d stops: %d connections answered, %d refused, %d cut\n",
+            CONNECT_ROUNDS, atomic_load(&answered_n), atomic_load(&refused_n),
+            atomic_load(&cut_n));
+    start_journal(&d, "no", NULL);
+    check_acked(&d, "after stops under new connections");
+    stop_timed(&d, "after the restart");
+    td_cleanup(&d);
+    assert_int_equal(atomic_load(&cut_n), 0);
+    assert_true(atomic_load(&refused_n) > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_stop_with_a_million_leases),
         cmocka_unit_test(test_stop_during_fsync_failures),
         cmocka_unit_test(test_stop_during_compaction),
+        cmocka_unit_test(test_stop_under_new_connections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -282,7 +282,11 @@ done
 if [ -n "$rej" ]; then
     ok "podman start node $leader (address $ip_before, now $(ip "$leader")): a follower of node $new again in $(( $(now_ms) - t0 )) ms, applied index $5 >= $commit"
 else
-    fail "node $leader after podman start: $(state "$leader") (leader node $new at commit $commit)"; logs "$leader" 10
+    # What each side knew: the restarted node's log, and the leader's lines on names and
+    # connections (a flake seen once in CI: the restarted node stayed a candidate).
+    fail "node $leader after podman start: $(state "$leader") (leader node $new at commit $commit; addresses: $(for n in 1 2 3; do printf '%s=%s ' "$n" "$(ip "$n")"; done))"
+    logs "$leader" 25
+    echo "        --- node $new (the leader):"; pm logs "$(cnt "$new")" 2>&1 | grep -E 'cluster|raft|resolve' | tail -n 25 | sed 's/^/        /'
 fi
 readall "$leader" seq.csv > "$tmp/seq.got2"
 cmp -s "$tmp/seq.got" "$tmp/seq.got2" && ok "seq.csv read through node $leader: the same $(wc -l < "$tmp/seq.got") lines" ||

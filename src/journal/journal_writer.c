@@ -352,8 +352,11 @@ int journal_flush_locked(journal *j, int sync, int keep_lock)
            !atomic_load(&j->cancelled))
         pthread_cond_wait(&j->cv, &j->mu);
     /* A change of several records being logged: the batch ends after it (microseconds:
-     * its thread appends them one after the other under its list's lock). */
-    while (j->holds)
+     * its thread appends them one after the other under its list's lock). And another
+     * thread's batch being written: the waits above and here drop the mutex, so the io
+     * role its caller saw free may have been taken meanwhile (the writer's, while the
+     * compaction thread's tidy waited here: j->out swapped under its write, TSan). */
+    while (j->holds || j->io)
         pthread_cond_wait(&j->cv, &j->mu);
     buf t = j->out;
     j->out = j->pend;

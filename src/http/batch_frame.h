@@ -20,6 +20,9 @@
 #define BATCH_CONTENT_TYPE "application/x-stsd-batch"
 /* At most this many requests in one batch. */
 #define BATCH_MAX 64
+/* The body of the 503 that a node which is stopping gives any request it did not run
+ * (http_send_stopping), a batch included. */
+#define BATCH_STOPPING_TEXT "503 stopping\n"
 
 typedef struct frame_item {
     const char *method;       /* a request's; NULL in an answer */
@@ -45,5 +48,12 @@ int frame_head(const char *p, size_t len, size_t *count, size_t *off);
 /* The item at *off (a request if request, else an answer) into *it, pointing into p;
  * *off moves past it. Returns 0, or -1 if it is malformed or cut short. */
 int frame_next(const char *p, size_t len, size_t *off, int request, frame_item *it);
+
+/* Whether the leader's answer to a batch, other than a batch of answers, says that
+ * none of its requests ran: a refusal made before any ran (400, 403, 405, 413, 415; 404
+ * from a leader of a version without batches, during a rolling upgrade; the 503 of a
+ * leader that is stopping, which handed its leadership over first). Any other answer
+ * came after they may have run: their outcome is unknown. */
+int frame_refused(long status, const char *body, size_t len);
 
 #endif

@@ -14,7 +14,6 @@
 
 #include "answer.h"
 #include "batch_frame.h"
-#include "http_route.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/thread.h"
@@ -488,18 +487,9 @@ static void job_end(http_forward *f, forward_job *jb, CURLcode rc)
     job_settle(jb, rc, sent != 0, NULL);
 }
 
-/* Whether body is the answer of a node that is stopping (http_send_stopping). */
-static int answer_is_stopping(const buf *body)
-{
-    return body->len == sizeof HTTP_STOPPING_TEXT - 1 &&
-           memcmp(body->data, HTTP_STOPPING_TEXT, body->len) == 0;
-}
-
 /* Ends batch bj and each of its requests with its answer, or all with what is known:
  * an answer that is no batch of as many answers came after the requests ran (outcome
- * unknown), except the refusals made before any runs (400, 403, 405, 413, 415; 404
- * from a leader of a version without batches, during a rolling upgrade; the 503 of a
- * leader that is stopping, which handed the leadership over first). */
+ * unknown), except a refusal made before any ran (frame_refused). */
 static void batch_end(http_forward *f, forward_job *bj, CURLcode rc)
 {
     long sent = 0, code = 0;
@@ -510,9 +500,7 @@ static void batch_end(http_forward *f, forward_job *bj, CURLcode rc)
     int whole = rc == CURLE_OK && code == 200 &&
                 frame_head(bj->rbody.data, bj->rbody.len, &count, &off) == 0 &&
                 count == bj->n_members;
-    int refused = rc == CURLE_OK && (code == 400 || code == 403 || code == 404 || code == 405 ||
-                                     code == 413 || code == 415 ||
-                                     (code == 503 && answer_is_stopping(&bj->rbody)));
+    int refused = rc == CURLE_OK && frame_refused(code, bj->rbody.data, bj->rbody.len);
     if (rc != CURLE_OK && rc != CURLE_ABORTED_BY_CALLBACK)
         warn_lost(f, bj, curl_easy_strerror(rc), sent != 0);
     else if (rc == CURLE_OK && !whole)

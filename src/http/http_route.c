@@ -75,7 +75,7 @@ static enum MHD_Result send_reused(struct MHD_Connection *c, request *q, unsigne
 
 enum MHD_Result http_send_stopping(struct MHD_Connection *c)
 {
-    static const char text[] = HTTP_STOPPING_TEXT;
+    static const char text[] = BATCH_STOPPING_TEXT;
     struct MHD_Response *r =
         MHD_create_response_from_buffer(sizeof text - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
     if (!r)

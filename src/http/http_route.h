@@ -21,10 +21,9 @@ enum MHD_Result http_send_result(const http_server *h, struct MHD_Connection *c,
 enum MHD_Result http_send_parked(const http_server *h, struct MHD_Connection *c, request *q);
 
 /* The answer to a request whose body came in after the stop began: it is not run, so
- * nothing is lost; 503 with HTTP_STOPPING_TEXT, and the connection closes (otherwise
+ * nothing is lost; 503 with BATCH_STOPPING_TEXT, and the connection closes (otherwise
  * keep-alive clients keep the stop waiting). A follower whose batch gets it knows that
- * none of the batch's requests ran (http_forward.c). */
-#define HTTP_STOPPING_TEXT "503 stopping\n"
+ * none of the batch's requests ran (frame_refused). */
 enum MHD_Result http_send_stopping(struct MHD_Connection *c);
 
 #endif

@@ -137,6 +137,25 @@ static void test_bad_items(void **state)
     expect_bad_item("2x0\0\0" "0\0", 7, 0);
 }
 
+/* What a follower takes for "none of the batch ran" (retry elsewhere) and what for an
+ * outcome unknown: only the refusals made before anything runs are the first. */
+static void test_refusals(void **state)
+{
+    static const char stopping[] = BATCH_STOPPING_TEXT, oom[] = "503 out of memory\n";
+    static const long before[] = {400, 403, 404, 405, 413, 415};
+    static const long after[] = {200, 500, 502, 504, 429, 401, 0};
+    (void)state;
+    for (size_t i = 0; i < sizeof before / sizeof before[0]; i++)
+        assert_true(frame_refused(before[i], "", 0));
+    for (size_t i = 0; i < sizeof after / sizeof after[0]; i++)
+        assert_false(frame_refused(after[i], stopping, sizeof stopping - 1));
+    /* A leader stopping ran nothing; out of memory may come after the requests ran. */
+    assert_true(frame_refused(503, stopping, sizeof stopping - 1));
+    assert_false(frame_refused(503, oom, sizeof oom - 1));
+    assert_false(frame_refused(503, stopping, sizeof stopping - 2));
+    assert_false(frame_refused(503, "", 0));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -145,6 +164,7 @@ int main(void)
         cmocka_unit_test(test_cut_short_refused),
         cmocka_unit_test(test_bad_heads),
         cmocka_unit_test(test_bad_items),
+        cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

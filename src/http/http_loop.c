@@ -152,7 +152,8 @@ static void adopt_backlog(http_loop *l, int fd)
 
 static void quiesce(http_loop *l)
 {
-    /* The listening socket stays open: it is the server's, shared by every daemon. */
+    /* The daemon lets go of the listening socket without closing it: every daemon shares
+     * it, and the last to let go closes it, below. */
     MHD_quiesce_daemon(l->d);
     l->quiesced = 1;
     pthread_mutex_lock(&l->ls->mu);

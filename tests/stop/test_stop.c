@@ -76,14 +76,20 @@ static void *writer(void *arg)
     return NULL;
 }
 
-static void start_writers(int p)
+/* No id sent yet, none answered OK. */
+static void reset_ids(void)
 {
-    port = p;
-    atomic_store(&stop_writers, 0);
     atomic_store(&next_id, 0);
     atomic_store(&oks, 0);
     for (int i = 0; i < MAX_IDS; i++)
         atomic_store(&ids[i], NONE);
+}
+
+static void start_writers(int p)
+{
+    port = p;
+    atomic_store(&stop_writers, 0);
+    reset_ids();
     for (int i = 0; i < WRITERS; i++)
         assert_int_equal(pthread_create(&writer_threads[i], NULL, writer, NULL), 0);
 }
@@ -594,10 +600,7 @@ static void test_stop_under_new_connections(void **state)
     daemon_proc d;
     pthread_t th[CONNECTORS];
     assert_int_equal(td_mkdirs(&d), 0);
-    atomic_store(&next_id, 0);
-    atomic_store(&oks, 0);
-    for (int i = 0; i < MAX_IDS; i++)
-        atomic_store(&ids[i], NONE);
+    reset_ids();
     for (int round = 0; round < CONNECT_ROUNDS; round++) {
         start_journal(&d, "no", NULL);
         port = d.port;

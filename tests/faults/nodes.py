@@ -91,6 +91,10 @@ class Node:
                 n.id, n.ip, netns.RAFT_PORT, n.ip, netns.HTTP_PORT))
         if self.join:
             a.append("-Dstsd.cluster.join=true")
+        # FAULTS_AUDIT=1: each node's audit log in its directory, kept with a failed run,
+        # to follow a line through the nodes (off by default: it costs a write per change).
+        if os.environ.get("FAULTS_AUDIT"):
+            a.append("-Dstsd.auditLog=%s" % os.path.join(self.dir, "audit.jsonl"))
         return a
 
     def raft_addr(self):

@@ -91,6 +91,11 @@ int cluster_wait_applied(cluster *c, uint64_t idx, int64_t deadline_ms);
 void cluster_count_reads(cluster *c, size_t n, int ok);
 /* Counts a request this node sent the leader: n > 0 in one batch of n, 0 alone. */
 void cluster_count_forward(cluster *c, size_t n);
+
+/* Counts what came after its deadline (stsd.cluster.forwardWithin) and was not run:
+ * refused, a batch or a request a follower sent this node as the leader; else dropped,
+ * a request that waited on this node for a batch too long to be sent at all. */
+void cluster_count_late(cluster *c, int refused);
 int cluster_redirects(const cluster *c);
 
 /* Set by the promote hook once the store is loaded: this node answers from now on. */
@@ -114,6 +119,7 @@ typedef struct cluster_stats {
     uint64_t local_reads;      /* reads this node answered from its standby */
     uint64_t read_rounds, read_rounds_failed;  /* READINDEX rounds for them */
     uint64_t fwd_batches, fwd_batched, fwd_alone;  /* requests sent to the leader */
+    uint64_t late_refused, late_dropped;           /* cluster_count_late */
     hist_sum commits;          /* the journal's batches this node proposed, committed */
     double leader_since;       /* wall-clock seconds of the last change */
     size_t n;

@@ -75,6 +75,7 @@ typedef struct config {
     int cluster_pipeline;            /* stsd.cluster.pipeline: batches in flight, 1 */
     int cluster_join;                /* stsd.cluster.join: false (true: no bootstrap) */
     int cluster_follower_reads;      /* stsd.cluster.followerReads: true */
+    int cluster_forward_within;      /* stsd.cluster.forwardWithin: ms, 3000 */
     int cluster_forward_batches;     /* stsd.cluster.forwardBatches: in flight, 2; 0: off */
 } config;
 

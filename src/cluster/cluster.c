@@ -358,6 +358,8 @@ void cluster_get_stats(cluster *c, cluster_stats *s)
     s->fwd_batches = atomic_load(&c->fwd_batches);
     s->fwd_batched = atomic_load(&c->fwd_batched);
     s->fwd_alone = atomic_load(&c->fwd_alone);
+    s->late_refused = atomic_load(&c->late_refused);
+    s->late_dropped = atomic_load(&c->late_dropped);
     memset(&s->commits, 0, sizeof s->commits);
     hist_add_to(&c->commits, &s->commits);
 }
@@ -379,6 +381,12 @@ void cluster_count_forward(cluster *c, size_t n)
     }
     atomic_fetch_add(&c->fwd_batches, 1);
     atomic_fetch_add(&c->fwd_batched, n);
+}
+
+void cluster_count_late(cluster *c, int refused)
+{
+    if (c)
+        atomic_fetch_add(refused ? &c->late_refused : &c->late_dropped, 1);
 }
 
 /* ---- start and stop ----------------------------------------------------------------------- */

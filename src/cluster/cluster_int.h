@@ -78,6 +78,7 @@ struct cluster {
     /* A follower's reads (cluster_count_reads). */
     _Atomic uint64_t local_reads, read_rounds, read_rounds_failed;
     _Atomic uint64_t fwd_batches, fwd_batched, fwd_alone;
+    _Atomic uint64_t late_refused, late_dropped;   /* cluster_count_late */
     /* The leader's batches: each from its hand-over to the loop to its commit and apply
      * here (stsd_cluster_commit_seconds). */
     hist commits;

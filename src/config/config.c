@@ -157,6 +157,12 @@ const conf_key conf_keys[] = {
      "batches a follower has on their way to the leader at once, each with the requests "
      "answered at once that came while the others were out (one request, one commit for "
      "them all); 0: each request goes alone"},
+    {"stsd.cluster.forwardWithin", "stsd.cluster.forwardWithin", CT_INT,
+     F(cluster_forward_within), 100, 3600000, "3000",
+     "milliseconds within which a request a follower passes on must start running on the "
+     "leader, counted from its arrival at the follower; later, the leader refuses it and "
+     "it is not run (503, retry): set it below the clients' own timeouts, so that no "
+     "request runs after its client gave up on it"},
     {"stsd.cluster.followerReads", "stsd.cluster.followerReads", CT_BOOL,
      F(cluster_follower_reads), 0, 1, "true",
      "true: a follower answers LENGTH, STATUS, GET, PEEK, KEYS and COLUMNS itself (STATUS "

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/clock.h"
+
 void answer_header(buf *h, const char *name, const char *value, size_t vlen)
 {
     buf_append(h, name, strlen(name) + 1);
@@ -35,6 +37,13 @@ void answer_leader(buf *h, int leader)
         return;
     snprintf(id, sizeof id, "%d", leader);
     answer_header_str(h, "X-STS-Leader", id);
+}
+
+void answer_clock(buf *h)
+{
+    char ms[24];
+    snprintf(ms, sizeof ms, "%lld", (long long)clock_now_ms());
+    answer_header_str(h, ANSWER_CLOCK_HEADER, ms);
 }
 
 void answer_page_headers(buf *h, const char *ctype, const buf *extra, int leader)

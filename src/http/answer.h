@@ -23,6 +23,13 @@ void answer_leader(buf *h, int leader);
 
 /* The headers of every page of ours: Content-Type ctype, then the three that forbid
  * caching; then extra's ("Name\0value\0" each; NULL: none), then X-STS-Leader. */
+/* This node's clock (clock_now_ms, in decimal) on its answers to a follower, which takes
+ * its deadlines from it (http_forward.h). */
+#define ANSWER_CLOCK_HEADER "X-STS-Clock"
+
+/* Adds ANSWER_CLOCK_HEADER with this node's clock now to h. */
+void answer_clock(buf *h);
+
 void answer_page_headers(buf *h, const char *ctype, const buf *extra, int leader);
 
 /* Queues status with headers (as above) and body[0..len) on c. The body is not copied:

@@ -126,6 +126,8 @@ int frame_refused(long status, const char *body, size_t len)
     if (status == 400 || status == 403 || status == 404 || status == 405 || status == 413 ||
         status == 415)
         return 1;
-    return status == 503 && len == sizeof BATCH_STOPPING_TEXT - 1 &&
-           memcmp(body, BATCH_STOPPING_TEXT, len) == 0;
+    return status == 503 &&
+           ((len == sizeof BATCH_STOPPING_TEXT - 1 &&
+             memcmp(body, BATCH_STOPPING_TEXT, len) == 0) ||
+            (len == sizeof BATCH_LATE_TEXT - 1 && memcmp(body, BATCH_LATE_TEXT, len) == 0));
 }

@@ -24,6 +24,10 @@
  * (http_send_stopping), a batch included. */
 #define BATCH_STOPPING_TEXT "503 stopping\n"
 
+/* The body of the 503 to a batch that came after its deadline (http_forward.h): none of
+ * its requests ran. */
+#define BATCH_LATE_TEXT "503 too late\n"
+
 typedef struct frame_item {
     const char *method;       /* a request's; NULL in an answer */
     const char *target;       /* a request's, NUL-terminated; NULL in an answer */
@@ -52,7 +56,8 @@ int frame_next(const char *p, size_t len, size_t *off, int request, frame_item *
 /* Whether the leader's answer to a batch, other than a batch of answers, says that
  * none of its requests ran: a refusal made before any ran (400, 403, 405, 413, 415; 404
  * from a leader of a version without batches, during a rolling upgrade; the 503 of a
- * leader that is stopping, which handed its leadership over first). Any other answer
+ * leader that is stopping, which handed its leadership over first; the 503 of a batch
+ * that came too late). Any other answer
  * came after they may have run: their outcome is unknown. */
 int frame_refused(long status, const char *body, size_t len);
 

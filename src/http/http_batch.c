@@ -141,6 +141,23 @@ enum MHD_Result batch_route(http_server *h, struct MHD_Connection *c, request *q
                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site"),
                      MHD_lookup_connection_value(c, MHD_HEADER_KIND, CSRF_HEADER)))
         return answer_text(c, CSRF_STATUS, "403 a batch from a browser\n");
+    /* Late: the follower's clients may have given up on these requests (http_forward.c). */
+    int in_time = forward_in_time(MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                              FORWARD_DEADLINE_HEADER));
+    if (in_time < 0)
+        return answer_text(c, MHD_HTTP_BAD_REQUEST, "400 malformed deadline\n");
+    if (in_time == 0) {
+        /* With this node's clock: a follower whose sample is off (this process started
+         * again, on another clock) gets its next deadlines right. */
+        cluster_count_late(h->srv->cluster, 1);
+        buf hdrs = BUF_INIT;
+        answer_page_headers(&hdrs, "text/plain; charset=UTF-8", NULL, -1);
+        answer_clock(&hdrs);
+        enum MHD_Result ret = answer_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE, &hdrs,
+                                           BATCH_LATE_TEXT, sizeof BATCH_LATE_TEXT - 1);
+        buf_free(&hdrs);
+        return ret;
+    }
     /* Read whole before any request runs: a malformed batch changes nothing. */
     size_t count, off;
     frame_item f[BATCH_MAX];
@@ -219,6 +236,7 @@ enum MHD_Result batch_send(const http_server *h, struct MHD_Connection *c, reque
     buf hdrs = BUF_INIT;
     answer_header_str(&hdrs, MHD_HTTP_HEADER_CONTENT_TYPE, BATCH_CONTENT_TYPE);
     answer_header_str(&hdrs, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    answer_clock(&hdrs);
     /* Out of memory once the requests ran: an answer that is no batch, which the follower
      * takes for an outcome unknown (never for "nothing was done"). */
     enum MHD_Result ret =

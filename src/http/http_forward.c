@@ -16,6 +16,7 @@
 #include "batch_frame.h"
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/num.h"
 #include "base/thread.h"
 #include "cluster/cluster.h"
 #include "http/reply.h"
@@ -31,6 +32,16 @@
 /* How often the thread looks for clients that left: their transfers are cut, so that
  * the leader sees its client gone too and hands no line to nobody. */
 #define FORWARD_GONE_MS 200
+/* Why forwarded requests have a deadline (stsd.cluster.forwardWithin). A request's bytes
+ * can reach the leader long after they were sent: retransmitted once a partition heals,
+ * or read from the socket by a leader that was paused. Run then, a READ hands its line
+ * to a client that gave up seconds ago, and the line is lost (docs/faults.md, seed
+ * 1206072). So every request says by when it must start, on the leader's own clock,
+ * which each answer from the leader samples (ANSWER_CLOCK_HEADER): the follower reckons
+ * the leader's time as the sample plus the time elapsed here since it came, an
+ * underestimate by the answer's one-way delay, so a deadline is never later than meant.
+ * Until a first answer from this leader, requests go without one. */
+
 /* At most one warning about an unreachable leader in this long. */
 #define FORWARD_LOG_MS 10000
 /* Idle connections to the leader kept for the next transfers. */
@@ -59,6 +70,8 @@ typedef struct forward_job {
     /* A batch's transfer: its requests, in order, linked by next. */
     struct forward_job *members;
     size_t n_members;
+    int64_t arrived_ms;               /* clock_now_ms() when the request came here */
+    int64_t leader_clock;             /* its answer's ANSWER_CLOCK_HEADER; -1: none */
 } forward_job;
 
 struct http_forward {
@@ -78,6 +91,11 @@ struct http_forward {
      * one turn of the leader's loop, one commit for them all (docs/benchmarks.md, H). */
     int batches_max;
     size_t batch_bytes;               /* a batch's limit */
+    int64_t within_ms;                /* stsd.cluster.forwardWithin */
+    /* The thread's own: the last sample of a leader's clock, and when it came here. */
+    int clock_known;
+    unsigned clock_leader;
+    int64_t clock_leader_ms, clock_local_ms;
     cluster *cl;                      /* counts what is sent (/metrics) */
 };
 
@@ -190,6 +208,13 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
     while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
         end--;
     size_t nlen = (size_t)(colon - p);
+    if (nlen == sizeof ANSWER_CLOCK_HEADER - 1 &&
+        strncasecmp(p, ANSWER_CLOCK_HEADER, nlen) == 0) {
+        int64_t ms;
+        if (num_parse_i64(v, (size_t)(end - v), 0, INT64_MAX, &ms) == 0)
+            jb->leader_clock = ms;
+        return len;
+    }
     buf_append(&jb->rheaders, p, nlen);
     buf_append(&jb->rheaders, "", 1);
     buf_append(&jb->rheaders, v, (size_t)(end - v));
@@ -225,7 +250,9 @@ static int sent_header(const char *name)
 static enum MHD_Result on_sent_header(void *arg, enum MHD_ValueKind kind, const char *name,
                                       const char *value)
 {
-    if (name && sent_header(name))
+    /* A client's own deadline or clock would stand for this node's: dropped. */
+    if (name && sent_header(name) && strcasecmp(name, FORWARD_DEADLINE_HEADER) != 0 &&
+        strcasecmp(name, ANSWER_CLOCK_HEADER) != 0)
         answer_header_str(arg, name, value ? value : "");
     return MHD_YES;
 }
@@ -357,6 +384,8 @@ int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, reque
     if (!jb)
         return -1;
     jb->leader = leader;
+    jb->arrived_ms = clock_now_ms();
+    jb->leader_clock = -1;
     /* The body moves to the job: a stop may close the connection, and free its request,
      * while curl still sends it. */
     buf body = q->body;
@@ -385,6 +414,58 @@ int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, reque
     pthread_mutex_unlock(&f->mu);
     curl_multi_wakeup(f->multi);
     return 0;
+}
+
+/* ---- deadlines ----------------------------------------------------------------------- */
+
+int forward_in_time(const char *dl)
+{
+    int64_t ms;
+    if (!dl)
+        return 1;
+    if (num_parse_i64(dl, strlen(dl), 0, INT64_MAX, &ms) != 0)
+        return -1;
+    return clock_now_ms() <= ms;
+}
+
+/* jb's answer sampled its leader's clock: the sample the next deadlines start from. */
+static void clock_note(http_forward *f, const forward_job *jb)
+{
+    if (jb->leader_clock < 0)
+        return;
+    f->clock_known = 1;
+    f->clock_leader = jb->leader;
+    f->clock_leader_ms = jb->leader_clock;
+    f->clock_local_ms = clock_now_ms();
+}
+
+/* Adds to *headers the deadline of a request for leader that came here at arrived_ms.
+ * Returns 0 (none added when no sample of that leader's clock is known), -1 out of
+ * memory. */
+static int deadline_header(const http_forward *f, unsigned leader, int64_t arrived_ms,
+                           struct curl_slist **headers)
+{
+    if (!f->clock_known || f->clock_leader != leader)
+        return 0;
+    char line[sizeof FORWARD_DEADLINE_HEADER + 32];
+    int64_t dl = f->clock_leader_ms + (arrived_ms - f->clock_local_ms) + f->within_ms;
+    snprintf(line, sizeof line, "%s: %lld", FORWARD_DEADLINE_HEADER,
+             (long long)(dl > 0 ? dl : 0));
+    struct curl_slist *l = curl_slist_append(*headers, line);
+    if (!l)
+        return -1;
+    *headers = l;
+    return 0;
+}
+
+/* Ends jb, which waited here past its time: nothing was sent, the client may retry. */
+static void job_late(forward_job *jb)
+{
+    if (park_claim(jb->slot)) {
+        forward_unavailable(park_result(jb->slot), jb->leader, FORWARD_LATE, 1);
+        park_finish(jb->slot);
+    }
+    job_free(jb);
 }
 
 /* ---- the thread ---------------------------------------------------------------------- */
@@ -484,6 +565,8 @@ static void job_end(http_forward *f, forward_job *jb, CURLcode rc)
         curl_easy_getinfo(jb->easy, CURLINFO_REQUEST_SIZE, &sent);
     if (rc != CURLE_OK && rc != CURLE_ABORTED_BY_CALLBACK)
         warn_lost(f, jb, curl_easy_strerror(rc), sent != 0);
+    if (rc == CURLE_OK)
+        clock_note(f, jb);
     job_settle(jb, rc, sent != 0, NULL);
 }
 
@@ -501,6 +584,8 @@ static void batch_end(http_forward *f, forward_job *bj, CURLcode rc)
                 frame_head(bj->rbody.data, bj->rbody.len, &count, &off) == 0 &&
                 count == bj->n_members;
     int refused = rc == CURLE_OK && frame_refused(code, bj->rbody.data, bj->rbody.len);
+    if (rc == CURLE_OK)
+        clock_note(f, bj);
     if (rc != CURLE_OK && rc != CURLE_ABORTED_BY_CALLBACK)
         warn_lost(f, bj, curl_easy_strerror(rc), sent != 0);
     else if (rc == CURLE_OK && !whole)
@@ -590,10 +675,23 @@ static void start(http_forward *f, forward_job *jb)
  * fit, as one transfer. */
 static void batch_start(http_forward *f)
 {
+    /* Those that waited here past their time go no further. */
+    int64_t now = clock_now_ms();
+    while (f->pending && now - f->pending->arrived_ms > f->within_ms) {
+        forward_job *late = f->pending;
+        f->pending = late->next;
+        cluster_count_late(f->cl, 0);
+        job_late(late);
+    }
+    if (!f->pending) {
+        f->pending_tail = NULL;
+        return;
+    }
     forward_job *bj = calloc(1, sizeof *bj);
     forward_job *first = f->pending;
     size_t bytes = 0;
     if (bj) {
+        bj->leader_clock = -1;
         bj->leader = first->leader;
         buf_append(&bj->url, first->url.data, first->base_len);
         bj->base_len = bj->url.len;
@@ -603,6 +701,9 @@ static void batch_start(http_forward *f)
         bj->headers = h2 ? curl_slist_append(h2, "Accept:") : NULL;
         if (!bj->headers)
             curl_slist_free_all(h2 ? h2 : h);
+        /* The first request is the oldest: the batch starts in its time or not at all. */
+        else if (deadline_header(f, first->leader, first->arrived_ms, &bj->headers) != 0)
+            bj->url.oom = 1;
     }
     /* Out of memory: the first request ends alone with the 503 of nothing sent. */
     if (!bj || !bj->headers || bj->url.oom) {
@@ -661,6 +762,9 @@ static void *forward_main(void *arg)
                 else
                     f->pending = jb;
                 f->pending_tail = jb;
+            } else if (deadline_header(f, jb->leader, jb->arrived_ms, &jb->headers) != 0 ||
+                       curl_easy_setopt(jb->easy, CURLOPT_HTTPHEADER, jb->headers) != CURLE_OK) {
+                job_end(f, jb, CURLE_OUT_OF_MEMORY);
             } else {
                 start(f, jb);
             }
@@ -725,6 +829,7 @@ http_forward *forward_start(const config *conf, cluster *cl, buf *err)
     f->logged_ms = clock_now_ms() - FORWARD_LOG_MS;
     f->cl = cl;
     f->batches_max = conf->cluster_forward_batches;
+    f->within_ms = conf->cluster_forward_within;
     f->batch_bytes = conf->max_body < FORWARD_BATCH_BYTES ? conf->max_body : FORWARD_BATCH_BYTES;
     pthread_mutex_init(&f->mu, NULL);
     if (thread_start(&f->thread, "stsd-forward", forward_main, f) != 0) {

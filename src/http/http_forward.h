@@ -30,6 +30,20 @@
  * its client left. */
 #define FORWARD_HEADER "X-STS-Forwarded"
 
+/* A request that reached the leader after stsd.cluster.forwardWithin: not run. */
+#define FORWARD_LATE "Too late: the request reached the leader after its time and was not " \
+                     "run, retry !"
+
+/* The leader's time, on its clock (ANSWER_CLOCK_HEADER, on its answers to a follower),
+ * past which it must not start what a follower sent, on the follower's requests
+ * (http_forward.c says how a follower reckons it). Between nodes only: a client's own
+ * deadline and clock are dropped on the way, and a follower never relays the clock. */
+#define FORWARD_DEADLINE_HEADER "X-STS-Forward-Deadline"
+
+/* Whether a follower's request (or batch) with deadline header value dl (NULL: none)
+ * may still start on this leader: 1 yes, 0 too late, -1 malformed. */
+int forward_in_time(const char *dl);
+
 /* Room for a leader's URL (cluster_route's, no trailing slash). */
 #define FORWARD_URL_MAX 256
 

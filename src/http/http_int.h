@@ -54,6 +54,7 @@ typedef struct request {
 typedef struct wanted_headers {
     const char *authorization, *origin, *sec_fetch_site, *ui_header, *accept, *content_type;
     const char *forwarded;    /* FORWARD_HEADER: a node sent it (http_forward.h) */
+    const char *forward_deadline;  /* FORWARD_DEADLINE_HEADER, with it */
 } wanted_headers;
 
 struct http_server {

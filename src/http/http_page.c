@@ -91,6 +91,7 @@ void http_want_header(wanted_headers *w, const char *key, size_t key_len, const 
     TAKE(accept, MHD_HTTP_HEADER_ACCEPT);
     TAKE(content_type, MHD_HTTP_HEADER_CONTENT_TYPE);
     TAKE(forwarded, FORWARD_HEADER);
+    TAKE(forward_deadline, FORWARD_DEADLINE_HEADER);
 #undef TAKE
 }
 

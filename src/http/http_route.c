@@ -270,6 +270,25 @@ static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c,
     q->leader = (int)leader;
     if (command_admit(h->srv, cq, &q->result))
         return answer_command(h, c, q);
+    if (k == CLUSTER_SERVE && w->forwarded) {
+        /* A follower's request alone: run only in its time (http_forward.c), and the
+         * answer samples this node's clock for the follower's next deadlines. */
+        int in_time = forward_in_time(w->forward_deadline);
+        if (in_time <= 0) {
+            if (in_time == 0)
+                cluster_count_late(cl, 1);
+            forward_unavailable(&q->result, leader, in_time ? "Malformed deadline !" : FORWARD_LATE,
+                                in_time == 0);
+            if (in_time < 0)
+                q->result.status = MHD_HTTP_BAD_REQUEST;
+            answer_clock(&q->result.headers);     /* the follower's next sample */
+            return http_send_result(h, c, q);
+        }
+        command_exec(h->srv, cq, &q->result);
+        if (!q->result.park)
+            answer_clock(&q->result.headers);
+        return answer_command(h, c, q);
+    }
     if (k == CLUSTER_SERVE || forward_local(q->path.data, q->path.len)) {
         command_exec(h->srv, cq, &q->result);
         return answer_command(h, c, q);

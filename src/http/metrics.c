@@ -348,6 +348,14 @@ static void cluster_metrics(const cmd_server *srv, buf *b)
            "while the batches before it were on their way.");
     buf_printf(b, "stsd_cluster_forward_batches_total %llu\n",
                (unsigned long long)s.fwd_batches);
+    family(b, "stsd_cluster_forward_late_total", "counter",
+           "What a follower sent the leader and was not run because it came after its "
+           "deadline (stsd.cluster.forwardWithin): refused by this node as the leader "
+           "(a batch or a request alone), or dropped by this node before it was sent.");
+    buf_printf(b, "stsd_cluster_forward_late_total{way=\"refused\"} %llu\n",
+               (unsigned long long)s.late_refused);
+    buf_printf(b, "stsd_cluster_forward_late_total{way=\"dropped\"} %llu\n",
+               (unsigned long long)s.late_dropped);
     family(b, "stsd_cluster_commit_seconds", "histogram",
            "On the leader: each batch of changes from its hand-over to raft until a majority "
            "has it on disk and it is applied here.");

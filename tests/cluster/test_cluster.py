@@ -906,6 +906,60 @@ def test_paused_leader(T):
     check(length(M, name) == 0, "the list came back on the new leader")
 
 
+def wait_stopped(pid, timeout):
+    """Whether process pid is in the stopped state (T) within timeout seconds."""
+    end = time.time() + timeout
+    while time.time() < end:
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                return True
+        time.sleep(0.005)
+    return False
+
+
+def test_late_forward_never_runs(T):
+    """A READ passed on by a follower while the leader could not take it, whose client gave
+    up meanwhile, is never run once the leader can: its line stays (docs/faults.md, fault
+    seed 1206072, where a partition held such READs back for twelve seconds). Here the
+    leader is paused (its kernel takes the follower's batch, its process reads it late),
+    for longer than stsd.cluster.forwardWithin but shorter than an election."""
+    within_ms = 500
+    cl = T.cluster(election_ms=3000, extra=("-Dstsd.cluster.forwardWithin=%d" % within_ms,))
+    L = leader_of(cl)
+    F = cl.others(L)[0]
+    check(F.wait_follower(15) is not None, "node %d follows no leader" % F.id)
+    name = "late.csv"
+    # Through the follower: a batch, whose answer samples the leader's clock.
+    ok_answer(F, "ADD", {"FILENAME": name, "LINE": "keep-me"})
+    check(length(L, name) == 1, "the ADD through node %d is not on the leader" % F.id)
+    L.pause()
+    t_pause = time.time()
+    try:
+        # Stopped for sure before the READ goes: one that ran first would be an outcome
+        # unknown to its client, not a late one.
+        check(wait_stopped(L.proc.pid, 2.0), "node %d not stopped by SIGSTOP" % L.id)
+        a = F.req("READ", {"FILENAME": name, "KEEP": "FALSE"}, timeout=1.0)
+        check(a[0] is None, "the READ through node %d was answered while the leader was "
+              "paused: %s" % (F.id, show(a)))
+        time.sleep(max(0.0, t_pause + 3 * within_ms / 1000 - time.time()))
+    finally:
+        L.resume()
+    T.note("leader node %d paused %.2f s; the READ's client left after 1 s" %
+           (L.id, time.time() - t_pause))
+    end = time.time() + 5
+    while time.time() < end and metric(L, 'stsd_cluster_forward_late_total{way="refused"}') in (None, 0, 0.0):
+        time.sleep(0.1)
+    check(cl.leader(10) is L, "node %d no longer leads after its pause" % L.id)
+    n = length(L, name)
+    check(n == 1, "a READ whose client had left before the leader could run it consumed "
+          "the line (LENGTH %d)" % n)
+    late = metric(L, 'stsd_cluster_forward_late_total{way="refused"}')
+    check(late is not None and late >= 1, "the leader counted no late batch: %r" % late)
+    # The follower's clients are served as before once the leader is back.
+    a = ok_answer(F, "READ", {"FILENAME": name, "KEEP": "FALSE"})
+    check(b"keep-me" in a[2], "READ through node %d: %s" % (F.id, show(a)))
+
+
 # ---- 6 -----------------------------------------------------------------------------------
 
 def test_leases_and_once_survive_failover(T):
@@ -1934,6 +1988,7 @@ TESTS = [
     (test_kill_leader_under_load, 60),
     (test_restarted_node_catches_up_from_snapshot, 120),
     (test_paused_leader, 60),
+    (test_late_forward_never_runs, 40),
     (test_leases_and_once_survive_failover, 40),
     (test_standby_serves_from_memory, 90),
     (test_save_writes_on_all_three, 30),

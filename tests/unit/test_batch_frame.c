@@ -142,6 +142,7 @@ static void test_bad_items(void **state)
 static void test_refusals(void **state)
 {
     static const char stopping[] = BATCH_STOPPING_TEXT, oom[] = "503 out of memory\n";
+    static const char late[] = BATCH_LATE_TEXT;
     static const long before[] = {400, 403, 404, 405, 413, 415};
     static const long after[] = {200, 500, 502, 504, 429, 401, 0};
     (void)state;
@@ -154,6 +155,11 @@ static void test_refusals(void **state)
     assert_false(frame_refused(503, oom, sizeof oom - 1));
     assert_false(frame_refused(503, stopping, sizeof stopping - 2));
     assert_false(frame_refused(503, "", 0));
+    /* Refused as late (past stsd.cluster.forwardWithin): nothing ran, whatever else. */
+    assert_true(frame_refused(503, late, sizeof late - 1));
+    assert_false(frame_refused(503, late, sizeof late - 2));
+    for (size_t i = 0; i < sizeof after / sizeof after[0]; i++)
+        assert_false(frame_refused(after[i], late, sizeof late - 1));
 }
 
 int main(void)

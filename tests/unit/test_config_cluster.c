@@ -720,6 +720,7 @@ static void test_listing(void **state)
         {"stsd.cluster.snapshotEntries", "8192"},
         {"stsd.cluster.pipeline", "1"},
         {"stsd.cluster.forwardBatches", "2"},
+        {"stsd.cluster.forwardWithin", "3000"},
         {"stsd.cluster.followerReads", "true"},
         {"stsd.cluster.compactBytes", "67108864"},
     };

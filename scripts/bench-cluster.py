@@ -73,14 +73,14 @@ def failover(cl, kills):
 
 
 def promotion_ms(node):
-    """How long node's last promotion took: from raft's "leads" to "serves", by its log."""
+    """How long node's last promotion took: from "won the election" to "serving", by its log."""
     lead = serve = None
     stamp = lambda ln: time.mktime(time.strptime(ln[:19], "%Y-%m-%d %H:%M:%S")) + float(ln[19:23])
     with open(node.log, errors="replace") as f:
         for ln in f:
-            if "; loading the state" in ln:
+            if "won the election" in ln:
                 lead, serve = stamp(ln), None
-            elif "serves as the leader" in ln and lead is not None:
+            elif "; serving " in ln and lead is not None:
                 serve = stamp(ln)
     return (serve - lead) * 1000 if lead is not None and serve is not None else float("nan")
 

@@ -88,8 +88,10 @@ static void on_promote(void *ctx)
     }
     buf_free(&err);
     cluster_set_serving(r->c);
-    log_info("cluster: node %u serves as the leader (%zu lists)", cluster_self(r->c),
-             store_count(srv->st));
+    size_t lists = store_count(srv->st);
+    log_info("cluster: node %u leads, term %llu; serving %zu list%s from memory",
+             cluster_self(r->c), (unsigned long long)cluster_term(r->c), lists,
+             lists == 1 ? "" : "s");
     /* A new cluster's first leader loads the files, as a lone stsd does at its start;
      * later leaders find them in the journal. */
     if (store_count(srv->st) == 0 && srv->conf->init_file_at_startup &&

@@ -24,6 +24,7 @@
 
 #include "cluster_entry.h"
 #include "cluster_fsm.h"
+#include "cluster_health.h"
 #include "cluster_members.h"
 #include "cluster_net.h"
 #include "cluster_queue.h"
@@ -54,8 +55,8 @@ static void on_barrier(struct raft_barrier *req, int status)
         c->promoting = 0;                     /* the tick sees what became of it */
         return;
     }
-    log_info("cluster: node %u leads (term %llu); loading the state", c->self,
-             (unsigned long long)c->raft.current_term);
+    log_info("cluster: node %u won the election (term %llu); taking the committed state",
+             c->self, (unsigned long long)c->raft.current_term);
     pthread_mutex_lock(&c->mu);
     c->want_promote = 1;
     pthread_cond_broadcast(&c->cv);
@@ -117,6 +118,7 @@ static void refresh_stats(cluster *c, int state)
                 ns->role = "follower";
         }
     }
+    cluster_health_fill(c, s, state == RAFT_LEADER);
     pthread_mutex_unlock(&c->mu);
 }
 
@@ -141,6 +143,7 @@ static void on_tick(uv_timer_t *t)
     }
     /* Entries the state machine does not see (barriers, configurations) move it too. */
     cluster_note_applied(c, raft_last_applied(&c->raft));
+    cluster_health_tick(c, state == RAFT_LEADER && c->was_leader, atomic_load(&c->serving));
     refresh_stats(c, state);
 }
 
@@ -296,6 +299,14 @@ cluster_route_kind cluster_route(cluster *c, unsigned *leader, char *url, size_t
 unsigned cluster_self(const cluster *c)
 {
     return c->self;
+}
+
+uint64_t cluster_term(cluster *c)
+{
+    pthread_mutex_lock(&c->mu);
+    uint64_t term = c->stats.term;
+    pthread_mutex_unlock(&c->mu);
+    return term;
 }
 
 uint64_t cluster_applied(cluster *c)

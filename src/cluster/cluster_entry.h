@@ -10,6 +10,7 @@
  * JOURNAL_TIDY (6) are the journal's pieces (journal.h); these are the cluster's own. */
 #define CLUSTER_SAVE 3        /* a piece of SAVE's file (cluster_save.c) */
 #define CLUSTER_NODES 4       /* the nodes' table: ids, raft addresses, URLs (members) */
+#define CLUSTER_HEALTH 7      /* which nodes answer the leader (cluster_health.c) */
 
 /* Bytes before a piece's data in an entry. */
 #define CLUSTER_ENTRY_HEAD 32

@@ -13,6 +13,7 @@
 
 #include "cluster_entry.h"
 #include "cluster_fsm.h"
+#include "cluster_health.h"
 #include "cluster_members.h"
 #include "cluster_save.h"
 #include "base/log.h"
@@ -102,6 +103,11 @@ static int fsm_apply(struct raft_fsm *fsm, const struct raft_buffer *b, void **r
     case CLUSTER_NODES:
         if (cluster_members_apply(c, e.data, e.len) != 0)
             log_error("cluster: a table of nodes is malformed; ignored");
+        break;
+    case CLUSTER_HEALTH:
+        /* Not the state machine's state either: what the leader saw, for display. */
+        if (cluster_health_apply(c, e.data, e.len) != 0)
+            log_error("cluster: a table of the nodes' health is malformed; ignored");
         break;
     default:
         log_error("cluster: an entry of unknown kind %d; ignored", e.kind);

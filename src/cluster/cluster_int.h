@@ -22,6 +22,17 @@ typedef struct cluster_node {
     char url[280];               /* its HTTP URL, no trailing slash */
 } cluster_node;
 
+/* One node's health (cluster_health.c), by id; all of it the loop's own. */
+typedef struct cluster_health_node {
+    unsigned id;
+    int64_t heard_ms;            /* leading: clock_now_ms() when it last answered */
+    int64_t changed_ms;          /* leading: clock_now_ms() of the verdict's last change */
+    int64_t since_ms;            /* leading: the same on the wall clock (ms) */
+    int up;                      /* leading: the verdict, logged and proposed */
+    int rep_known, rep_up;       /* the replicated table's verdict */
+    int64_t rep_since_ms;        /* and since when (the leader's wall clock, ms) */
+} cluster_health_node;
+
 struct cluster {
     unsigned self;
     int redirect;
@@ -50,6 +61,10 @@ struct cluster {
     struct raft_barrier barrier;
     struct raft_transfer transfer;
     int was_leader;              /* raft said leader at the last tick */
+    int health_leading;          /* cluster_health_tick: this leadership's verdicts set */
+    int health_proposed;         /* and its first table proposed */
+    size_t health_n;
+    cluster_health_node health[CONF_CLUSTER_MAX];
     int promoting;               /* barrier asked or store loading: not yet serving */
     pthread_t loop_thread;
     int loop_started;

@@ -53,7 +53,7 @@ static void on_applied(struct raft_apply *req, int status, void *result)
     (void)result;
     if (status != 0)
         log_warn("cluster: an entry was not committed: %s", raft_strerror(status));
-    else if (p->done_fn)
+    else if (p->done_fn && p->done_arg != CLUSTER_ARG_NONE)
         hist_observe(&p->c->commits, clock_now_ns() - p->queued_ns);
     finish(p, status == 0 ? 0 : -1);
 }
@@ -98,7 +98,8 @@ void cluster_queue_run(cluster *c)
          * end an adopted lease while the store loads. */
         /* A batch of a leadership that ended is never proposed: were this node leading
          * again, its records would reach the directory without the store's changes. */
-        int stale = p->done_fn && p->done_arg <= c->stale_upto;
+        int stale = p->done_fn && p->done_arg != CLUSTER_ARG_NONE &&
+                    p->done_arg <= c->stale_upto;
         if (!c->stop && !stale && raft_state(&c->raft) == RAFT_LEADER &&
             !atomic_load(&c->deposed) && (atomic_load(&c->serving) || c->promoting)) {
             /* Stamped here, on the loop's thread, so that whether an entry is this

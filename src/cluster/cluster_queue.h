@@ -18,6 +18,9 @@ int cluster_propose(cluster *c, int kind, uint64_t id, uint64_t off, int last,
  * -1), in the order pieces were proposed. Returns 0, or -1 (done never called) when
  * stopping or out of memory. */
 typedef void (*cluster_done_fn)(void *ctx, uint64_t arg, int rc);
+/* The arg of a piece that is no journal batch: never taken for a stale one, and not
+ * counted in the batches' commit times. */
+#define CLUSTER_ARG_NONE UINT64_MAX
 int cluster_propose_async(cluster *c, int kind, const void *data, size_t len,
                           cluster_done_fn done, void *ctx, uint64_t arg);
 

@@ -216,6 +216,7 @@ static const char *iso_time(char *out, size_t cap, double t)
 
 static void answer_json(const cluster_stats *s, cmd_result *r)
 {
+    char since[40];
     json j;
     cmd_json_start(r, &j);
     json_key(&j, "self");
@@ -264,6 +265,22 @@ static void answer_json(const cluster_stats *s, cmd_result *r)
             json_uint(&j, s->commit > n->match ? s->commit - n->match : 0);
         else
             json_null(&j);
+        /* The leader's verdict (or this node's of itself, or unknown: null). */
+        json_key(&j, "health");
+        if (n->health)
+            json_cstr(&j, n->health);
+        else
+            json_null(&j);
+        json_key(&j, "health_since");
+        if (n->health_since > 0)
+            json_cstr(&j, iso_time(since, sizeof since, n->health_since));
+        else
+            json_null(&j);
+        json_key(&j, "heard_ms_ago");
+        if (n->heard_ms >= 0)
+            json_uint(&j, (uint64_t)n->heard_ms);
+        else
+            json_null(&j);
         json_obj_end(&j);
     }
     json_arr_end(&j);
@@ -306,11 +323,16 @@ void cmd_cluster(const cmd_server *srv, const params *p, cmd_result *r)
     for (size_t i = 0; i < s.n; i++) {
         const cluster_node_stats *n = &s.nodes[i];
         snprintf(k, sizeof k, "node.%u", n->id);
-        if (n->known)
-            snprintf(v, sizeof v, "%s %s %s lag=%llu", n->role, n->url, n->raft,
-                     (unsigned long long)(s.commit > n->match ? s.commit - n->match : 0));
-        else
-            snprintf(v, sizeof v, "%s %s %s", n->role, n->url, n->raft);
+        int at = n->known ? snprintf(v, sizeof v, "%s %s %s lag=%llu", n->role, n->url, n->raft,
+                                     (unsigned long long)(s.commit > n->match ?
+                                                          s.commit - n->match : 0))
+                          : snprintf(v, sizeof v, "%s %s %s", n->role, n->url, n->raft);
+        /* Up or unreachable, as the leader sees it; how long since it was heard from,
+         * where this node knows. */
+        if (n->health && at > 0 && (size_t)at < sizeof v)
+            at += snprintf(v + at, sizeof v - (size_t)at, " health=%s", n->health);
+        if (n->heard_ms >= 0 && at > 0 && (size_t)at < sizeof v)
+            snprintf(v + at, sizeof v - (size_t)at, " heard=%.1fs", (double)n->heard_ms / 1000);
         cmd_entry_s(b, k, "=", v);
     }
 }

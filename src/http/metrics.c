@@ -360,6 +360,20 @@ static void cluster_metrics(const cmd_server *srv, buf *b)
            "On the leader: each batch of changes from its hand-over to raft until a majority "
            "has it on disk and it is applied here.");
     histogram(b, "stsd_cluster_commit_seconds", "", &s.commits);
+    family(b, "stsd_cluster_node_up", "gauge",
+           "Each node as the leader sees it: 1 up, 0 unreachable (nothing heard from it for "
+           "three election timeouts); on a follower, the leader's last verdict.");
+    for (size_t i = 0; i < s.n; i++)
+        if (s.nodes[i].health)
+            buf_printf(b, "stsd_cluster_node_up{node=\"%u\"} %d\n", s.nodes[i].id,
+                       strcmp(s.nodes[i].health, "up") == 0);
+    family(b, "stsd_cluster_node_heard_seconds", "gauge",
+           "Seconds since each node was last heard from: on the leader every node, on a "
+           "follower its leader.");
+    for (size_t i = 0; i < s.n; i++)
+        if (s.nodes[i].heard_ms >= 0)
+            buf_printf(b, "stsd_cluster_node_heard_seconds{node=\"%u\"} %.3f\n",
+                       s.nodes[i].id, (double)s.nodes[i].heard_ms / 1000);
     family(b, "stsd_cluster_follower_lag_entries", "gauge",
            "On the leader: entries committed that each follower (node label) does not have yet.");
     for (size_t i = 0; i < s.n; i++)

@@ -140,8 +140,9 @@ static int cut_tail(journal *j, const recover_state *rs, buf *err)
     return 0;
 }
 
-/* Hands the recovered lists to the store. */
-static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
+/* Hands the recovered lists to the store; with quiet (a new leader taking the committed
+ * state, no recovery from a crash), logs no line per list. */
+static int adopt_all(journal *j, recover_state *rs, store *st, int quiet, buf *err)
 {
     for (size_t i = 0; i < rs->nlists; i++) {
         size_t len = list_length(rs->lists[i]);
@@ -153,10 +154,10 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
                        "the saved state" : "out of memory");
             return -1;
         }
-        if (i < LOG_LISTS_MAX)
+        if (!quiet && i < LOG_LISTS_MAX)
             log_info("journal: recovered list %s: %zu lines", rs->names[i], len);
     }
-    if (rs->nlists > LOG_LISTS_MAX)
+    if (!quiet && rs->nlists > LOG_LISTS_MAX)
         log_info("journal: ... and %zu more lists", rs->nlists - LOG_LISTS_MAX);
     for (size_t i = 0; i < rs->nleases; i++) {
         const struct recover_lease *l = &rs->leases[i];
@@ -167,7 +168,7 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
             return -1;
         }
     }
-    if (rs->nleases)
+    if (rs->nleases && !quiet)
         log_info("journal: recovered %zu open leases (those past their deadline go back "
                  "to their lists now)", rs->nleases);
     for (size_t i = 0; i < rs->nkeys; i++) {
@@ -194,9 +195,9 @@ static int adopt_all(journal *j, recover_state *rs, store *st, buf *err)
             buf_printf(err, "cannot restore the run of %s: out of memory", rs->runs[i].name);
             return -1;
         }
-    if (rs->nruns)
+    if (rs->nruns && !quiet)
         log_info("journal: recovered %zu runs in progress (ONCE)", rs->nruns);
-    if (rs->nkeys)
+    if (rs->nkeys && !quiet)
         log_info("journal: recovered %zu keys and %zu counter leases (those past their "
                  "deadline are undone now)", rs->nkeys, rs->nkey_leases);
     return 0;
@@ -298,7 +299,7 @@ int journal_reload(journal *j, store *st, buf *err)
     j->leading = 1;
     pthread_mutex_unlock(&j->mu);
     if (load_to_lead(j, gen, fsize, pos, &rs, &from_memory, err) != 0 ||
-        adopt_all(j, &rs, st, err) != 0)
+        adopt_all(j, &rs, st, 1, err) != 0)
         goto done;
     pthread_mutex_lock(&j->mu);
     if (j->demotions != demotions) {
@@ -319,9 +320,10 @@ int journal_reload(journal *j, store *st, buf *err)
         j->max_gen = j->gen;
     j->snapset = rs.snap_bytes;
     pthread_mutex_unlock(&j->mu);
-    log_info("journal: %zu lists, %zu keys and %zu leases taken %s in %.1f ms", rs.nlists,
-             rs.nkeys, rs.nleases, from_memory ? "from memory (the standby)" :
-             "from the state directory", (double)(clock_now_ns() - t0) / 1e6);
+    log_info("journal: the committed state taken %s in %.1f ms: %zu lists, %zu keys, "
+             "%zu leases open", from_memory ? "from memory (the standby)" :
+             "from the state directory", (double)(clock_now_ns() - t0) / 1e6, rs.nlists,
+             rs.nkeys, rs.nleases);
     rc = 0;
 done:
     recover_free(&rs);
@@ -361,7 +363,7 @@ journal *journal_open(const char *dir, conf_fsync policy, store *st, int fresh, 
     }
     if (rs.last_gen && rs.last_size > rs.last_end && cut_tail(j, &rs, err) != 0)
         goto fail;
-    if (adopt_all(j, &rs, st, err) != 0)
+    if (adopt_all(j, &rs, st, 0, err) != 0)
         goto fail;
     for (size_t i = 0; i < rs.nlists; i++) {
         uint64_t prev;

@@ -960,6 +960,68 @@ def test_late_forward_never_runs(T):
     check(b"keep-me" in a[2], "READ through node %d: %s" % (F.id, show(a)))
 
 
+def test_dead_node_shown_dead(T):
+    """A leader killed -9 is shown unreachable by every node left (CLUSTER's JSON and HTML,
+    /metrics) within a few seconds, and up again after its restart; the new leader logs
+    one line each way, and nothing after the failover reads like a crash recovery."""
+    cl = T.cluster()
+    L = leader_of(cl)
+    for n in cl.others(L):
+        check(n.wait_follower(15) is not None, "node %d follows no leader" % n.id)
+    ok_answer(L, "ADD", {"FILENAME": "h.csv", "LINE": "x"})
+    L.kill()
+    t_kill = time.time()
+    M = leader_of(cl, 3 * ELECTION_MS / 1000 + 5, among=cl.others(L))
+
+    def seen(node, health):
+        i = node.info()
+        if not i:
+            return False
+        rows = [r for r in i["nodes"] if r["id"] == L.id]
+        return bool(rows) and rows[0]["health"] == health
+
+    def wait_all(health, timeout):
+        end = time.time() + timeout
+        while time.time() < end:
+            if all(seen(n, health) for n in cl.others(L) + ([L] if L.alive() else [])):
+                return True
+            time.sleep(0.1)
+        return False
+
+    check(wait_all("unreachable", 10), "node %d not shown unreachable by every node: %r" %
+          (L.id, [n.info() for n in cl.others(L)]))
+    T.note("node %d (the leader) killed; shown unreachable everywhere %.1f s later" %
+           (L.id, time.time() - t_kill))
+    for n in cl.others(L):
+        up = metric(n, 'stsd_cluster_node_up{node="%d"}' % L.id)
+        check(up == 0, "node %d's /metrics: stsd_cluster_node_up for node %d is %r" %
+              (n.id, L.id, up))
+        st, h, b = n.req("CLUSTER")
+        check(st == 200 and b"health=unreachable" in b,
+              "node %d's CLUSTER page: %s" % (n.id, show((st, h, b))))
+        i = n.info()
+        others = [r for r in i["nodes"] if r["id"] != L.id]
+        check(all(r["health"] == "up" for r in others), "node %d: %r" % (n.id, i["nodes"]))
+        if n is not M:
+            row = [r for r in i["nodes"] if r["id"] == M.id][0]
+            check(row["heard_ms_ago"] is not None and row["heard_ms_ago"] < 3 * ELECTION_MS,
+                  "follower node %d: its leader last heard %r" % (n.id, row))
+    L.start()
+    t_start = time.time()
+    check(wait_all("up", 20), "node %d not shown up again after its restart: %r" %
+          (L.id, [n.info() for n in cl.nodes]))
+    T.note("node %d restarted; shown up everywhere %.1f s later" % (L.id, time.time() - t_start))
+    log = M.tail(100000)
+    down = log.count("node %d stopped answering" % L.id)
+    back = log.count("node %d answers again" % L.id)
+    check(down == 1 and back == 1, "node %d's log: %d lines of node %d stopping, %d of it "
+          "answering again, not one each" % (M.id, down, L.id, back))
+    check("recovered list" not in log.split("won the election")[-1],
+          "the new leader's log reads like a crash recovery after the failover")
+    check("leads, term %d; serving 1 list from memory" % M.info()["term"] in log,
+          "the new leader does not say what it serves: %s" % log[-2000:])
+
+
 # ---- 6 -----------------------------------------------------------------------------------
 
 def test_leases_and_once_survive_failover(T):
@@ -1989,6 +2051,7 @@ TESTS = [
     (test_restarted_node_catches_up_from_snapshot, 120),
     (test_paused_leader, 60),
     (test_late_forward_never_runs, 40),
+    (test_dead_node_shown_dead, 60),
     (test_leases_and_once_survive_failover, 40),
     (test_standby_serves_from_memory, 90),
     (test_save_writes_on_all_three, 30),

@@ -78,6 +78,8 @@ int cluster_remove_node(cluster *c, unsigned id, buf *msg);
 
 /* This node's id; whether forwarding answers 307 (stsd.cluster.forward=redirect). */
 unsigned cluster_self(const cluster *c);
+/* The raft term as of raft's loop's last tick. */
+uint64_t cluster_term(cluster *c);
 
 /* The raft index this node has applied: on a leader, at least every change it has
  * acknowledged (the answer of a write goes after its entry is applied), so that a
@@ -109,6 +111,9 @@ typedef struct cluster_node_stats {
     const char *role;          /* "leader", "follower", "candidate", "unavailable" or "?" */
     uint64_t match;            /* leader only: highest entry it has; lag = commit - match */
     int known;                 /* match is known (this node leads) */
+    const char *health;        /* "up", "unreachable", or NULL: not known here */
+    double health_since;       /* wall-clock seconds of the verdict's last change; 0 */
+    int64_t heard_ms;          /* ms since it was last heard from; -1: not known here */
 } cluster_node_stats;
 typedef struct cluster_stats {
     unsigned self, leader;     /* leader 0: none known */

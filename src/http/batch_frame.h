@@ -17,6 +17,9 @@
 
 /* Where the leader takes batches, and their Content-Type. */
 #define BATCH_PATH "/_stsd/batch"
+/* Where a node answers its clock (ANSWER_CLOCK_HEADER) to a follower that has none yet
+ * (http_forward.c): a GET, answered 200 with no other effect. */
+#define CLOCK_PATH "/_stsd/clock"
 #define BATCH_CONTENT_TYPE "application/x-stsd-batch"
 /* At most this many requests in one batch. */
 #define BATCH_MAX 64

@@ -40,7 +40,11 @@
  * which each answer from the leader samples (ANSWER_CLOCK_HEADER): the follower reckons
  * the leader's time as the sample plus the time elapsed here since it came, an
  * underestimate by the answer's one-way delay, so a deadline is never later than meant.
- * Until a first answer from this leader, requests go without one. */
+ * Until a first answer from that node, nothing goes to it but a probe of its clock
+ * (GET CLOCK_PATH), and requests wait for it, at most their time. */
+
+/* After a probe of a leader's clock failed, the next one no sooner than this. */
+#define FORWARD_PROBE_RETRY_MS 100
 
 /* At most one warning about an unreachable leader in this long. */
 #define FORWARD_LOG_MS 10000
@@ -72,6 +76,7 @@ typedef struct forward_job {
     size_t n_members;
     int64_t arrived_ms;               /* clock_now_ms() when the request came here */
     int64_t leader_clock;             /* its answer's ANSWER_CLOCK_HEADER; -1: none */
+    int probe;                        /* a probe of the leader's clock: no request, no slot */
 } forward_job;
 
 struct http_forward {
@@ -85,6 +90,10 @@ struct http_forward {
     forward_job *active;              /* the thread's own: transfers going on */
     int64_t logged_ms;                /* the thread's own: the last warning */
     forward_job *pending, *pending_tail; /* the thread's own: waiting for a batch */
+    forward_job *unclocked;           /* the thread's own: requests alone, waiting for a
+                                       * sample of their leader's clock */
+    forward_job *probe;               /* the thread's own: the probe on its way, or NULL */
+    int64_t probe_after_ms;           /* no new probe before this (one failed) */
     int batches_out;                  /* the thread's own: batches on their way */
     /* stsd.cluster.forwardBatches: at most this many on their way. The requests that come
      * meanwhile wait for one to come back, and go together in the next: one transfer,
@@ -94,6 +103,8 @@ struct http_forward {
     int64_t within_ms;                /* stsd.cluster.forwardWithin */
     /* The thread's own: the last sample of a leader's clock, and when it came here. */
     int clock_known;
+    int clock_absent;                 /* that node answers with no clock (an older
+                                       * version, mid-upgrade): no deadlines for it */
     unsigned clock_leader;
     int64_t clock_leader_ms, clock_local_ms;
     cluster *cl;                      /* counts what is sent (/metrics) */
@@ -434,6 +445,7 @@ static void clock_note(http_forward *f, const forward_job *jb)
     if (jb->leader_clock < 0)
         return;
     f->clock_known = 1;
+    f->clock_absent = 0;
     f->clock_leader = jb->leader;
     f->clock_leader_ms = jb->leader_clock;
     f->clock_local_ms = clock_now_ms();
@@ -445,7 +457,7 @@ static void clock_note(http_forward *f, const forward_job *jb)
 static int deadline_header(const http_forward *f, unsigned leader, int64_t arrived_ms,
                            struct curl_slist **headers)
 {
-    if (!f->clock_known || f->clock_leader != leader)
+    if (!f->clock_known || f->clock_leader != leader || f->clock_absent)
         return 0;
     char line[sizeof FORWARD_DEADLINE_HEADER + 32];
     int64_t dl = f->clock_leader_ms + (arrived_ms - f->clock_local_ms) + f->within_ms;
@@ -458,14 +470,45 @@ static int deadline_header(const http_forward *f, unsigned leader, int64_t arriv
     return 0;
 }
 
-/* Ends jb, which waited here past its time: nothing was sent, the client may retry. */
-static void job_late(forward_job *jb)
+/* Ends jb, which waited here past its time (for a batch, or for the leader's clock):
+ * nothing was sent, the client may retry. */
+static void job_late(http_forward *f, forward_job *jb)
 {
+    cluster_count_late(f->cl, 0);
     if (park_claim(jb->slot)) {
-        forward_unavailable(park_result(jb->slot), jb->leader, FORWARD_LATE, 1);
+        forward_unavailable(park_result(jb->slot), jb->leader, FORWARD_NO_LEADER, 1);
         park_finish(jb->slot);
     }
     job_free(jb);
+}
+
+/* Whether requests for leader may go: a sample of its clock is known. */
+static int clocked(const http_forward *f, unsigned leader)
+{
+    return f->clock_known && f->clock_leader == leader;
+}
+
+/* Ends the requests that waited here past their time: those waiting for a batch (oldest
+ * first) and those alone waiting for their leader's clock. */
+static void drop_late(http_forward *f)
+{
+    int64_t now = clock_now_ms();
+    while (f->pending && now - f->pending->arrived_ms > f->within_ms) {
+        forward_job *late = f->pending;
+        f->pending = late->next;
+        job_late(f, late);
+    }
+    if (!f->pending)
+        f->pending_tail = NULL;
+    for (forward_job **link = &f->unclocked; *link;) {
+        forward_job *jb = *link;
+        if (now - jb->arrived_ms > f->within_ms) {
+            *link = jb->next;
+            job_late(f, jb);
+        } else {
+            link = &jb->next;
+        }
+    }
 }
 
 /* ---- the thread ---------------------------------------------------------------------- */
@@ -604,6 +647,37 @@ static void batch_end(http_forward *f, forward_job *bj, CURLcode rc)
     job_free(bj);
 }
 
+/* The probe pj came back: the sample it brings, or a wait before the next. */
+static void probe_end(http_forward *f, forward_job *pj, CURLcode rc)
+{
+    long code = 0;
+    curl_easy_getinfo(pj->easy, CURLINFO_RESPONSE_CODE, &code);
+    if (rc == CURLE_OK && pj->leader_clock >= 0) {
+        clock_note(f, pj);
+    } else if (rc == CURLE_OK && code == 404) {
+        /* A leader of a version without deadlines, during a rolling upgrade: it could
+         * not refuse a late request anyway. */
+        f->clock_known = f->clock_absent = 1;
+        f->clock_leader = pj->leader;
+    } else {
+        f->probe_after_ms = clock_now_ms() + FORWARD_PROBE_RETRY_MS;
+    }
+    if (f->probe == pj)
+        f->probe = NULL;
+    job_free(pj);
+}
+
+/* Ends transfer jb, whatever it is, with curl's rc. */
+static void end_transfer(http_forward *f, forward_job *jb, CURLcode rc)
+{
+    if (jb->probe)
+        probe_end(f, jb, rc);
+    else if (jb->members)
+        batch_end(f, jb, rc);
+    else
+        job_end(f, jb, rc);
+}
+
 static void reap(http_forward *f)
 {
     CURLMsg *m;
@@ -616,10 +690,7 @@ static void reap(http_forward *f)
         curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, &p);
         forward_job *jb = (forward_job *)p;
         active_remove(f, jb);
-        if (jb->members)
-            batch_end(f, jb, rc);
-        else
-            job_end(f, jb, rc);
+        end_transfer(f, jb, rc);
     }
 }
 
@@ -631,7 +702,7 @@ static void drop_gone(http_forward *f)
 {
     for (forward_job *jb = f->active, *next; jb; jb = next) {
         next = jb->next;
-        if (jb->members || !park_client_gone(jb->slot))
+        if (jb->members || jb->probe || !park_client_gone(jb->slot))
             continue;
         active_remove(f, jb);
         job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
@@ -655,12 +726,9 @@ static void start(http_forward *f, forward_job *jb)
     jb->next = f->active;
     jb->prev = NULL;
     if (curl_multi_add_handle(f->multi, jb->easy) != CURLM_OK) {
-        if (jb->members) {
+        if (jb->members)
             f->batches_out++;               /* batch_end counts it back */
-            batch_end(f, jb, CURLE_OUT_OF_MEMORY);
-        } else {
-            job_end(f, jb, CURLE_OUT_OF_MEMORY);
-        }
+        end_transfer(f, jb, CURLE_OUT_OF_MEMORY);
         return;
     }
     if (f->active)
@@ -668,25 +736,70 @@ static void start(http_forward *f, forward_job *jb)
     f->active = jb;
     if (jb->members)
         f->batches_out++;
-    cluster_count_forward(f->cl, jb->n_members);
+    if (!jb->probe)
+        cluster_count_forward(f->cl, jb->n_members);
+}
+
+/* A probe of the clock of the node like's requests go to, unless one is on its way or
+ * one failed a moment ago: GET CLOCK_PATH, given the requests' own time at most. */
+static void probe_start(http_forward *f, const forward_job *like)
+{
+    int64_t now = clock_now_ms();
+    if (f->probe || now < f->probe_after_ms)
+        return;
+    forward_job *pj = calloc(1, sizeof *pj);
+    if (!pj)
+        return;
+    pj->probe = 1;
+    pj->leader = like->leader;
+    pj->leader_clock = -1;
+    buf_append(&pj->url, like->url.data, like->base_len);
+    pj->base_len = pj->url.len;
+    buf_puts(&pj->url, CLOCK_PATH);
+    if (pj->url.oom || job_easy(f, pj, "GET") != 0 ||
+        curl_easy_setopt(pj->easy, CURLOPT_TIMEOUT_MS, (long)f->within_ms) != CURLE_OK) {
+        job_free(pj);
+        f->probe_after_ms = now + FORWARD_PROBE_RETRY_MS;
+        return;
+    }
+    f->probe = pj;
+    start(f, pj);
+}
+
+/* Starts jb, a request alone whose leader's clock is known, with its deadline. */
+static void start_alone(http_forward *f, forward_job *jb)
+{
+    if (deadline_header(f, jb->leader, jb->arrived_ms, &jb->headers) != 0 ||
+        curl_easy_setopt(jb->easy, CURLOPT_HTTPHEADER, jb->headers) != CURLE_OK)
+        job_end(f, jb, CURLE_OUT_OF_MEMORY);
+    else
+        start(f, jb);
+}
+
+/* Starts the requests alone whose leader's clock became known; asks for a probe for the
+ * first that still waits, or for the next batch's leader. */
+static void start_clocked(http_forward *f)
+{
+    for (forward_job **link = &f->unclocked; *link;) {
+        forward_job *jb = *link;
+        if (clocked(f, jb->leader)) {
+            *link = jb->next;
+            jb->next = NULL;
+            start_alone(f, jb);
+        } else {
+            link = &jb->next;
+        }
+    }
+    if (f->pending && !clocked(f, f->pending->leader))
+        probe_start(f, f->pending);
+    else if (f->unclocked)
+        probe_start(f, f->unclocked);
 }
 
 /* The next batch: the requests waiting, in order, as many as go to the same leader and
  * fit, as one transfer. */
 static void batch_start(http_forward *f)
 {
-    /* Those that waited here past their time go no further. */
-    int64_t now = clock_now_ms();
-    while (f->pending && now - f->pending->arrived_ms > f->within_ms) {
-        forward_job *late = f->pending;
-        f->pending = late->next;
-        cluster_count_late(f->cl, 0);
-        job_late(late);
-    }
-    if (!f->pending) {
-        f->pending_tail = NULL;
-        return;
-    }
     forward_job *bj = calloc(1, sizeof *bj);
     forward_job *first = f->pending;
     size_t bytes = 0;
@@ -762,16 +875,19 @@ static void *forward_main(void *arg)
                 else
                     f->pending = jb;
                 f->pending_tail = jb;
-            } else if (deadline_header(f, jb->leader, jb->arrived_ms, &jb->headers) != 0 ||
-                       curl_easy_setopt(jb->easy, CURLOPT_HTTPHEADER, jb->headers) != CURLE_OK) {
-                job_end(f, jb, CURLE_OUT_OF_MEMORY);
+            } else if (clocked(f, jb->leader)) {
+                start_alone(f, jb);
             } else {
-                start(f, jb);
+                jb->next = f->unclocked;
+                f->unclocked = jb;
             }
         }
         if (stop)
             break;
-        while (f->pending && f->batches_out < f->batches_max)
+        drop_late(f);
+        start_clocked(f);
+        while (f->pending && f->batches_out < f->batches_max &&
+               clocked(f, f->pending->leader))
             batch_start(f);
         int running;
         curl_multi_perform(f->multi, &running);
@@ -782,7 +898,7 @@ static void *forward_main(void *arg)
             next_check = now + FORWARD_GONE_MS;
         }
         /* A batch that came back makes room for the next at once. */
-        if (f->pending && f->batches_out < f->batches_max)
+        if (f->pending && f->batches_out < f->batches_max && clocked(f, f->pending->leader))
             continue;
         curl_multi_poll(f->multi, NULL, 0, FORWARD_GONE_MS, NULL);
     }
@@ -791,13 +907,15 @@ static void *forward_main(void *arg)
         f->pending = jb->next;
         job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
     }
+    while (f->unclocked) {
+        forward_job *jb = f->unclocked;
+        f->unclocked = jb->next;
+        job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+    }
     while (f->active) {
         forward_job *jb = f->active;
         active_remove(f, jb);
-        if (jb->members)
-            batch_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
-        else
-            job_end(f, jb, CURLE_ABORTED_BY_CALLBACK);
+        end_transfer(f, jb, CURLE_ABORTED_BY_CALLBACK);
     }
     return NULL;
 }

@@ -350,6 +350,27 @@ static enum MHD_Result route_batch(http_server *h, struct MHD_Connection *c, req
     return batch_route(h, c, q, method, addr, alen);
 }
 
+/* GET /_stsd/clock on a cluster node: its clock, for a follower's deadlines
+ * (http_forward.c); nothing else is said or done. Elsewhere, a command's path. */
+static enum MHD_Result route_clock(http_server *h, struct MHD_Connection *c, request *q,
+                                   const char *method)
+{
+    if (!h->srv->cluster || strcmp(method, "GET") != 0)
+        return route_command(h, c, q, method);
+    buf hdrs = BUF_INIT;
+    answer_page_headers(&hdrs, "text/plain; charset=UTF-8", NULL, -1);
+    answer_header_str(&hdrs, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    answer_clock(&hdrs);
+    enum MHD_Result ret = answer_queue(c, MHD_HTTP_OK, &hdrs, "", 0);
+    buf_free(&hdrs);
+    return ret;
+}
+
+static int is_clock(const char *path, size_t len, const char *method)
+{
+    return len == sizeof CLOCK_PATH - 1 && memcmp(path, CLOCK_PATH, len) == 0;
+}
+
 static int is_batch(const char *path, size_t len, const char *method)
 {
     return len == sizeof BATCH_PATH - 1 && memcmp(path, BATCH_PATH, len) == 0;
@@ -378,6 +399,7 @@ static const struct route {
     {is_ui,      route_ui,      1},
     {is_metrics, route_metrics, 0},
     {is_batch,   route_batch,   1},     /* its body is a batch, not parameters */
+    {is_clock,   route_clock,   1},
     {NULL,       route_command, 0},
 };
 

@@ -1197,6 +1197,17 @@ class ClusterView(BrowserCase):
         self.assertEqual(self.d.find_element(By.ID, 'cluster-summary').text,
                          f'3 nodes, node {new} leads')
         self.shot('cluster-failover')
+        # The dead node is shown dead: unreachable, from the new leader's verdict, within a
+        # few seconds (three election timeouts without a word), and the others up.
+        health = lambda: {int(tr.get_attribute('data-node')):
+                          tr.find_elements(By.CSS_SELECTOR, 'td')[4].text
+                          for tr in self.d.find_elements(By.CSS_SELECTOR, '#cluster-body tr')}
+        self.wait(lambda d: health().get(leader.id, '').startswith('unreachable'), 10)
+        others = {i: t for i, t in health().items() if i != leader.id}
+        self.assertTrue(all(t.startswith('up') for t in others.values()), others)
+        self.assertIn('heard', others[new], 'the follower does not say when it last heard '
+                      'from its leader: %r' % others)
+        self.shot('cluster-dead-node')
         errors = [e for e in self.d.get_log('browser') if e['level'] == 'SEVERE']
         self.assertEqual(errors, [])
 

@@ -2,8 +2,9 @@
 // cluster.js - the replicas, as the node that serves this page sees them (polled with
 // CLUSTER instead of STATUS while this view is open; CLUSTER is never forwarded, so it
 // answers while there is no leader): this node's role, the leader and since when, the
-// term and indexes, and each node with its URL, role and lag, the leader's row and this
-// node's marked. Its tab shows only on a cluster node (api.js's clusterSeen).
+// term and indexes, and each node with its URL, role, lag and health (up or unreachable,
+// as the leader sees it, and how long ago it was heard from where this node knows), the
+// leader's row and this node's marked. Its tab shows only on a cluster node (api.js's clusterSeen).
 import {get, clusterSeen} from './api.js';
 import {h, fill, fmtInt, fmtDuration} from './util.js';
 
@@ -11,6 +12,17 @@ import {h, fill, fmtInt, fmtDuration} from './util.js';
 // leader hears from every follower).
 const ROLE_TEXT = {'?': '—'};
 const ROLE_TITLE = {'?': 'Not known here: only the leader hears from every follower'};
+
+// A node's health as a cell: the leader's verdict, and how long ago the node was heard
+// from where this node knows it (the leader: every node; a follower: its leader).
+function healthText(n) {
+  if (!n.health) return '—';
+  const heard = n.heard_ms_ago === null || n.heard_ms_ago === undefined ? ''
+    : `, heard ${fmtDuration(n.heard_ms_ago / 1000)} ago`;
+  return n.health === 'unreachable' && n.health_since
+    ? `unreachable for ${fmtDuration((Date.now() - Date.parse(n.health_since)) / 1000)}${heard}`
+    : `${n.health}${heard}`;
+}
 
 // Links only to http(s) URLs: the URLs are the configuration's, shown as text anyway.
 function safeUrl(u) {
@@ -36,7 +48,8 @@ export function clusterView() {
       h('th', {scope: 'col'}, 'URL'),
       h('th', {scope: 'col'}, 'Role'),
       h('th', {scope: 'col', class: 'num'}, 'Match index'),
-      h('th', {scope: 'col', class: 'num'}, 'Lag (entries)'))),
+      h('th', {scope: 'col', class: 'num'}, 'Lag (entries)'),
+      h('th', {scope: 'col'}, 'Health'))),
     tbody);
   const wrap = h('div', {class: 'table-wrap'}, table);
 
@@ -51,7 +64,9 @@ export function clusterView() {
     const role = h('td', {'data-label': 'Role'});
     const match = h('td', {class: 'num', 'data-label': 'Match index'});
     const lag = h('td', {class: 'num', 'data-label': 'Lag (entries)'});
-    r = {tr: h('tr', {'data-node': id}, th, url, role, match, lag), th, link, role, match, lag};
+    const health = h('td', {class: 'health', 'data-label': 'Health'});
+    r = {tr: h('tr', {'data-node': id}, th, url, role, match, lag, health),
+      th, link, role, match, lag, health};
     rows.set(id, r);
     return r;
   }
@@ -115,6 +130,11 @@ export function clusterView() {
       r.match.textContent = fmtInt(n.match_index);
       r.lag.textContent = fmtInt(n.lag);
       r.lag.classList.toggle('bad', n.lag > 0);
+      r.health.textContent = healthText(n);
+      r.health.classList.toggle('bad', n.health === 'unreachable');
+      r.health.title = n.health_since
+        ? `${n.health} since ${new Date(n.health_since).toLocaleTimeString()}, as the leader saw it`
+        : '';
       r.tr.classList.toggle('leader', isLeader);
       r.tr.classList.toggle('self', isSelf);
       if (isSelf) r.tr.setAttribute('aria-current', 'true');
@@ -145,6 +165,7 @@ export function clusterView() {
     h('div', {class: 'view-head'}, h('h1', {id: 'cluster-h'}, 'Cluster'), summary),
     notice, stats, wrap,
     h('p', {class: 'muted'}, 'As this node sees it. Only the leader knows how far each '
-      + 'follower lags; a follower knows the leader and itself.'));
+      + 'follower lags; every node shows the leader\'s verdict of which nodes answer '
+      + '(unreachable: nothing heard for three election timeouts).'));
   return {el, poll, update, title: 'Cluster'};
 }

@@ -340,7 +340,8 @@ test-asan:
 		python3 tests/cluster/test_cluster.py build/asan/stsd test_every_command_through_each_node \
 		test_rolling_restart test_replace_node_under_load test_save_writes_on_all_three \
 		test_compaction_bounds_directories test_standby_serves_from_memory \
-		test_deposed_leader_keeps_process test_follower_reads test_batched_forwards
+		test_deposed_leader_keeps_process test_follower_reads test_batched_forwards \
+		test_late_forward_never_runs test_dead_node_shown_dead
 
 # The soak (tests/soak/soak.py): a sanitizer build under every command and every kind of
 # bad client for SOAK_SECONDS (60), stopped with SIGTERM and restarted on its state.

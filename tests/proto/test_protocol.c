@@ -288,6 +288,60 @@ static void test_files(void **state)
     assert_int_equal(temp, 0);
 }
 
+/* SAVE once, its page the reference's; the file it names (X-STS-File) into name. */
+static void save_named(const char *target, char *name, size_t size)
+{
+    http_reply r;
+    char page[256];
+    assert_int_equal(http_get(d.port, target, &r), 0);
+    assert_int_equal(r.status, 200);
+    page_ok(page, sizeof page, "5");
+    assert_string_equal(r.body, page);
+    assert_int_equal(http_header(&r, "X-STS-File", name, size), 0);
+    http_reply_free(&r);
+}
+
+/* Two timestamped SAVEs in one second leave two files, each answer naming its own: the
+ * second is "<stamp>-2.<name>", never the first's file replaced. */
+static void test_save_names_its_file(void **state)
+{
+    (void)state;
+    expect_ok("/sts/INITFILE?FILENAME=logins.csv", "5");
+    char a[256], b[256];
+    for (int tries = 0;; tries++) {
+        save_named("/sts/SAVE?FILENAME=logins.csv&ADD_TIMESTAMP=true", a, sizeof a);
+        save_named("/sts/SAVE?FILENAME=logins.csv&ADD_TIMESTAMP=true", b, sizeof b);
+        /* The same second, unless the clock turned between the two: then again. */
+        if (strncmp(a, b, 18) == 0)
+            break;
+        assert_true(tries < 5);
+    }
+    /* The second of the second carries a suffix; the first may too, when the SAVE of
+     * test_files took the bare name in the same second. */
+    assert_string_not_equal(a, b);
+    assert_int_equal(b[18], '-');
+    assert_non_null(strstr(b + 18, ".logins.csv"));
+    char *ta = td_read_file(&d, a, NULL), *tb = td_read_file(&d, b, NULL);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_int_equal(strlen(ta), 15);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+    /* Without a timestamp the header names the client's own name, replaced as before. */
+    save_named("/sts/SAVE?FILENAME=logins.csv&ADD_TIMESTAMP=false", a, sizeof a);
+    assert_string_equal(a, "logins.csv");
+    /* JSON carries it as "file". */
+    http_reply r;
+    assert_int_equal(http_get(d.port, "/sts/SAVE?FILENAME=logins.csv&FORMAT=JSON", &r), 0);
+    assert_int_equal(http_header(&r, "X-STS-File", b, sizeof b), 0);
+    char field[300];
+    snprintf(field, sizeof field, "\"file\":\"%s\"", b);
+    assert_non_null(strstr(r.body, field));
+    assert_non_null(strstr(r.body, "\"lines\":5"));
+    http_reply_free(&r);
+}
+
 static void test_bad_requests(void **state)
 {
     http_reply r;
@@ -496,6 +550,7 @@ int main(void)
         cmocka_unit_test(test_regex_limit),
         cmocka_unit_test(test_status_sorted),
         cmocka_unit_test(test_files),
+        cmocka_unit_test(test_save_names_its_file),
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_config_page),
         cmocka_unit_test(test_stop),

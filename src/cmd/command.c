@@ -96,10 +96,12 @@ static const cmd_def commands[] = {
      "Every list and its length, sorted by name (in JSON: also on loan, waiters, rates, "
      "time to empty).",
      {{0}}},
-    {"SAVE", cmd_save, CMD_REF | CMD_ADMIN, FIELD_COUNT,
-     "Write the list to the dataset directory, atomically. Answers the number of lines.",
+    {"SAVE", cmd_save, CMD_REF | CMD_ADMIN | CMD_JSON, FIELD_COUNT,
+     "Write the list to the dataset directory, atomically. Answers the number of lines; "
+     "the header X-STS-File names the file written.",
      {P_FILENAME, {"ADD_TIMESTAMP", "true|false", 1, "name the file "
-      "yyyyMMddTHHhmmmsss.file.csv (default: jmeterPlugin.sts.addTimestamp)"}}},
+      "yyyyMMddTHHhmmmsss.file.csv, never one that exists: a second SAVE in that second "
+      "writes yyyyMMddTHHhmmmsss-2.file.csv (default: jmeterPlugin.sts.addTimestamp)"}}},
     {"RESET", cmd_reset, CMD_REF | CMD_CHANGES | CMD_ADMIN, FIELD_MESSAGE,
      "Empty the list (it stays, with 0 lines).",
      {P_FILENAME}},

@@ -2,9 +2,12 @@
 /* test_protocol.c - every command, check order and KO message on a real stsd, beyond the
  * reference transcript: methods, binary values, limits, files, charsets, STOP. */
 #include <dirent.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <regex.h>
 #include <setjmp.h>
@@ -420,6 +423,39 @@ static void test_startup_errors(void **state)
     td_cleanup(&c);
 }
 
+/* A port in use: the message names it and the ways to choose another, and comes before
+ * any list is loaded (a big initFileAtStartup is not waited for in vain). */
+static void test_busy_port(void **state)
+{
+    (void)state;
+    daemon_proc c;
+    assert_int_equal(td_mkdirs(&c), 0);
+    td_write_file(&c, "a1.csv", "x\n", 2);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = td_sockaddr4("127.0.0.1");
+    socklen_t len = sizeof sa;
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    char port[48];
+    snprintf(port, sizeof port, "-DjmeterPlugin.sts.port=%d", ntohs(sa.sin_port));
+    const char *busy[] = {port, "-DjmeterPlugin.sts.initFileAtStartup=a1.csv", NULL};
+    int status;
+    assert_int_not_equal(td_start_as(&c, "127.0.0.1", busy, &status), 0);
+    assert_int_equal(status, 1);
+    const char *log = td_log(&c);
+    char said[96];
+    snprintf(said, sizeof said, "port %d: Address already in use", ntohs(sa.sin_port));
+    assert_non_null(strstr(log, said));
+    assert_non_null(strstr(log, "make run RUN_ARGS=--port=N"));
+    assert_non_null(strstr(log, "stsd --port N"));
+    assert_non_null(strstr(log, "jmeterPlugin.sts.port=N"));
+    assert_null(strstr(log, "INITFILE"));
+    close(fd);
+    td_cleanup(&c);
+}
+
 static void test_init_at_startup(void **state)
 {
     daemon_proc c;
@@ -556,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_charsets),
         cmocka_unit_test(test_startup_errors),
+        cmocka_unit_test(test_busy_port),
         cmocka_unit_test(test_init_at_startup),
         cmocka_unit_test(test_enter_and_signals),
     };

@@ -32,7 +32,7 @@ static int install_list(const cmd_server *srv, const char *verb, const char *nam
         cmd_ko_store(r, rc, name, strlen(name));
         return -1;
     }
-    log_info("%s %s: %zu lines in %.3f s", verb, name, n,
+    log_info("%s %s: %zu %s in %.3f s", verb, name, n, n == 1 ? "line" : "lines",
              (double)(clock_now_ns() - t0_ns) / 1e9);
     r->kind = REPLY_OK;
     buf_printf(&r->text, "%zu", n);

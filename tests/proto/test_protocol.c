@@ -471,6 +471,9 @@ static void test_init_at_startup(void **state)
     assert_string_equal(r.body, "<html><title>OK</title>\n<body>\na1.csv = 1<br />\n"
                                 "a2.csv = 2<br />\n</body></html>");
     http_reply_free(&r);
+    /* One line is a line in the log, two are lines. */
+    assert_non_null(strstr(td_log(&c), "INITFILE a1.csv: 1 line in "));
+    assert_non_null(strstr(td_log(&c), "INITFILE a2.csv: 2 lines in "));
     assert_int_equal(td_stop(&c, 0), 0);
     const char *list[] = {"-DjmeterPlugin.sts.initFileAtStartup=b.txt, a2.csv", NULL};
     assert_int_equal(td_start(&c, list), 0);

@@ -105,6 +105,16 @@ static void test_methods(void **state)
                        "Content-Length: 0\r\n\r\n";
     assert_int_equal(http_raw(d.port, help, strlen(help), &r), 0);
     assert_memory_equal(r.body, "<html><head><title>Help URL for the dataset</title><head>", 57);
+    /* After the reference's prefix, lines a terminal can show: none over 1,000 bytes. */
+    int lines = 0;
+    size_t longest = 0;
+    for (const char *l = r.body; *l; lines++) {
+        size_t n = strcspn(l, "\n");
+        longest = n > longest ? n : longest;
+        l += n + (l[n] == '\n');
+    }
+    assert_true(lines > 100);
+    assert_true(longest < 1000);
     http_reply_free(&r);
     expect_ko("/sts/READ/extra?FILENAME=logins.csv", "unknown command !");
     expect_ko("/stsREAD", "unknown command !");

@@ -412,8 +412,16 @@ void command_exec(const cmd_server *srv, const cmd_request *q, cmd_result *r)
         r->kind = REPLY_HELP;
         return;
     }
-    if (r->cmd < 0)
-        return cmd_ko(r, 404, MSG_UNKNOWN);
+    if (r->cmd < 0) {
+        cmd_ko(r, 404, MSG_UNKNOWN);
+        /* JSON is stsd's own: it may say which, and where the commands are listed. */
+        if (r->json) {
+            cmd_ko_format(r, "unknown command \"%.*s\": GET /sts/ lists the commands !",
+                          (int)(q->path_len > 64 ? 64 : q->path_len), q->path);
+            r->status = 404;
+        }
+        return;
+    }
     r->field = c->field;
     if ((c->flags & CMD_CHANGES) && srv->j && journal_broken(srv->j))
         return cmd_ko(r, 503, MSG_JOURNAL);

@@ -126,7 +126,8 @@ static int save_line(const char *s, size_t len, void *ctx)
 
 /* Moves tmp to a name no file of the directory has: "<stamp>.<name>", else
  * "<stamp>-2.<name>", "<stamp>-3.<name>"... (the first that is free, written into out).
- * Returns 0, or -1 with errno set (EEXIST once SAVE_SUFFIX_MAX names are all taken). */
+ * Returns 0 when tmp was renamed, 1 when it was linked (tmp still there, for the caller
+ * to remove), or -1 with errno set (EEXIST once SAVE_SUFFIX_MAX names are all taken). */
 static int install_new(dataset *d, const char *tmp, const char *stamp, const char *name,
                        char *out, size_t size)
 {

@@ -212,7 +212,7 @@ $(BUILD)/tests/test_commands: $(BUILD)/stsd.8
 $(BUILD)/obj $(BUILD)/obj/tests $(BUILD)/tests:
 	$(Q)mkdir -p $@
 
-# The example datasets loaded, in the foreground; RUN_ARGS adds options (--port 9292).
+# The example datasets loaded, in the foreground; RUN_ARGS adds options (--port 9393).
 run: all
 	@$(BUILD)/stsd --config conf/run.properties $(RUN_ARGS)
 

@@ -45,5 +45,13 @@ say "FIND: the line of login7 (KEEP=TRUE leaves it in the list)"
 sts 'FIND?FILENAME=logins.csv&LINE=login7%3B&FIND_MODE=SUBSTRING&KEEP=TRUE'
 
 say "SAVE at the end: what is left of queue.csv goes to a timestamped file"
-echo "saved $(sts 'SAVE?FILENAME=queue.csv&ADD_TIMESTAMP=true') lines to the dataset directory," \
-     "in a file named like 20240520T16h33m27s.queue.csv"
+# The page is the reference's (the count); the X-STS-File header names the file written,
+# which a second SAVE in the same second never replaces (it gets a -2).
+page=$(curl -fsS -D "${TMPDIR:-/tmp}/tour-save.$$" "$STS/SAVE?FILENAME=queue.csv&ADD_TIMESTAMP=true") ||
+    { echo "tour: SAVE: no answer from $STS" >&2; exit 1; }
+file=$(sed -n 's/^X-STS-File: *\([^[:space:]]*\).*/\1/p' "${TMPDIR:-/tmp}/tour-save.$$")
+rm -f "${TMPDIR:-/tmp}/tour-save.$$"
+case "$page" in *"<title>OK</title>"*) ;; *) echo "tour: SAVE: $page" >&2; exit 1 ;; esac
+[ -n "$file" ] || { echo "tour: SAVE named no file (X-STS-File)" >&2; exit 1; }
+echo "saved $(printf '%s' "$page" | sed -n 's|.*<body>\(.*\)</body>.*|\1|p') lines to $file" \
+     "in the dataset directory"

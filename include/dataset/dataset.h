@@ -70,6 +70,13 @@ dataset_rc dataset_load_text(dataset *d, const char *text, size_t len, list **ou
  * directory). */
 dataset_rc dataset_save(dataset *d, const char *name, const list *l);
 
+/* SAVE with a timestamp: as dataset_save, to "<stamp>.<name>", or when a file has that
+ * name already (two SAVEs in one second), to "<stamp>-2.<name>", "-3"...: a snapshot is
+ * never replaced. The name written goes into out (size bytes, NAME_MAX + 1 is enough).
+ * DATASET_IO with EEXIST when 999 names are taken. */
+dataset_rc dataset_save_new(dataset *d, const char *stamp, const char *name, const list *l,
+                            char *out, size_t size);
+
 /* The file names of the directory (regular files and symlinks that stay inside), sorted,
  * for initFileAtStartup with a regex. Calls fn per name; returns 0 or -1 on error. */
 int dataset_list_files(dataset *d, int (*fn)(const char *name, void *ctx), void *ctx);

@@ -27,6 +27,14 @@ typedef struct http_access {
  * dual-stack sockets. Returns the socket, or -1 with a message in err. */
 int http_listen(const char *bind, int port, int *bound, buf *err);
 
+/* http_listen in two steps, so that a busy port is known before the start loads any list
+ * while clients still meet a refusal until the server is ready: http_bind binds without
+ * listening (the port is held; the message of a port in use says how to choose another),
+ * http_listen_bound then listens on that socket. Each returns as http_listen does; on
+ * error http_listen_bound leaves fd to its caller to close. */
+int http_bind(const char *bind, int port, int *bound, buf *err);
+int http_listen_bound(int fd, const char *bind, int port, buf *err);
+
 /* Starts serving on listening socket fd (which h then owns) with conf's threads and
  * limits and acc's rules (acc may be NULL: open to all, plain HTTP); commands run
  * against srv. on_stop is called (from an HTTP thread) once a STOP

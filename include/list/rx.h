@@ -14,6 +14,11 @@ typedef struct rx rx;
 rx *rx_get(const char *p, size_t len, int whole);
 void rx_release(rx *r);
 
+/* Why pattern p[0..len) does not compile (as rx_get with whole would): pcre2's message
+ * into msg (size bytes) and the offset in the pattern where it stopped. Returns 0, or -1
+ * if the pattern compiles after all. */
+int rx_explain(const char *p, size_t len, int whole, char *msg, size_t size, size_t *offset);
+
 /* 1 if r matches s[0..len), 0 if not, RX_LIMIT if the match or depth limit was hit (or
  * another matching error). Uses a per-thread match data block: no allocation per call.
  * Fits list_match_fn's contract: list_scan passes RX_LIMIT through, distinct from its -1. */

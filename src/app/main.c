@@ -241,6 +241,7 @@ typedef struct app {
     cmd_server srv;
     buf state_dir;            /* the journal's, when it is on */
     replica rep;              /* the cluster's side (rep.c NULL: alone) */
+    int listen_fd;            /* the port bound by open_state until start_serving listens */
 } app;
 
 /* SIGHUP: the TLS pair again, and the audit log at its path (logrotate moved it). */
@@ -308,6 +309,12 @@ static int open_state(app *a)
     stats_start();
     log_json_install(conf->log_json);
     log_info("stsd %s starting", STSD_VERSION);
+    /* The port before anything else: a busy one must not cost the wait of a big load. */
+    a->listen_fd = http_bind(conf->bind, conf->port, &a->conf.port, &a->err);
+    if (a->listen_fd < 0) {
+        log_error("%s", a->err.data);
+        return -1;
+    }
     a->ds = dataset_open(conf->dataset_dir, conf->charset_read, conf->charset_write, &a->err);
     if (!a->ds) {
         log_error("%s", a->err.data);
@@ -355,11 +362,20 @@ static void on_lease_expired(void *ctx, const char *name, const char *line, size
 static int start_serving(app *a)
 {
     config *conf = &a->conf;
-    /* Bind first, so that CONFIG shows the port really bound when 0 asked for any. */
-    int fd = http_listen(conf->bind, conf->port, &conf->port, &a->err);
-    a->rep = (replica){NULL, &a->srv, request_stop, &stopping, 0};
-    if (fd >= 0 && conf->cluster_self && replica_start(&a->rep, a->state_dir.data) != 0)
+    /* Bound in open_state, so that CONFIG shows the port really bound when 0 asked for
+     * any; listening only now that the lists are loaded. */
+    int fd = a->listen_fd;
+    a->listen_fd = -1;  /* http_start takes it, even when it fails */
+    if (http_listen_bound(fd, conf->bind, conf->port, &a->err) != 0) {
+        log_error("%s", a->err.data);
+        close(fd);
         return -1;
+    }
+    a->rep = (replica){NULL, &a->srv, request_stop, &stopping, 0};
+    if (conf->cluster_self && replica_start(&a->rep, a->state_dir.data) != 0) {
+        close(fd);
+        return -1;
+    }
     if (fd < 0 ||
         !(a->http = http_start(conf, &a->srv, &a->acc.http, fd, request_stop, &a->err))) {
         log_error("%s", a->err.data);
@@ -427,6 +443,8 @@ static void shut_down(app *a, int status)
     /* No request is running any more: raft stops before the journal it writes into. */
     replica_stop(&a->rep);
     park_lot_free(a->lot);
+    if (a->listen_fd >= 0)       /* a start that failed between the bind and the listen */
+        close(a->listen_fd);
     /* No request is running any more: what the audit log holds goes to its file. */
     audit_close(a->audit);
     a->audit = NULL;
@@ -452,7 +470,7 @@ static void shut_down(app *a, int status)
 int main(int argc, char **argv)
 {
     app a = {.cli = {CONFIG_RUN, 0, 0, NULL}, .err = BUF_INIT, .acc = ACCESS_RULES_INIT,
-             .state_dir = BUF_INIT};
+             .state_dir = BUF_INIT, .listen_fd = -1};
     int status = 1;
     if (config_defaults(&a.conf) != 0) {
         fprintf(stderr, "stsd: out of memory\n");

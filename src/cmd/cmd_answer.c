@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/utf8.h"
+#include "list/rx.h"
 
 #define MSG_FILE_NOT_FOUND "file not found !"
 #define MSG_NOT_LOADED     " not loaded yet !"
@@ -33,6 +34,39 @@ void cmd_ko(cmd_result *r, unsigned status, const char *msg)
     r->kind = REPLY_KO;
     r->status = status;
     buf_puts(&r->text, msg);
+}
+
+void cmd_ko_illegal(cmd_result *r, const char *param, const char *s, size_t len)
+{
+    cmd_ko(r, 400, MSG_ILLEGAL);
+    if (!r->json)
+        return;
+    size_t i = 0;
+    for (; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '/' || c == '\\' || c == ':' || c < 0x20 || c == 0x7f)
+            break;
+    }
+    unsigned char c = i < len ? (unsigned char)s[i] : 0;
+    if (len == 0)
+        cmd_ko_format(r, "Illegal character found: %s is empty !", param);
+    else if (i == len)
+        cmd_ko_format(r, "Illegal character found: %s may not be \"%.*s\" !", param,
+                      (int)len, s);
+    else if (c >= 0x20 && c != 0x7f)
+        cmd_ko_format(r, "Illegal character found: '%c' at byte %zu of %s !", c, i + 1, param);
+    else
+        cmd_ko_format(r, "Illegal character found: the control byte 0x%02x at byte %zu of %s !",
+                      c, i + 1, param);
+}
+
+void cmd_ko_regex(cmd_result *r, const char *pattern, size_t len, int whole)
+{
+    char msg[160];
+    size_t off;
+    cmd_ko(r, 400, MSG_REGEX);
+    if (r->json && rx_explain(pattern, len, whole, msg, sizeof msg, &off) == 0)
+        cmd_ko_format(r, "Regex compile error: %s, at offset %zu of the pattern !", msg, off);
 }
 
 void cmd_ko_format(cmd_result *r, const char *fmt, ...)

@@ -62,6 +62,12 @@ void cmd_read_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, 
 void cmd_find_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen);
 /* A count's answer (LENGTH, LEASES): n, or the KO for the store's rc. */
 void cmd_count_answer(cmd_result *r, store_rc rc, const char *name, size_t nlen, size_t n);
+/* The reference's "Illegal character found !" KO (400); in JSON it says which byte of
+ * parameter param (s[0..len), a name the dataset's rules or a NUL refused) and where. */
+void cmd_ko_illegal(cmd_result *r, const char *param, const char *s, size_t len);
+/* The reference's "Regex compile error !" KO (400); in JSON with pcre2's message and the
+ * offset where pattern[0..len) stopped compiling (whole as rx_get's). */
+void cmd_ko_regex(cmd_result *r, const char *pattern, size_t len, int whole);
 /* Adds header name: value (C strings) to r's answer; out of memory sets r->headers.oom. */
 void cmd_header(cmd_result *r, const char *name, const char *value);
 /* Appends s[0..len) percent-encoded, every byte but A-Z a-z 0-9 - . _ ~ as %XX: any

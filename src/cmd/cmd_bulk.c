@@ -110,7 +110,7 @@ void cmd_addmulti(const cmd_server *srv, const params *p, cmd_result *r)
     if (unique < 0)
         return cmd_ko(r, 400, MSG_UNIQUE);
     if (strlen(name) != nlen)
-        return cmd_ko(r, 400, MSG_ILLEGAL);
+        return cmd_ko_illegal(r, "FILENAME", name, nlen);
     if (params_get(p, PARAM_LINES, &blen) && params_line_count(p))
         return cmd_ko(r, 400, MSG_TWO_SOURCES);
     n = cmd_bulk_lines(p, &v);
@@ -151,7 +151,7 @@ void cmd_drop(const cmd_server *srv, const params *p, cmd_result *r)
         if (plen == 0)
             return cmd_ko(r, 400, MSG_EMPTY_PREFIX);
         if (strlen(prefix) != plen)
-            return cmd_ko(r, 400, MSG_ILLEGAL);
+            return cmd_ko_illegal(r, "PREFIX", prefix, plen);
         size_t n;
         store_rc rc = store_drop_prefix(srv->st, prefix, &n, &r->lsn);
         if (n)

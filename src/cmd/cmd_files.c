@@ -6,6 +6,7 @@
 #include "cluster/cluster.h"
 #include "hold/commit.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -31,7 +32,7 @@ static int install_list(const cmd_server *srv, const char *verb, const char *nam
         cmd_ko_store(r, rc, name, strlen(name));
         return -1;
     }
-    log_info("%s %s: %zu lines in %.3f s", verb, name, n,
+    log_info("%s %s: %zu %s in %.3f s", verb, name, n, n == 1 ? "line" : "lines",
              (double)(clock_now_ns() - t0_ns) / 1e9);
     r->kind = REPLY_OK;
     buf_printf(&r->text, "%zu", n);
@@ -103,17 +104,14 @@ void cmd_load(const cmd_server *srv, const params *p, cmd_result *r)
         install_list(srv, "LOAD", name, l, t0, r);
 }
 
-/* SAVE's file name: name, after "yyyyMMddTHHhmmmsss." when stamp is set. */
-static void save_target(char *target, size_t size, const char *name, int stamp)
+/* SAVE's stamp, "yyyyMMddTHHhmmmsss" in local time, as the reference writes it. */
+static void save_stamp(char *stamp, size_t size)
 {
-    size_t off = 0;
-    if (stamp) {
-        time_t now = time(NULL);
-        struct tm tm;
-        localtime_r(&now, &tm);
-        off = strftime(target, size, "%Y%m%dT%Hh%Mm%Ss.", &tm);
-    }
-    snprintf(target + off, size - off, "%s", name);
+    time_t now = time(NULL);
+    struct tm tm;
+    localtime_r(&now, &tm);
+    if (strftime(stamp, size, "%Y%m%dT%Hh%Mm%Ss", &tm) == 0)
+        stamp[0] = '\0';
 }
 
 void cmd_save(const cmd_server *srv, const params *p, cmd_result *r)
@@ -131,17 +129,45 @@ void cmd_save(const cmd_server *srv, const params *p, cmd_result *r)
         return cmd_ko(r, 404, MSG_NO_LIST);
     if (rc != STORE_OK)
         return cmd_ko_store(r, rc, name, strlen(name));
-    char target[DATASET_NAME_MAX + 32];
-    save_target(target, sizeof target, name, stamp);
-    dataset_rc drc = dataset_save(srv->ds, target, copy);
+    /* A timestamped name is the server's choice, so it never replaces a file (the
+     * reference's second SAVE in a second replaced the first); a name without one is the
+     * client's, replaced as the reference replaces it. */
+    char target[NAME_MAX + 1], when[32];
+    dataset_rc drc;
+    if (stamp) {
+        save_stamp(when, sizeof when);
+        drc = dataset_save_new(srv->ds, when, name, copy, target, sizeof target);
+    } else {
+        snprintf(target, sizeof target, "%s", name);
+        drc = dataset_save(srv->ds, target, copy);
+    }
     size_t n = list_length(copy);
     list_free(copy);
     if (drc != DATASET_OK)
         return cmd_ko_dataset(r, drc);
-    log_info("SAVE %s: %zu lines to %s", name, n, target);
+    log_info("SAVE %s: %zu %s to %s", name, n, n == 1 ? "line" : "lines", target);
     /* Every node keeps the results: answered once the others have the file too. */
     if (srv->cluster && cluster_replicate_save(srv->cluster, dataset_path(srv->ds), target))
         return cmd_ko(r, 503, COMMIT_UNKNOWN);
+    /* The file's name: a header beside the reference's page, a field in JSON. */
+    buf enc = BUF_INIT;
+    if (cmd_percent(&enc, target, strlen(target)) != 0)
+        return cmd_ko(r, 503, MSG_NOMEM);
+    cmd_header(r, "X-STS-File", enc.data);
+    buf_free(&enc);
+    if (r->json) {
+        json j;
+        char num[32];
+        snprintf(num, sizeof num, "%zu", n);
+        cmd_json_start(r, &j);
+        json_key(&j, "message");
+        json_str(&j, num, strlen(num));
+        json_key(&j, "lines");
+        json_uint(&j, n);
+        json_line(&j, "file", target, strlen(target));
+        json_obj_end(&j);
+        return;
+    }
     r->kind = REPLY_OK;
     buf_printf(&r->text, "%zu", n);
 }

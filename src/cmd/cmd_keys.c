@@ -361,7 +361,7 @@ static void del_prefix(const cmd_server *srv, const params *p, cmd_result *r,
     if (plen == 0)
         return cmd_ko(r, 400, MSG_DEL_EMPTY);
     if (strlen(prefix) != plen)
-        return cmd_ko(r, 400, MSG_ILLEGAL);
+        return cmd_ko_illegal(r, "PREFIX", prefix, plen);
     store_rc rc = keys_del_prefix(srv->st, prefix, &n, &r->lsn);
     if (rc != STORE_OK)
         return ko_key(r, rc, prefix, 0);

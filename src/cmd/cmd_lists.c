@@ -215,7 +215,7 @@ void cmd_add(const cmd_server *srv, const params *p, cmd_result *r)
     else if (unique < 0)
         return cmd_ko(r, 400, MSG_UNIQUE);
     if (strlen(name) != nlen)
-        return cmd_ko(r, 400, MSG_ILLEGAL);
+        return cmd_ko_illegal(r, "FILENAME", name, nlen);
     if (srv->conf->max_line && llen > srv->conf->max_line)
         return cmd_ko(r, 413, MSG_LINE_TOO_LONG);
     /* A stored line holding a break would come back from SAVE as two lines (a
@@ -300,7 +300,7 @@ void cmd_find(const cmd_server *srv, const params *p, cmd_result *r)
             return cmd_ko(r, 400, MSG_FIND_MODE);
         if (keep < 0)
             return cmd_ko(r, 400, MSG_FIND_KEEP);
-        return cmd_ko(r, 400, MSG_REGEX);
+        return cmd_ko_regex(r, line, llen, mode == FIND_REGEX_MATCH);
     }
     cmd_find_req q = {name, nlen, line, llen, mode, keep, 0, 0, column, clen, 0, ','};
     size_t wlen;
@@ -424,7 +424,7 @@ void cmd_peek(const cmd_server *srv, const params *p, cmd_result *r)
         if (mode < 0)
             return;
         if (cmd_matcher_init(&cm, mode, pattern, mlen) != 0)
-            return cmd_ko(r, 400, MSG_REGEX);
+            return cmd_ko_regex(r, pattern, mlen, mode == FIND_REGEX_MATCH);
     }
     store_peek_req q = {offset, limit, pattern ? &cm.m : NULL, PEEK_SCAN_MAX, PEEK_BUDGET_MS};
     buf lines = BUF_INIT;

@@ -37,7 +37,7 @@ static const char *checked_name(const char *name, size_t len, cmd_result *r)
     switch (dataset_check_name(name, len)) {
     case DATASET_OK:       return name;
     case DATASET_TOO_LONG: cmd_ko(r, 400, MSG_TOO_LONG); return NULL;
-    default:               cmd_ko(r, 400, MSG_ILLEGAL); return NULL;
+    default:               cmd_ko_illegal(r, "FILENAME", name, len); return NULL;
     }
 }
 

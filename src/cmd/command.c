@@ -96,10 +96,12 @@ static const cmd_def commands[] = {
      "Every list and its length, sorted by name (in JSON: also on loan, waiters, rates, "
      "time to empty).",
      {{0}}},
-    {"SAVE", cmd_save, CMD_REF | CMD_ADMIN, FIELD_COUNT,
-     "Write the list to the dataset directory, atomically. Answers the number of lines.",
+    {"SAVE", cmd_save, CMD_REF | CMD_ADMIN | CMD_JSON, FIELD_COUNT,
+     "Write the list to the dataset directory, atomically. Answers the number of lines; "
+     "the header X-STS-File names the file written.",
      {P_FILENAME, {"ADD_TIMESTAMP", "true|false", 1, "name the file "
-      "yyyyMMddTHHhmmmsss.file.csv (default: jmeterPlugin.sts.addTimestamp)"}}},
+      "yyyyMMddTHHhmmmsss.file.csv, never one that exists: a second SAVE in that second "
+      "writes yyyyMMddTHHhmmmsss-2.file.csv (default: jmeterPlugin.sts.addTimestamp)"}}},
     {"RESET", cmd_reset, CMD_REF | CMD_CHANGES | CMD_ADMIN, FIELD_MESSAGE,
      "Empty the list (it stays, with 0 lines).",
      {P_FILENAME}},
@@ -410,8 +412,16 @@ void command_exec(const cmd_server *srv, const cmd_request *q, cmd_result *r)
         r->kind = REPLY_HELP;
         return;
     }
-    if (r->cmd < 0)
-        return cmd_ko(r, 404, MSG_UNKNOWN);
+    if (r->cmd < 0) {
+        cmd_ko(r, 404, MSG_UNKNOWN);
+        /* JSON is stsd's own: it may say which, and where the commands are listed. */
+        if (r->json) {
+            cmd_ko_format(r, "unknown command \"%.*s\": GET /sts/ lists the commands !",
+                          (int)(q->path_len > 64 ? 64 : q->path_len), q->path);
+            r->status = 404;
+        }
+        return;
+    }
     r->field = c->field;
     if ((c->flags & CMD_CHANGES) && srv->j && journal_broken(srv->j))
         return cmd_ko(r, 503, MSG_JOURNAL);

@@ -539,13 +539,17 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
 {
     const char *val[CTL_MAX_PARAMS] = {0};
     char chosen[CTL_MAX_PARAMS][64];
-    int npos = 0, only_pos = 0;
+    int npos = 0, only_pos = 0, bare_flag = -1;  /* argv index of a true/false flag alone */
     for (; i < argc; i++) {
         const char *a = argv[i];
         if (!only_pos && strcmp(a, "--") == 0) {
             only_pos = 1;
         } else if (only_pos || !is_option_word(a)) {
             int k = positional_of(c, npos++);
+            /* "--keep maybe": the word was meant for the flag, which takes no such value. */
+            if (k < 0 && bare_flag == i - 1)
+                return usage_error("%s: %s takes true or false (alone: true; --no-%s: false),"
+                                   " not %s", verb, argv[bare_flag], argv[bare_flag] + 2, a);
             if (k < 0)
                 return usage_error("%s: too many arguments: %s", verb, a);
             val[k] = a;
@@ -560,9 +564,12 @@ static int run_row(opts *o, const ctl_command *c, const char *verb, int argc, ch
             size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
             int neg = 0, k = option_of(c, a + 2, n, eq != NULL, &neg), rc;
             if (k >= 0) {
+                int at = i;
                 rc = option_value(&c->params[k], neg, eq, argc, argv, &i, chosen[k], &val[k]);
                 if (rc != 0)
                     return rc;
+                if (ctl_param_kind(&c->params[k]) == CTL_BOOL && !neg && !eq && i == at)
+                    bare_flag = i;
                 continue;
             }
             if ((rc = global_option(o, argc, argv, &i)) < 0)

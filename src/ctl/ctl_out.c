@@ -361,7 +361,9 @@ int ctl_finish(const ctl_answer *a, const char *url, const ctl_show *show)
     } else if (ok && ok->type == CJ_BOOL && !ok->b) {
         if (json)
             printf("%s\n", a->body.data);
-        fprintf(stderr, "%s\n", err && err->type == CJ_STRING ? err->s : "KO");
+        /* Prefixed as every other line stsctl writes there, so that a script's log says
+         * whose line it is. */
+        fprintf(stderr, "stsctl: %s\n", err && err->type == CJ_STRING ? err->s : "KO");
         rc = CTL_EXIT_KO;
     } else if (!ok || a->status >= 400) {
         fprintf(stderr, "stsctl: %s: HTTP %ld, not an answer of stsd\n", url,

@@ -40,6 +40,7 @@ static const ctl_result results[] = {
     {"SET", "version", "the key's new version"},
     {"BARRIER", "generation", "the generation that opened"},
     {"DONE", "version", "the key's new version, as set prints it"},
+    {"SAVE", "file", "the name of the file written (--long: its lines too)"},
 };
 
 const ctl_result *ctl_result_of(const char *command)

@@ -17,6 +17,9 @@
 /* Big enough that a SAVE of millions of lines costs a few hundred write calls. */
 #define SAVE_BUF_SIZE (1u << 20)
 
+/* How many SAVEs of one list a second may name apart ("-2" to "-999"): beyond, a KO. */
+#define SAVE_SUFFIX_MAX 999
+
 /* Makes temp names unique between threads of this process; the pid covers other processes. */
 static atomic_ulong tmp_counter;
 
@@ -121,7 +124,41 @@ static int save_line(const char *s, size_t len, void *ctx)
     return rc != 0;
 }
 
-dataset_rc dataset_save(dataset *d, const char *name, const list *l)
+/* Moves tmp to a name no file of the directory has: "<stamp>.<name>", else
+ * "<stamp>-2.<name>", "<stamp>-3.<name>"... (the first that is free, written into out).
+ * Returns 0 when tmp was renamed, 1 when it was linked (tmp still there, for the caller
+ * to remove), or -1 with errno set (EEXIST once SAVE_SUFFIX_MAX names are all taken). */
+static int install_new(dataset *d, const char *tmp, const char *stamp, const char *name,
+                       char *out, size_t size)
+{
+    for (unsigned i = 1; i <= SAVE_SUFFIX_MAX; i++) {
+        int n = i == 1 ? snprintf(out, size, "%s.%s", stamp, name)
+                       : snprintf(out, size, "%s-%u.%s", stamp, i, name);
+        if (n < 0 || (size_t)n >= size || n > NAME_MAX) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        if (renameat2(d->dirfd, tmp, d->dirfd, out, RENAME_NOREPLACE) == 0)
+            return 0;
+        if (errno == EEXIST)
+            continue;
+        if (errno != EINVAL && errno != ENOSYS)
+            return -1;
+        /* A file system without RENAME_NOREPLACE: a hard link refuses an existing name
+         * too; the temp name is then removed by the caller's cleanup. */
+        if (linkat(d->dirfd, tmp, d->dirfd, out, 0) == 0)
+            return 1;
+        if (errno != EEXIST)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* dataset_save and dataset_save_new: stamp NULL writes name (replacing it), otherwise a
+ * new name made of stamp and name by install_new, copied into out. */
+static dataset_rc save_to(dataset *d, const char *stamp, const char *name, const list *l,
+                          char *out, size_t size)
 {
     writer w = {.fd = -1, .cd = (iconv_t)-1, .ascii = d->write_ascii, .rc = DATASET_OK};
     char tmp[NAME_MAX + 1];
@@ -186,13 +223,23 @@ dataset_rc dataset_save(dataset *d, const char *name, const list *l)
         w.err = errno;
         goto cleanup;
     }
-    /* rename replaces a symlink at name itself, never the file it points to. */
-    if (renameat(d->dirfd, tmp, d->dirfd, name) != 0) {
-        w.rc = DATASET_IO;
-        w.err = errno;
-        goto cleanup;
+    if (stamp) {
+        int linked = install_new(d, tmp, stamp, name, out, size);
+        if (linked < 0) {
+            w.rc = DATASET_IO;
+            w.err = errno;
+            goto cleanup;
+        }
+        tmp_exists = linked; /* a link leaves the temp name for the cleanup to remove */
+    } else {
+        /* rename replaces a symlink at name itself, never the file it points to. */
+        if (renameat(d->dirfd, tmp, d->dirfd, name) != 0) {
+            w.rc = DATASET_IO;
+            w.err = errno;
+            goto cleanup;
+        }
+        tmp_exists = 0;
     }
-    tmp_exists = 0;
     if (fsync(d->dirfd) != 0) {
         w.rc = DATASET_IO;
         w.err = errno;
@@ -211,3 +258,14 @@ cleanup:
     return w.rc;
 }
 
+
+dataset_rc dataset_save(dataset *d, const char *name, const list *l)
+{
+    return save_to(d, NULL, name, l, NULL, 0);
+}
+
+dataset_rc dataset_save_new(dataset *d, const char *stamp, const char *name, const list *l,
+                            char *out, size_t size)
+{
+    return save_to(d, stamp, name, l, out, size);
+}

@@ -263,9 +263,11 @@ static void on_mhd_log(void *cls, const char *fmt, va_list ap)
     log_msg(LOG_WARN, "http: %s", msg);
 }
 
-/* A listening socket on addr (sslen bytes); for IPv6 with dual set, IPv4 clients come in
- * too, as ::ffff:a.b.c.d. Returns the fd, or -1 with errno set. */
-static int listen_on(const struct sockaddr_storage *ss, socklen_t sslen, int dual)
+/* A socket bound to addr (sslen bytes), listening when do_listen is set; for IPv6 with
+ * dual set, IPv4 clients come in too, as ::ffff:a.b.c.d. Returns the fd, or -1 with errno
+ * set. */
+static int listen_on(const struct sockaddr_storage *ss, socklen_t sslen, int dual,
+                     int do_listen)
 {
     int one = 1, zero = 0;
     int fd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -276,7 +278,7 @@ static int listen_on(const struct sockaddr_storage *ss, socklen_t sslen, int dua
         (ss->ss_family == AF_INET6 &&
          setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, dual ? &zero : &one, sizeof one) != 0) ||
         bind(fd, (const struct sockaddr *)ss, sslen) != 0 ||
-        listen(fd, HTTP_LISTEN_BACKLOG) != 0) {
+        (do_listen && listen(fd, HTTP_LISTEN_BACKLOG) != 0)) {
         int saved = errno;
         close(fd);
         errno = saved;
@@ -285,7 +287,8 @@ static int listen_on(const struct sockaddr_storage *ss, socklen_t sslen, int dua
     return fd;
 }
 
-int http_listen(const char *bind_addr, int port, int *bound, buf *err)
+/* http_bind, and http_listen when do_listen is set. */
+static int bind_port(const char *bind_addr, int port, int *bound, buf *err, int do_listen)
 {
     struct sockaddr_storage ss;
     socklen_t sslen;
@@ -308,7 +311,7 @@ int http_listen(const char *bind_addr, int port, int *bound, buf *err)
     }
     /* "::" is every address, IPv4 too: one dual-stack socket, so that every daemon shares
      * one listening fd as before (libmicrohttpd takes one per daemon). */
-    int fd = listen_on(&ss, sslen, any6);
+    int fd = listen_on(&ss, sslen, any6, do_listen);
     if (fd < 0 && any6 && (errno == EAFNOSUPPORT || errno == EINVAL || errno == ENOPROTOOPT)) {
         /* No IPv6 in this kernel, or no dual-stack sockets: every IPv4 address, said aloud. */
         log_warn("cannot listen on :: for IPv4 and IPv6 (%s): listening on 0.0.0.0, IPv4 "
@@ -318,16 +321,42 @@ int http_listen(const char *bind_addr, int port, int *bound, buf *err)
         a4->sin_port = htons((uint16_t)port);
         a4->sin_addr.s_addr = htonl(INADDR_ANY);
         sslen = sizeof *a4;
-        fd = listen_on(&ss, sslen, 0);
+        fd = listen_on(&ss, sslen, 0, do_listen);
     }
     if (fd < 0 || getsockname(fd, (struct sockaddr *)&ss, &sslen) != 0) {
-        buf_printf(err, "cannot listen on %s port %d: %s", bind_addr, port, strerror(errno));
+        int e = errno;
+        buf_printf(err, "cannot listen on %s port %d: %s", bind_addr, port, strerror(e));
+        /* The first thing a second `make run` meets: say the way out. */
+        if (e == EADDRINUSE)
+            buf_printf(err, ". Another program (another stsd?) has port %d; choose another "
+                       "port with `make run RUN_ARGS=--port=N`, `stsd --port N`, or the "
+                       "property jmeterPlugin.sts.port=N (in the properties file, or "
+                       "-DjmeterPlugin.sts.port=N)", port);
         if (fd >= 0)
             close(fd);
         return -1;
     }
     *bound = ntohs(ss.ss_family == AF_INET ? a4->sin_port : a6->sin6_port);
     return fd;
+}
+
+int http_listen(const char *bind_addr, int port, int *bound, buf *err)
+{
+    return bind_port(bind_addr, port, bound, err, 1);
+}
+
+int http_bind(const char *bind_addr, int port, int *bound, buf *err)
+{
+    return bind_port(bind_addr, port, bound, err, 0);
+}
+
+int http_listen_bound(int fd, const char *bind_addr, int port, buf *err)
+{
+    if (listen(fd, HTTP_LISTEN_BACKLOG) != 0) {
+        buf_printf(err, "cannot listen on %s port %d: %s", bind_addr, port, strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 /* The daemons' options; the logger first, or MHD logs the ones before it. Each daemon

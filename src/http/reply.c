@@ -129,38 +129,40 @@ static void put_usage(buf *out, const cmd_def *c)
 static void put_help(buf *out)
 {
     buf_puts(out,
-        "<html><head><title>Help URL for the dataset</title><head><body>"
-        "<h4>stsd: HTTP Simple Table Server</h4>"
+        /* The reference's prefix, then a line per item, so that the page reads in a
+         * terminal (curl) and a diff too. */
+        "<html><head><title>Help URL for the dataset</title><head>\n<body>\n"
+        "<h4>stsd: HTTP Simple Table Server</h4>\n"
         "<p>Every command is <code>/sts/COMMAND?PARAM=value&amp;...</code>, by GET or POST "
         "(urlencoded or multipart). Parameters in [brackets] are optional; the first value "
         "listed is the default. Answers: <code>&lt;title&gt;OK&lt;/title&gt;</code> with the "
         "result in <code>&lt;body&gt;</code>, or <code>&lt;title&gt;KO&lt;/title&gt;</code> "
-        "with <code>Error : message</code>.</p><dl>");
+        "with <code>Error : message</code>.</p>\n<dl>\n");
     for (int i = 0; i < command_count(); i++) {
         const cmd_def *c = command_at(i);
         buf_puts(out, "<dt>");
         put_usage(out, c);
-        buf_puts(out, "</dt><dd>");
+        buf_puts(out, "</dt>\n<dd>");
         put_html(out, c->summary);
         if (c->flags & CMD_ADMIN)
             buf_puts(out, " Needs the admin token, once one is set.");
         if (c->params[0].name)
-            buf_puts(out, "<ul>");
+            buf_puts(out, "\n<ul>\n");
         for (int k = 0; k < CMD_MAX_PARAMS && c->params[k].name; k++) {
             buf_puts(out, "<li><code>");
             put_html(out, c->params[k].name);
             buf_puts(out, "</code>: ");
             put_html(out, c->params[k].help);
-            buf_puts(out, "</li>");
+            buf_puts(out, "</li>\n");
         }
-        buf_puts(out, c->params[0].name ? "</ul></dd>" : "</dd>");
+        buf_puts(out, c->params[0].name ? "</ul></dd>\n" : "</dd>\n");
     }
     buf_puts(out,
-        "<dt>[&amp;FORMAT=JSON]</dt><dd>On any command: the answer in JSON, with an HTTP "
+        "<dt>[&amp;FORMAT=JSON]</dt>\n<dd>On any command: the answer in JSON, with an HTTP "
         "status that says how it went (also by <code>Accept: application/json</code>, for "
         "the commands beyond the reference's). Metrics for Prometheus: "
-        "<code>GET /metrics</code>.</dd>"
-        "</dl></body></html>");
+        "<code>GET /metrics</code>.</dd>\n"
+        "</dl>\n</body></html>\n");
 }
 
 int reply_render(const cmd_result *r, buf *out)

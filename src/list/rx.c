@@ -6,6 +6,7 @@
 
 #include <pcre2.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -171,4 +172,23 @@ void rx_shutdown(void)
     pthread_mutex_unlock(&cache_lock);
     pcre2_match_context_free(match_ctx);
     match_ctx = NULL;
+}
+
+int rx_explain(const char *p, size_t len, int whole, char *msg, size_t size, size_t *offset)
+{
+    uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
+    if (whole)
+        opts |= PCRE2_ANCHORED | PCRE2_ENDANCHORED;
+    int errcode;
+    PCRE2_SIZE erroff;
+    /* Compiled again, off the hot path: only a KO's text needs the reason. */
+    pcre2_code *code = pcre2_compile((PCRE2_SPTR)p, len, opts, &errcode, &erroff, NULL);
+    if (code) {
+        pcre2_code_free(code);
+        return -1;
+    }
+    if (pcre2_get_error_message(errcode, (PCRE2_UCHAR *)msg, size) < 0 && size)
+        snprintf(msg, size, "error %d", errcode);
+    *offset = erroff;
+    return 0;
 }

@@ -103,7 +103,11 @@ run get -h; h=$out; run get --help
     ok "VERB -h prints VERB --help, which says what it prints" || fail "get -h: [$h]"
 run load -h; expect "load -h" 0 "*"
 run read greek.csv --keep maybe; expect "--keep maybe: a word not true/false is an argument: exit 2" 2 ""
-echo "$err" | grep -q "too many arguments: maybe" && ok "--keep maybe: said" || fail "--keep maybe said: $err"
+echo "$err" | grep -q "^stsctl: read: --keep takes true or false (alone: true; --no-keep: false), not maybe$" &&
+    ok "--keep maybe: says what --keep takes" || fail "--keep maybe said: $err"
+run read greek.csv --keep true maybe; expect "--keep true maybe: exit 2" 2 ""
+echo "$err" | grep -q "too many arguments: maybe" && ok "--keep true maybe: too many arguments" ||
+    fail "--keep true maybe said: $err"
 run --print-lease=yes status; expect "--print-lease=yes: a flag takes no value: exit 2" 2 ""
 run --long=1 status; expect "--long=1: exit 2" 2 ""
 run load - ; expect "load - without a name: exit 2" 2 ""
@@ -198,7 +202,11 @@ run peek greek.csv --limit 1; expect "peek --limit 1: the line" 0 "*"
 run status; expect "status piped: name<TAB>lines" 0 "greek.csv${tab}1
 long.csv${tab}1
 multi.csv${tab}2"
-run save greek.csv --no-add-timestamp; expect "save: the count" 0 1
+run save greek.csv --no-add-timestamp; expect "save: the file's name" 0 greek.csv
+run save greek.csv; echo "$out" | grep -qx '[0-9]\{8\}T[0-9][0-9]h[0-9][0-9]m[0-9][0-9]s\(-[0-9]*\)\?\.greek\.csv' &&
+    [ -f "$tmp/data/$out" ] && ok "save: the timestamped file's name, and the file ($out)" ||
+    fail "save with a timestamp printed [$out] ($err)"
+run save greek.csv --long; expect "save --long: the count" 0 1
 [ -f "$tmp/data/greek.csv" ] && [ "$(cat "$tmp/data/greek.csv")" = "$(curl -s "$STS/PEEK?FILENAME=greek.csv&FORMAT=JSON" | sed 's/.*"line":"\([^"]*\)".*/\1/')" ] &&
     ok "save wrote the file" || fail "save: $(cat "$tmp/data/greek.csv")"
 run files; echo "$out" | grep -q "^greek.csv$tab" && [ $rc -eq 0 ] && ok "files: name<TAB>size<TAB>mtime" || fail "files: $out"
@@ -359,7 +367,7 @@ run reset greek.csv; expect "reset" 0 ""
 run length greek.csv; expect "length after reset" 0 0
 run read greek.csv; expect "read of an empty list: KO, exit 1" 1 ""
 run read nowhere.csv; expect "read of an unknown list: exit 1" 1 ""
-[ "$err" = "nowhere.csv not loaded yet !" ] && ok "KO: the server's message on stderr" || fail "KO said: $err"
+[ "$err" = "stsctl: nowhere.csv not loaded yet !" ] && ok "KO: the server's message on stderr, after stsctl:" || fail "KO said: $err"
 run --json read nowhere.csv; expect "--json KO: the JSON, exit 1" 1 '{"ok":false,"error":"nowhere.csv not loaded yet !"}'
 # Bytes as stored: a line that is not UTF-8 comes back as the same bytes.
 printf 'caf\351\nplain\n' > "$tmp/latin1.csv"

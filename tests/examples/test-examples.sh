@@ -99,6 +99,32 @@ else
     skip "examples/artillery.yml syntax: python3-yaml is not installed"
 fi
 
+# 1b. The tour twice (two SAVEs of queue.csv in about a second), a STOP, and `make run`'s
+# configuration again on the same directory: the same lists as before the tour, none of
+# the saves loaded back; each SAVE named its own file (issue 55).
+start
+before=$(curl -fsS "$STS/STATUS")
+for n in 1 2; do STS=$STS sh examples/tour.sh >"$tmp/tour$n" 2>&1 || fail "tour run $n"; done
+stop
+saved=$(ls "$tmp/data" | grep -c '^[0-9]\{8\}T.*\.queue\.csv$')
+named1=$(sed -n 's/^saved .* lines to \([^ ]*\) in the dataset directory$/\1/p' "$tmp/tour1")
+named2=$(sed -n 's/^saved .* lines to \([^ ]*\) in the dataset directory$/\1/p' "$tmp/tour2")
+[ "$saved" -eq 2 ] && [ -n "$named1" ] && [ "$named1" != "$named2" ] && [ -f "$tmp/data/$named1" ] &&
+    [ -f "$tmp/data/$named2" ] && ok "tour twice: two saves, each named ($named1, $named2)" ||
+    fail "tour twice: $saved saves in $(ls "$tmp/data" | tr '\n' ' '); named [$named1] [$named2]"
+rm -f "$tmp/port"
+"$STSD" --config conf/run.properties --dataset-dir "$tmp/data" --port 0 --bind 127.0.0.1 \
+    --port-file "$tmp/port" -DjmeterPlugin.sts.daemon=true </dev/null >>"$tmp/stsd.log" 2>&1 &
+pid=$!
+i=0
+while [ ! -s "$tmp/port" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done
+STS="http://127.0.0.1:$(cat "$tmp/port")/sts"
+after=$(curl -fsS "$STS/STATUS")
+[ -n "$before" ] && [ "$before" = "$after" ] &&
+    ok "make run after the tour: the same lists as before it, no save loaded back" ||
+    fail "make run after the tour serves [$after], not [$before]"
+stop
+
 # 2. The curl scripts, each on a fresh server.
 for script in examples/tour.sh examples/stop-flag.sh examples/queue-wait.sh; do
     if [ "$script" = examples/queue-wait.sh ] && [ "$queues" = no ]; then

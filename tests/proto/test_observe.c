@@ -82,7 +82,7 @@ static void test_commands(void **state)
     expect_json("/sts/FIND?FILENAME=logins.csv&LINE=l9&FIND_MODE=EQUALS&FORMAT=JSON", 200,
                 "{\"ok\":true,\"line\":\"l9\"}");
     expect_json("/sts/SAVE?FILENAME=logins.csv&ADD_TIMESTAMP=false&FORMAT=JSON", 200,
-                "{\"ok\":true,\"message\":\"5\",\"lines\":5}");
+                "{\"ok\":true,\"message\":\"5\",\"lines\":5,\"file\":\"logins.csv\"}");
     expect_json("/sts/INITFILE?FILENAME=b.csv&FORMAT=JSON", 200,
                 "{\"ok\":true,\"message\":\"1\",\"lines\":1}");
     expect_json("/sts/RESET?FILENAME=b.csv&FORMAT=JSON", 200, "{\"ok\":true,\"message\":\"\"}");
@@ -102,14 +102,29 @@ static void test_commands(void **state)
                 "{\"ok\":false,\"error\":\"Not find !\"}");
     expect_json("/sts/INITFILE?FILENAME=nofile.csv&FORMAT=JSON", 404,
                 "{\"ok\":false,\"error\":\"file not found !\"}");
+    /* JSON's KO texts say more than the reference's HTML (which stay its bytes). */
     expect_json("/sts/INITFILE?FILENAME=a/b&FORMAT=JSON", 400,
-                "{\"ok\":false,\"error\":\"Illegal character found !\"}");
+                "{\"ok\":false,\"error\":\"Illegal character found: '/' at byte 2 of "
+                "FILENAME !\"}");
+    expect("/sts/INITFILE?FILENAME=a/b", 200, HTML_CT,
+           "<html><title>KO</title>\n<body>Error : Illegal character found !</body>\n</html>");
+    expect_json("/sts/SAVE?FILENAME=a%01&FORMAT=JSON", 400,
+                "{\"ok\":false,\"error\":\"Illegal character found: the control byte 0x01 "
+                "at byte 2 of FILENAME !\"}");
+    expect_json("/sts/FIND?FILENAME=logins.csv&LINE=a(b&FIND_MODE=REGEX_FIND&FORMAT=JSON", 400,
+                "{\"ok\":false,\"error\":\"Regex compile error: missing closing parenthesis, "
+                "at offset 3 of the pattern !\"}");
+    expect("/sts/FIND?FILENAME=logins.csv&LINE=a(b&FIND_MODE=REGEX_FIND", 200, HTML_CT,
+           "<html><title>KO</title>\n<body>Error : Regex compile error !</body>\n</html>");
     expect_json("/sts/READ?FILENAME=b.csv&FORMAT=JSON", 404,
                 "{\"ok\":false,\"error\":\"No more line !\"}");
     expect_json("/sts/READMULTI?FILENAME=logins.csv&NB_LINES=99&FORMAT=JSON", 409,
                 "{\"ok\":false,\"error\":\"Number lines to read greater than file size, 99 "
                 "greater than 5 !\"}");
-    expect_json("/sts/NOPE?FORMAT=JSON", 404, "{\"ok\":false,\"error\":\"unknown command !\"}");
+    expect_json("/sts/NOPE?FORMAT=JSON", 404, "{\"ok\":false,\"error\":\"unknown command "
+                "\\\"/sts/NOPE\\\": GET /sts/ lists the commands !\"}");
+    expect("/sts/NOPE", 200, HTML_CT,
+           "<html><title>KO</title>\n<body>Error : unknown command !</body>\n</html>");
     /* A bad FORMAT is a KO in the reference's style, nothing run. */
     expect("/sts/RESET?FILENAME=logins.csv&FORMAT=XML", 200, HTML_CT,
            "<html><title>KO</title>\n<body>Error : FORMAT value has to be HTML or JSON !"
@@ -241,7 +256,8 @@ static void test_peek(void **state)
                 "{\"ok\":false,\"error\":\"FIND_MODE value has to be EQUALS, SUBSTRING, "
                 "REGEX_FIND or REGEX_MATCH !\"}");
     expect_json("/sts/PEEK?FILENAME=big.csv&MATCH=(&FIND_MODE=REGEX_FIND&FORMAT=JSON", 400,
-                "{\"ok\":false,\"error\":\"Regex compile error !\"}");
+                "{\"ok\":false,\"error\":\"Regex compile error: missing closing parenthesis, "
+                "at offset 1 of the pattern !\"}");
     expect_json("/sts/PEEK?FILENAME=gone.csv&FORMAT=JSON", 404,
                 "{\"ok\":false,\"error\":\"gone.csv not loaded yet !\"}");
     expect_json("/sts/PEEK?FORMAT=JSON", 400,

@@ -2,9 +2,12 @@
 /* test_protocol.c - every command, check order and KO message on a real stsd, beyond the
  * reference transcript: methods, binary values, limits, files, charsets, STOP. */
 #include <dirent.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pty.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <regex.h>
 #include <setjmp.h>
@@ -102,6 +105,16 @@ static void test_methods(void **state)
                        "Content-Length: 0\r\n\r\n";
     assert_int_equal(http_raw(d.port, help, strlen(help), &r), 0);
     assert_memory_equal(r.body, "<html><head><title>Help URL for the dataset</title><head>", 57);
+    /* After the reference's prefix, lines a terminal can show: none over 1,000 bytes. */
+    int lines = 0;
+    size_t longest = 0;
+    for (const char *l = r.body; *l; lines++) {
+        size_t n = strcspn(l, "\n");
+        longest = n > longest ? n : longest;
+        l += n + (l[n] == '\n');
+    }
+    assert_true(lines > 100);
+    assert_true(longest < 1000);
     http_reply_free(&r);
     expect_ko("/sts/READ/extra?FILENAME=logins.csv", "unknown command !");
     expect_ko("/stsREAD", "unknown command !");
@@ -288,6 +301,60 @@ static void test_files(void **state)
     assert_int_equal(temp, 0);
 }
 
+/* SAVE once, its page the reference's; the file it names (X-STS-File) into name. */
+static void save_named(const char *target, char *name, size_t size)
+{
+    http_reply r;
+    char page[256];
+    assert_int_equal(http_get(d.port, target, &r), 0);
+    assert_int_equal(r.status, 200);
+    page_ok(page, sizeof page, "5");
+    assert_string_equal(r.body, page);
+    assert_int_equal(http_header(&r, "X-STS-File", name, size), 0);
+    http_reply_free(&r);
+}
+
+/* Two timestamped SAVEs in one second leave two files, each answer naming its own: the
+ * second is "<stamp>-2.<name>", never the first's file replaced. */
+static void test_save_names_its_file(void **state)
+{
+    (void)state;
+    expect_ok("/sts/INITFILE?FILENAME=logins.csv", "5");
+    char a[256], b[256];
+    for (int tries = 0;; tries++) {
+        save_named("/sts/SAVE?FILENAME=logins.csv&ADD_TIMESTAMP=true", a, sizeof a);
+        save_named("/sts/SAVE?FILENAME=logins.csv&ADD_TIMESTAMP=true", b, sizeof b);
+        /* The same second, unless the clock turned between the two: then again. */
+        if (strncmp(a, b, 18) == 0)
+            break;
+        assert_true(tries < 5);
+    }
+    /* The second of the second carries a suffix; the first may too, when the SAVE of
+     * test_files took the bare name in the same second. */
+    assert_string_not_equal(a, b);
+    assert_int_equal(b[18], '-');
+    assert_non_null(strstr(b + 18, ".logins.csv"));
+    char *ta = td_read_file(&d, a, NULL), *tb = td_read_file(&d, b, NULL);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    assert_int_equal(strlen(ta), 15);
+    assert_string_equal(ta, tb);
+    free(ta);
+    free(tb);
+    /* Without a timestamp the header names the client's own name, replaced as before. */
+    save_named("/sts/SAVE?FILENAME=logins.csv&ADD_TIMESTAMP=false", a, sizeof a);
+    assert_string_equal(a, "logins.csv");
+    /* JSON carries it as "file". */
+    http_reply r;
+    assert_int_equal(http_get(d.port, "/sts/SAVE?FILENAME=logins.csv&FORMAT=JSON", &r), 0);
+    assert_int_equal(http_header(&r, "X-STS-File", b, sizeof b), 0);
+    char field[300];
+    snprintf(field, sizeof field, "\"file\":\"%s\"", b);
+    assert_non_null(strstr(r.body, field));
+    assert_non_null(strstr(r.body, "\"lines\":5"));
+    http_reply_free(&r);
+}
+
 static void test_bad_requests(void **state)
 {
     http_reply r;
@@ -366,6 +433,39 @@ static void test_startup_errors(void **state)
     td_cleanup(&c);
 }
 
+/* A port in use: the message names it and the ways to choose another, and comes before
+ * any list is loaded (a big initFileAtStartup is not waited for in vain). */
+static void test_busy_port(void **state)
+{
+    (void)state;
+    daemon_proc c;
+    assert_int_equal(td_mkdirs(&c), 0);
+    td_write_file(&c, "a1.csv", "x\n", 2);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = td_sockaddr4("127.0.0.1");
+    socklen_t len = sizeof sa;
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    char port[48];
+    snprintf(port, sizeof port, "-DjmeterPlugin.sts.port=%d", ntohs(sa.sin_port));
+    const char *busy[] = {port, "-DjmeterPlugin.sts.initFileAtStartup=a1.csv", NULL};
+    int status;
+    assert_int_not_equal(td_start_as(&c, "127.0.0.1", busy, &status), 0);
+    assert_int_equal(status, 1);
+    const char *log = td_log(&c);
+    char said[96];
+    snprintf(said, sizeof said, "port %d: Address already in use", ntohs(sa.sin_port));
+    assert_non_null(strstr(log, said));
+    assert_non_null(strstr(log, "make run RUN_ARGS=--port=N"));
+    assert_non_null(strstr(log, "stsd --port N"));
+    assert_non_null(strstr(log, "jmeterPlugin.sts.port=N"));
+    assert_null(strstr(log, "INITFILE"));
+    close(fd);
+    td_cleanup(&c);
+}
+
 static void test_init_at_startup(void **state)
 {
     daemon_proc c;
@@ -381,6 +481,9 @@ static void test_init_at_startup(void **state)
     assert_string_equal(r.body, "<html><title>OK</title>\n<body>\na1.csv = 1<br />\n"
                                 "a2.csv = 2<br />\n</body></html>");
     http_reply_free(&r);
+    /* One line is a line in the log, two are lines. */
+    assert_non_null(strstr(td_log(&c), "INITFILE a1.csv: 1 line in "));
+    assert_non_null(strstr(td_log(&c), "INITFILE a2.csv: 2 lines in "));
     assert_int_equal(td_stop(&c, 0), 0);
     const char *list[] = {"-DjmeterPlugin.sts.initFileAtStartup=b.txt, a2.csv", NULL};
     assert_int_equal(td_start(&c, list), 0);
@@ -496,11 +599,13 @@ int main(void)
         cmocka_unit_test(test_regex_limit),
         cmocka_unit_test(test_status_sorted),
         cmocka_unit_test(test_files),
+        cmocka_unit_test(test_save_names_its_file),
         cmocka_unit_test(test_bad_requests),
         cmocka_unit_test(test_config_page),
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_charsets),
         cmocka_unit_test(test_startup_errors),
+        cmocka_unit_test(test_busy_port),
         cmocka_unit_test(test_init_at_startup),
         cmocka_unit_test(test_enter_and_signals),
     };

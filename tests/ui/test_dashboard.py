@@ -231,6 +231,20 @@ class Dashboard(BrowserCase):
         time.sleep(2.5)             # a few samples for the sparklines
         self.shot('lists')
 
+    def test_02b_no_count_before_the_first_answer(self):
+        # STATUS held back: the page must not claim "0 lists" while it knows nothing.
+        self.d.execute_cdp_cmd('Network.enable', {})
+        self.d.execute_cdp_cmd('Network.setBlockedURLs', {'urls': ['*/sts/STATUS*']})
+        try:
+            self.d.get('about:blank')
+            self.d.get(f'{self.srv.base}/ui/')
+            self.wait(lambda d: d.find_element(By.ID, 'lists-summary').text != '')
+            time.sleep(1.5)                              # a poll or two, each refused
+            self.assertEqual(self.d.find_element(By.ID, 'lists-summary').text, 'Loading…')
+        finally:
+            self.d.execute_cdp_cmd('Network.setBlockedURLs', {'urls': []})
+        self.wait(lambda d: d.find_element(By.ID, 'lists-summary').text == '2 lists')
+
     def test_03_change_by_curl_shows_within_a_second(self):
         self.open()
         self.wait(lambda d: self.row('queue.csv') is not None)

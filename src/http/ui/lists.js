@@ -98,7 +98,9 @@ export function listsView() {
         ? (prefs.dir === 1 ? 'ascending' : 'descending') : 'none');
     });
     const total = state.lists.length;
-    summary.textContent = f ? `${fmtInt(lists.length)} of ${fmtInt(total)} lists match`
+    // Before the first answer there is no count to tell: "0 lists" would be a false one.
+    summary.textContent = !state.updated ? 'Loading…'
+      : f ? `${fmtInt(lists.length)} of ${fmtInt(total)} lists match`
       : `${fmtInt(total)} list${total === 1 ? '' : 's'}`;
 
     for (let i = 0; i < shown.length; i++) {

@@ -6,6 +6,12 @@
  * which every node applies: a follower shows the leader's verdicts, with their times,
  * and how long ago it heard from the leader itself.
  *
+ * How the leader knows a node answered: raft 0.15 says so (recent_recv: a message from it
+ * within the last election timeout). raft 0.22 keeps that table to itself and tells only
+ * each node's match index: a node answered if it has every entry, or more than at the
+ * last tick; and so that an idle cluster has entries to answer, the leader appends a
+ * barrier after an election timeout without one.
+ *
  * An entry: per node 16 bytes, its id (u64) and (since << 1 | up) (u64), since being the
  * leader's wall clock in ms when the verdict last changed. */
 #include <stdlib.h>
@@ -56,6 +62,57 @@ static void propose(cluster *c)
         c->health_proposed = 0;
 }
 
+#ifdef RAFT_VERSION_NUMBER
+static void on_barrier(struct raft_barrier *req, int status)
+{
+    cluster *c = req->data;
+    (void)status;
+    c->health_barrier_out = 0;
+}
+
+/* Whether node id (k-th in raft's configuration) answered since the last tick. */
+static int answered(cluster *c, unsigned k, cluster_health_node *h, uint64_t last)
+{
+    raft_index m = 0;
+    (void)k;
+    if (raft_match_index(&c->raft, h->id, &m) != 0)
+        return 0;
+    int yes = m >= last || m > h->match_seen;
+    h->match_seen = m;
+    return yes;
+}
+
+/* An idle leader's barrier: an entry each node answers, every election timeout. */
+static void keep_entries_coming(cluster *c, int64_t now, int serving)
+{
+    uint64_t last = raft_last_index(&c->raft);
+    if (last != c->health_last_index) {
+        c->health_last_index = last;
+        c->health_last_ms = now;
+    } else if (serving && !c->health_barrier_out &&
+               now - c->health_last_ms >= (int64_t)c->election_ms) {
+        c->health_barrier.data = c;
+        if (raft_barrier(&c->raft, &c->health_barrier, on_barrier) == 0)
+            c->health_barrier_out = 1;
+        c->health_last_ms = now;
+    }
+}
+#else
+static int answered(cluster *c, unsigned k, cluster_health_node *h, uint64_t last)
+{
+    (void)h;
+    (void)last;
+    return c->raft.leader_state.progress[k].recent_recv;
+}
+
+static void keep_entries_coming(cluster *c, int64_t now, int serving)
+{
+    (void)c;
+    (void)now;
+    (void)serving;
+}
+#endif
+
 /* A leadership begins: every node counts as heard from now, and keeps the verdict the
  * table it found gives (up if none), so that only a real change is logged. */
 static void begin(cluster *c, int64_t now, int64_t wall)
@@ -72,37 +129,48 @@ static void begin(cluster *c, int64_t now, int64_t wall)
     c->health_proposed = 0;
 }
 
+int cluster_health_note(cluster *c, unsigned id, int answered_now, int64_t now)
+{
+    cluster_health_node *h = slot(c, id, 1);
+    if (!h)
+        return 0;
+    if (!c->health_leading)
+        begin(c, now, clock_wall_ms());
+    if (answered_now)
+        h->heard_ms = now;
+    int up = now - h->heard_ms <= 3 * (int64_t)c->election_ms;
+    if (up == h->up)
+        return 0;
+    if (up)
+        log_info("cluster: node %u answers again, after %.1f s unreachable", h->id,
+                 (double)(now - h->changed_ms) / 1000);
+    else
+        log_warn("cluster: node %u stopped answering: nothing heard from it for %.1f s",
+                 h->id, (double)(now - h->heard_ms) / 1000);
+    h->up = up;
+    h->changed_ms = now;
+    h->since_ms = clock_wall_ms();
+    return 1;
+}
+
 void cluster_health_tick(cluster *c, int leading, int serving)
 {
     if (!leading) {
         c->health_leading = c->health_proposed = 0;
         return;
     }
-    int64_t now = clock_now_ms(), wall = clock_wall_ms();
-    int64_t down_ms = 3 * (int64_t)c->election_ms;
+    int64_t now = clock_now_ms();
     if (!c->health_leading)
-        begin(c, now, wall);
+        begin(c, now, clock_wall_ms());
+    keep_entries_coming(c, now, serving);
     const struct raft_configuration *conf = &c->raft.configuration;
+    uint64_t last = raft_last_index(&c->raft);
     int changed = 0;
     for (unsigned k = 0; k < conf->n; k++) {
-        cluster_health_node *h = slot(c, (unsigned)conf->servers[k].id, 1);
-        if (!h)
-            continue;
-        if (h->id == c->self || c->raft.leader_state.progress[k].recent_recv)
-            h->heard_ms = now;
-        int up = now - h->heard_ms <= down_ms;
-        if (up == h->up)
-            continue;
-        if (up)
-            log_info("cluster: node %u answers again, after %.1f s unreachable", h->id,
-                     (double)(now - h->changed_ms) / 1000);
-        else
-            log_warn("cluster: node %u stopped answering: nothing heard from it for %.1f s",
-                     h->id, (double)(now - h->heard_ms) / 1000);
-        h->up = up;
-        h->changed_ms = now;
-        h->since_ms = wall;
-        changed = 1;
+        unsigned id = (unsigned)conf->servers[k].id;
+        cluster_health_node *h = slot(c, id, 1);
+        if (h)
+            changed |= cluster_health_note(c, id, id == c->self || answered(c, k, h, last), now);
     }
     if ((changed || !c->health_proposed) && serving)
         propose(c);

@@ -16,6 +16,11 @@
  * queue proposes). */
 void cluster_health_tick(cluster *c, int leading, int serving);
 
+/* The leader's note of node id at clock_now_ms() now: heard from (answered_now) or not;
+ * its verdict changes (logged) past three election timeouts of silence, or at its first
+ * word after. Returns 1 if the verdict changed. On raft's loop; cluster_health_tick's. */
+int cluster_health_note(cluster *c, unsigned id, int answered_now, int64_t now);
+
 /* Applies a committed CLUSTER_HEALTH entry (data, len bytes): the table every node shows.
  * Deterministic: the entry holds the verdicts and their times. Returns 0, or -1 if it is
  * malformed (nothing changed). On raft's loop. */

@@ -26,6 +26,7 @@ typedef struct cluster_node {
 typedef struct cluster_health_node {
     unsigned id;
     int64_t heard_ms;            /* leading: clock_now_ms() when it last answered */
+    uint64_t match_seen;         /* leading: its match index at the last tick */
     int64_t changed_ms;          /* leading: clock_now_ms() of the verdict's last change */
     int64_t since_ms;            /* leading: the same on the wall clock (ms) */
     int up;                      /* leading: the verdict, logged and proposed */
@@ -63,6 +64,10 @@ struct cluster {
     int was_leader;              /* raft said leader at the last tick */
     int health_leading;          /* cluster_health_tick: this leadership's verdicts set */
     int health_proposed;         /* and its first table proposed */
+    struct raft_barrier health_barrier;  /* an entry while idle (cluster_health.c) */
+    int health_barrier_out;
+    uint64_t health_last_index;  /* raft's last index at the last tick, and since when */
+    int64_t health_last_ms;
     size_t health_n;
     cluster_health_node health[CONF_CLUSTER_MAX];
     int promoting;               /* barrier asked or store loading: not yet serving */

@@ -12,25 +12,16 @@
 #include "cluster/cluster_health.h"
 #include "base/clock.h"
 
-static struct raft_server servers[3];
-static struct raft_progress progress[3];
-
-/* A cluster of nodes 1, 2, 3 as this node (self) sees it, not started: raft's
- * configuration and the leader's progress are filled in by hand. */
+/* A cluster of nodes 1, 2, 3 as this node (self) sees it, raft not started: what raft
+ * says of each node is given to cluster_health_note by hand. */
 static void setup(cluster *c, unsigned self)
 {
     memset(c, 0, sizeof *c);
     c->self = self;
     c->election_ms = 100;
     c->n = 3;
-    for (unsigned i = 0; i < 3; i++) {
+    for (unsigned i = 0; i < 3; i++)
         c->nodes[i].id = i + 1;
-        servers[i] = (struct raft_server){.id = i + 1, .role = RAFT_VOTER};
-        progress[i] = (struct raft_progress){.recent_recv = true};
-    }
-    c->raft.configuration.servers = servers;
-    c->raft.configuration.n = 3;
-    c->raft.leader_state.progress = progress;
 }
 
 static void stats_of(cluster *c, cluster_stats *s, int leading)
@@ -55,23 +46,25 @@ static void test_leader_verdicts(void **state)
     cluster_stats s;
     (void)state;
     setup(&c, 1);
-    /* Not serving: verdicts, but nothing proposed (no queue in this test). */
-    cluster_health_tick(&c, 1, 0);
+    int64_t t = clock_now_ms();
+    /* A leadership begins: every node up, heard from now. */
+    for (unsigned id = 1; id <= 3; id++)
+        assert_int_equal(cluster_health_note(&c, id, 1, t), 0);
     stats_of(&c, &s, 1);
     for (unsigned i = 0; i < 3; i++)
         assert_string_equal(s.nodes[i].health, "up");
-    /* Node 3 silent for longer than three election timeouts: unreachable, node 2 not. */
-    progress[2].recent_recv = false;
-    c.health[2].heard_ms = clock_now_ms() - 301;
-    cluster_health_tick(&c, 1, 0);
+    /* Three election timeouts of silence are not yet too many; one more millisecond is. */
+    assert_int_equal(cluster_health_note(&c, 3, 0, t + 300), 0);
+    assert_int_equal(cluster_health_note(&c, 2, 1, t + 301), 0);
+    assert_int_equal(cluster_health_note(&c, 3, 0, t + 301), 1);
+    assert_int_equal(cluster_health_note(&c, 3, 0, t + 400), 0);     /* said once */
     stats_of(&c, &s, 1);
     assert_string_equal(s.nodes[1].health, "up");
     assert_string_equal(s.nodes[2].health, "unreachable");
-    assert_true(s.nodes[2].heard_ms >= 301);
-    assert_true(s.nodes[1].heard_ms < 100);
-    /* Heard from again: up at once. */
-    progress[2].recent_recv = true;
-    cluster_health_tick(&c, 1, 0);
+    assert_true(s.nodes[2].heard_ms > s.nodes[1].heard_ms);
+    /* Heard from again: up at once, said once. */
+    assert_int_equal(cluster_health_note(&c, 3, 1, t + 500), 1);
+    assert_int_equal(cluster_health_note(&c, 3, 1, t + 600), 0);
     stats_of(&c, &s, 1);
     assert_string_equal(s.nodes[2].health, "up");
     /* A follower has no verdicts of its own: unknown, but itself up. */

@@ -14,6 +14,7 @@
 
 #include "answer.h"
 #include "batch_frame.h"
+#include "forward_clock.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/num.h"
@@ -101,12 +102,7 @@ struct http_forward {
     int batches_max;
     size_t batch_bytes;               /* a batch's limit */
     int64_t within_ms;                /* stsd.cluster.forwardWithin */
-    /* The thread's own: the last sample of a leader's clock, and when it came here. */
-    int clock_known;
-    int clock_absent;                 /* that node answers with no clock (an older
-                                       * version, mid-upgrade): no deadlines for it */
-    unsigned clock_leader;
-    int64_t clock_leader_ms, clock_local_ms;
+    forward_clock clock;              /* the thread's own: the last leader's, sampled */
     cluster *cl;                      /* counts what is sent (/metrics) */
 };
 
@@ -431,24 +427,14 @@ int forward_send(http_forward *f, park_lot *lot, struct MHD_Connection *c, reque
 
 int forward_in_time(const char *dl)
 {
-    int64_t ms;
-    if (!dl)
-        return 1;
-    if (num_parse_i64(dl, strlen(dl), 0, INT64_MAX, &ms) != 0)
-        return -1;
-    return clock_now_ms() <= ms;
+    return forward_clock_in_time(dl, clock_now_ms());
 }
 
 /* jb's answer sampled its leader's clock: the sample the next deadlines start from. */
 static void clock_note(http_forward *f, const forward_job *jb)
 {
-    if (jb->leader_clock < 0)
-        return;
-    f->clock_known = 1;
-    f->clock_absent = 0;
-    f->clock_leader = jb->leader;
-    f->clock_leader_ms = jb->leader_clock;
-    f->clock_local_ms = clock_now_ms();
+    if (jb->leader_clock >= 0)
+        forward_clock_note(&f->clock, jb->leader, jb->leader_clock, clock_now_ms());
 }
 
 /* Adds to *headers the deadline of a request for leader that came here at arrived_ms.
@@ -457,12 +443,11 @@ static void clock_note(http_forward *f, const forward_job *jb)
 static int deadline_header(const http_forward *f, unsigned leader, int64_t arrived_ms,
                            struct curl_slist **headers)
 {
-    if (!f->clock_known || f->clock_leader != leader || f->clock_absent)
+    int64_t dl;
+    if (!forward_clock_deadline(&f->clock, leader, arrived_ms, f->within_ms, &dl))
         return 0;
     char line[sizeof FORWARD_DEADLINE_HEADER + 32];
-    int64_t dl = f->clock_leader_ms + (arrived_ms - f->clock_local_ms) + f->within_ms;
-    snprintf(line, sizeof line, "%s: %lld", FORWARD_DEADLINE_HEADER,
-             (long long)(dl > 0 ? dl : 0));
+    snprintf(line, sizeof line, "%s: %lld", FORWARD_DEADLINE_HEADER, (long long)dl);
     struct curl_slist *l = curl_slist_append(*headers, line);
     if (!l)
         return -1;
@@ -485,7 +470,7 @@ static void job_late(http_forward *f, forward_job *jb)
 /* Whether requests for leader may go: a sample of its clock is known. */
 static int clocked(const http_forward *f, unsigned leader)
 {
-    return f->clock_known && f->clock_leader == leader;
+    return forward_clock_ready(&f->clock, leader);
 }
 
 /* Ends the requests that waited here past their time: those waiting for a batch (oldest
@@ -657,8 +642,7 @@ static void probe_end(http_forward *f, forward_job *pj, CURLcode rc)
     } else if (rc == CURLE_OK && code == 404) {
         /* A leader of a version without deadlines, during a rolling upgrade: it could
          * not refuse a late request anyway. */
-        f->clock_known = f->clock_absent = 1;
-        f->clock_leader = pj->leader;
+        forward_clock_absent(&f->clock, pj->leader);
     } else {
         f->probe_after_ms = clock_now_ms() + FORWARD_PROBE_RETRY_MS;
     }

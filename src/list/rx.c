@@ -65,14 +65,23 @@ static void rx_destroy(rx *r)
     free(r);
 }
 
-static rx *rx_compile(const char *p, size_t len, int whole, uint64_t hash)
+/* Pattern p (len bytes) compiled as every match here wants it: UTF-8, and anchored at
+ * both ends when whole. NULL with pcre2's error code and offset when it does not
+ * compile. */
+static pcre2_code *compile_pattern(const char *p, size_t len, int whole, int *errcode,
+                                   PCRE2_SIZE *erroff)
 {
     uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
     if (whole)
         opts |= PCRE2_ANCHORED | PCRE2_ENDANCHORED;
+    return pcre2_compile((PCRE2_SPTR)p, len, opts, errcode, erroff, NULL);
+}
+
+static rx *rx_compile(const char *p, size_t len, int whole, uint64_t hash)
+{
     int errcode;
     PCRE2_SIZE erroff;
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)p, len, opts, &errcode, &erroff, NULL);
+    pcre2_code *code = compile_pattern(p, len, whole, &errcode, &erroff);
     if (!code)
         return NULL;
     rx *r = malloc(sizeof *r + len + 1);
@@ -176,13 +185,10 @@ void rx_shutdown(void)
 
 int rx_explain(const char *p, size_t len, int whole, char *msg, size_t size, size_t *offset)
 {
-    uint32_t opts = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-    if (whole)
-        opts |= PCRE2_ANCHORED | PCRE2_ENDANCHORED;
     int errcode;
     PCRE2_SIZE erroff;
     /* Compiled again, off the hot path: only a KO's text needs the reason. */
-    pcre2_code *code = pcre2_compile((PCRE2_SPTR)p, len, opts, &errcode, &erroff, NULL);
+    pcre2_code *code = compile_pattern(p, len, whole, &errcode, &erroff);
     if (code) {
         pcre2_code_free(code);
         return -1;

@@ -126,7 +126,9 @@ static const cmd_def commands[] = {
     {"CLUSTER", cmd_cluster, CMD_LOOKS | CMD_JSON | CMD_LOCAL, FIELD_MESSAGE,
      "The nodes of the cluster as this node sees them: each one's id, URL and role, the "
      "leader, this node's term, commit and applied index, each follower's lag (asked of "
-     "the leader). Answered by the node asked, never forwarded.",
+     "the leader), and each node's health: up or unreachable as the leader judges it, "
+     "since when, and how long ago it was heard from where this node knows. Answered by "
+     "the node asked, never forwarded.",
      {{0}}},
     {"READINDEX", cmd_read_index, CMD_LOOKS | CMD_JSON, FIELD_MESSAGE,
      "The raft index the leader has applied, answered once a record appended after the "

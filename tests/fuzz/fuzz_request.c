@@ -112,5 +112,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     buf_free(&path);
     buf_free(&page);
     buf_free(&r.text);
+    buf_free(&r.headers);        /* a command's extra headers (SAVE's X-STS-File, ...) */
     return 0;
 }

@@ -75,6 +75,16 @@ enum MHD_Result answer_queue(struct MHD_Connection *c, unsigned status, const bu
     return ret;
 }
 
+enum MHD_Result answer_clocked(struct MHD_Connection *c, unsigned status, const char *text)
+{
+    buf h = BUF_INIT;
+    answer_page_headers(&h, "text/plain; charset=UTF-8", NULL, -1);
+    answer_clock(&h);
+    enum MHD_Result ret = answer_queue(c, status, &h, text, strlen(text));
+    buf_free(&h);
+    return ret;
+}
+
 enum MHD_Result answer_text(struct MHD_Connection *c, unsigned status, const char *text)
 {
     buf h = BUF_INIT;

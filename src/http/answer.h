@@ -39,5 +39,8 @@ enum MHD_Result answer_queue(struct MHD_Connection *c, unsigned status, const bu
 
 /* Queues a plain-text page of ours with status: text, a static string. */
 enum MHD_Result answer_text(struct MHD_Connection *c, unsigned status, const char *text);
+/* answer_text's plain text with this node's clock (answer_clock): what a follower is
+ * answered by a node that ran none of its requests. */
+enum MHD_Result answer_clocked(struct MHD_Connection *c, unsigned status, const char *text);
 
 #endif

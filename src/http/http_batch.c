@@ -150,13 +150,7 @@ enum MHD_Result batch_route(http_server *h, struct MHD_Connection *c, request *q
         /* With this node's clock: a follower whose sample is off (this process started
          * again, on another clock) gets its next deadlines right. */
         cluster_count_late(h->srv->cluster, 1);
-        buf hdrs = BUF_INIT;
-        answer_page_headers(&hdrs, "text/plain; charset=UTF-8", NULL, -1);
-        answer_clock(&hdrs);
-        enum MHD_Result ret = answer_queue(c, MHD_HTTP_SERVICE_UNAVAILABLE, &hdrs,
-                                           BATCH_LATE_TEXT, sizeof BATCH_LATE_TEXT - 1);
-        buf_free(&hdrs);
-        return ret;
+        return answer_clocked(c, MHD_HTTP_SERVICE_UNAVAILABLE, BATCH_LATE_TEXT);
     }
     /* Read whole before any request runs: a malformed batch changes nothing. */
     size_t count, off;

@@ -277,8 +277,8 @@ static enum MHD_Result route_clustered(http_server *h, struct MHD_Connection *c,
         if (in_time <= 0) {
             if (in_time == 0)
                 cluster_count_late(cl, 1);
-            forward_unavailable(&q->result, leader, in_time ? "Malformed deadline !" : FORWARD_LATE,
-                                in_time == 0);
+            forward_unavailable(&q->result, leader,
+                                in_time ? "Malformed deadline !" : FORWARD_LATE, in_time == 0);
             if (in_time < 0)
                 q->result.status = MHD_HTTP_BAD_REQUEST;
             answer_clock(&q->result.headers);     /* the follower's next sample */
@@ -357,13 +357,7 @@ static enum MHD_Result route_clock(http_server *h, struct MHD_Connection *c, req
 {
     if (!h->srv->cluster || strcmp(method, "GET") != 0)
         return route_command(h, c, q, method);
-    buf hdrs = BUF_INIT;
-    answer_page_headers(&hdrs, "text/plain; charset=UTF-8", NULL, -1);
-    answer_header_str(&hdrs, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-    answer_clock(&hdrs);
-    enum MHD_Result ret = answer_queue(c, MHD_HTTP_OK, &hdrs, "", 0);
-    buf_free(&hdrs);
-    return ret;
+    return answer_clocked(c, MHD_HTTP_OK, "");
 }
 
 static int is_clock(const char *path, size_t len, const char *method)

@@ -459,7 +459,9 @@ static int raft_port_free(const char *address, buf *err)
  * the reason in err. */
 static int start_raft(cluster *c, const char *dir, buf *err)
 {
-    const cluster_node *me = node_of(c, c->self);
+    /* A copy: raft_start may restore a snapshot, and with it a table of nodes that
+     * predates this node's entry (cluster_start). */
+    const cluster_node self = *node_of(c, c->self), *me = &self;
     int rv;
     if ((rv = uv_loop_init(&c->loop)) != 0) {
         buf_printf(err, "cluster: libuv: %s", uv_strerror(rv));
@@ -585,6 +587,10 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
         free(c);
         return NULL;
     }
+    /* Its own address as configured: raft_start may restore a snapshot whose table of
+     * nodes predates this node's joining (its entry comes later in the log). */
+    char self_raft[sizeof c->nodes[0].raft];
+    snprintf(self_raft, sizeof self_raft, "%s", node_of(c, c->self)->raft);
     journal_ship_hooks hooks = {ship_piece, ship_batch, ship_file, conf->cluster_pipeline};
     journal_set_ship(j, &hooks, c);
     journal_set_compact_threshold(j, conf->cluster_compact_bytes);
@@ -595,7 +601,7 @@ cluster *cluster_start(const config *conf, const char *dir, struct journal *j,
     }
     /* Said before the threads start: the loop may change the table of nodes. */
     log_info("cluster: node %u of %zu, raft on %s, data in %s, election timeout %u ms, "
-             "forwarding by %s", c->self, c->n, node_of(c, c->self)->raft, dir,
+             "forwarding by %s", c->self, c->n, self_raft, dir,
              c->election_ms, c->redirect ? "redirect" : "proxy");
     if (thread_start(&c->hook_thread, "stsd-cluster", hook_main, c) != 0 ||
         thread_start(&c->loop_thread, "stsd-raft", loop_main, c) != 0) {

@@ -1041,6 +1041,31 @@ def test_dead_node_shown_dead(T):
           "the new leader does not say what it serves: %s" % log[-2000:])
 
 
+def test_added_node_restarts_at_once(T):
+    """A node added with CLUSTERADD and killed at once starts again: the raft snapshot it
+    caught up from is older than its own entry in the table of nodes, which comes after
+    it in the log (fault seed 72519: the node died at every start, on a NULL entry)."""
+    cl = T.cluster(extra=("-Dstsd.cluster.snapshotEntries=64",))
+    L = leader_of(cl)
+    for i in range(300):                  # snapshots of the state before the new node
+        ok_answer(L, "ADD", {"FILENAME": "a.csv", "LINE": "l%d" % i})
+    V = cl.others(L)[0]
+    V.kill()
+    shutil.rmtree(V.dir, ignore_errors=True)
+    N = Node(cl, 4)
+    cl.nodes.append(N)
+    N.start(extra=["-Dstsd.cluster.join=true"])
+    ok_answer(L, "CLUSTERADD", {"NODE": 4, "RAFT": "127.0.0.1:%d" % N.raft_port,
+                                "URL": N.url}, timeout=60)
+    ok_answer(L, "CLUSTERREMOVE", {"NODE": V.id}, timeout=30)
+    cl.nodes.remove(V)
+    N.kill()
+    N.start()
+    check(N.wait_follower(15) is not None, "node 4, added then killed, does not start "
+          "again (exit status %r): %s" % (N.proc.poll(), N.tail(5)))
+    check(length(L, "a.csv") == 300, "the leader lost lines")
+
+
 # ---- 6 -----------------------------------------------------------------------------------
 
 def test_leases_and_once_survive_failover(T):
@@ -2071,6 +2096,7 @@ TESTS = [
     (test_paused_leader, 60),
     (test_late_forward_never_runs, 40),
     (test_dead_node_shown_dead, 60),
+    (test_added_node_restarts_at_once, 60),
     (test_leases_and_once_survive_failover, 40),
     (test_standby_serves_from_memory, 90),
     (test_save_writes_on_all_three, 30),

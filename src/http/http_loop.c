@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/filter.h>
+#include <poll.h>
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/thread.h"
 
@@ -118,18 +120,33 @@ static int turn_timeout(http_loop *l, int *hold_poll)
     return t > INT_MAX ? INT_MAX : (int)t;
 }
 
+/* How long the last handshakes under way are waited for at a stop: taken until none has
+ * completed for QUIET_MS, at most MAX_MS in all. */
+#define ADOPT_QUIET_MS 50
+#define ADOPT_MAX_MS 250
+
 /* Takes the connections the kernel completed on fd but no daemon accepted yet, and gives
  * them to l's daemon: closing a listening socket resets those, and their clients would
- * not know whether the request they sent ran. First a filter that drops every packet
- * keeps more from coming: a client connecting now hears nothing, tries again in a second
- * and finds the port closed (refused: nothing ran), or the next process on it. */
+ * not know whether the request they sent ran. First a filter drops every new connection's
+ * SYN: a client connecting now hears nothing, tries again in a second and finds the port
+ * closed (refused: nothing ran), or the next process on it. A handshake already under
+ * way still completes (its last ACK passes; dropped, its client would take the connection
+ * for made and send its request into a socket about to be reset), and is taken too. */
 static void adopt_backlog(http_loop *l, int fd)
 {
-    struct sock_filter drop_all[] = {BPF_STMT(BPF_RET | BPF_K, 0)};
-    struct sock_fprog prog = {.len = 1, .filter = drop_all};
+    /* On a TCP socket a filter sees the TCP header: byte 13 holds the flags. */
+    struct sock_filter drop_syn[] = {
+        BPF_STMT(BPF_LD | BPF_B | BPF_ABS, 13),
+        BPF_STMT(BPF_ALU | BPF_AND | BPF_K, 0x12),           /* SYN and ACK */
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0x02, 0, 1),     /* SYN alone: a new one */
+        BPF_STMT(BPF_RET | BPF_K, 0),
+        BPF_STMT(BPF_RET | BPF_K, 0xffffffffu),
+    };
+    struct sock_fprog prog = {.len = sizeof drop_syn / sizeof drop_syn[0], .filter = drop_syn};
     if (setsockopt(fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof prog) != 0)
         log_warn("http: cannot keep new connections out while stopping: %s", strerror(errno));
     unsigned adopted = 0;
+    int64_t start = clock_now_ms(), last = start;
     for (;;) {
         struct sockaddr_storage ss;
         socklen_t len = sizeof ss;
@@ -137,11 +154,19 @@ static void adopt_backlog(http_loop *l, int fd)
         if (c < 0) {
             if (errno == EINTR || errno == ECONNABORTED)
                 continue;
-            if (errno != EAGAIN && errno != EWOULDBLOCK)
+            if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 log_warn("http: cannot accept a connection while stopping: %s",
                          strerror(errno));
-            break;
+                break;
+            }
+            int64_t now = clock_now_ms();
+            if (now - last >= ADOPT_QUIET_MS || now - start >= ADOPT_MAX_MS)
+                break;
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            poll(&p, 1, 5);
+            continue;
         }
+        last = clock_now_ms();
         /* The daemon owns c now: it closes it if it refuses it (its limits). */
         if (MHD_add_connection(l->d, c, (struct sockaddr *)&ss, len) == MHD_YES)
             adopted++;
